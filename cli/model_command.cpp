@@ -1,0 +1,122 @@
+#include "cli/model_command.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+
+#include "cli/batch.hpp"
+#include "model/ops.hpp"
+
+namespace gp::cli {
+
+namespace {
+
+template <class T>
+std::string names_of(const T& list) {
+  std::string s;
+  for (const auto& x : list) s += (s.empty() ? "" : " ") + std::string(model::name(x));
+  return s;
+}
+
+std::string format_names() {
+  std::string s;
+  for (const model::Format* f : model::all_formats()) s += (s.empty() ? "" : " ") + std::string(f->name);
+  return s;
+}
+
+}  // namespace
+
+int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, std::ostream& err) {
+  const auto fmt_ = model::find_format(a.format);
+  if (!fmt_) {
+    err << fmt::format("gpuparanoia: unknown format '{}' (known: {})\n", a.format, format_names());
+    return 2;
+  }
+  const auto op = model::find_op(a.op);
+  if (!op) {
+    err << fmt::format("gpuparanoia: unknown op '{}' (known: {})\n", a.op, names_of(model::all_ops));
+    return 2;
+  }
+  const auto rounding = model::find_rounding(a.rounding);
+  if (!rounding) {
+    err << fmt::format("gpuparanoia: unknown rounding '{}' (known: {})\n", a.rounding,
+                       names_of(model::all_roundings));
+    return 2;
+  }
+  const model::Format& f = **fmt_;
+  const model::Format* from = &f;
+  if (*op == model::Op::cvt) {
+    const auto src = model::find_format(a.from);
+    if (!src) {
+      err << fmt::format("gpuparanoia: cvt needs --from with a known format, got '{}' (known: {})\n", a.from,
+                         format_names());
+      return 2;
+    }
+    from = *src;
+  } else if (!a.from.empty()) {
+    err << "gpuparanoia: --from applies to --op cvt only\n";
+    return 2;
+  }
+  model::Options o;
+  o.rounding = *rounding;
+  o.saturate = a.saturate;
+  o.canonical_nan = a.canonical_nan;
+  for (const std::string& x : a.ftz) {
+    if (x == "in") {
+      o.ftz_in = true;
+    } else if (x == "out") {
+      o.ftz_out = true;
+    } else {
+      err << fmt::format("gpuparanoia: --ftz takes in, out or in,out, got '{}'\n", x);
+      return 2;
+    }
+  }
+
+  const int arity = model::arity(*op);
+  const std::array<int, 1> widths = {from->storage_bits};
+  std::vector<std::uint64_t> operands;
+  std::string line, buffer;
+  ParseError perr;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!parse_hex_line(line, line_no, widths, std::size_t(arity), operands, perr)) {
+      out << buffer;
+      out.flush();
+      err << "gpuparanoia: " << perr.message << "\n";
+      return 2;
+    }
+    const model::Result r = model::evaluate(*op, f, o, operands, *from);
+    buffer += format_hex(r.bits, f.storage_bits);
+    if (a.flags) buffer += " " + format_hex(r.flags, 8);
+    buffer += '\n';
+    if (buffer.size() > (1 << 16)) {
+      out << buffer;
+      buffer.clear();
+    }
+  }
+  out << buffer;
+  out.flush();
+  return 0;
+}
+
+void add_model_commands(CLI::App& app, int& exit_code) {
+  CLI::App* model = app.add_subcommand("model", "Evaluate the reference model on batches read from stdin");
+  model->require_subcommand(1);
+  auto args = std::make_shared<ScalarArgs>();
+  CLI::App* scalar = model->add_subcommand(
+      "scalar", "One correctly rounded operation per line of hex operands: results in hex, one per line");
+  scalar->add_option("--format", args->format, "Format of the operation and its result")->required();
+  scalar->add_option("--op", args->op, "add sub mul div sqrt fma cvt")->required();
+  scalar->add_option("--rounding", args->rounding, "rne rna rnz rnu rnd rno rz ru rd ra ro")
+      ->capture_default_str();
+  scalar->add_option("--ftz", args->ftz, "Flush subnormals to zero: in, out or in,out")->delimiter(',');
+  scalar->add_option("--from", args->from, "Source format of cvt");
+  scalar->add_flag("--saturate", args->saturate, "Overflow gives the largest finite value");
+  scalar->add_flag("--canonical-nan", args->canonical_nan, "Every NaN result is the canonical NaN");
+  scalar->add_flag("--flags", args->flags,
+                   "Append the IEEE flags in hex (1 inexact, 2 underflow, 4 overflow, 8 divbyzero, 10 invalid)");
+  scalar->callback([args, &exit_code] { exit_code = run_model_scalar(*args, std::cin, std::cout, std::cerr); });
+}
+
+}  // namespace gp::cli

@@ -1,0 +1,22 @@
+// The model's self-check: the reference model against the host FPU and exact host arithmetic.
+// `gpuparanoia run` runs it until the device audit exists.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <ostream>
+
+namespace gp::cli {
+
+struct SelfCheckSummary {
+  std::uint64_t cases = 0;
+  std::uint64_t mismatches = 0;
+};
+
+// Runs every check, printing one line per check (and the first mismatches) to `out`.
+// `cases` random cases per (format, op, mode).
+SelfCheckSummary run_selfcheck(std::ostream& out, std::uint64_t cases, std::uint64_t seed);
+
+void add_run_command(CLI::App& app, int& exit_code);
+
+}  // namespace gp::cli

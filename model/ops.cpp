@@ -1,0 +1,167 @@
+#include "model/ops.hpp"
+
+#include <array>
+
+namespace gp::model {
+
+namespace {
+
+// Integer square root of x and whether x was not a perfect square (digit by digit, base 4).
+std::pair<std::uint64_t, bool> isqrt(u128 x) {
+  u128 root = 0, rem = x;
+  u128 bit = u128{1} << 126;
+  while (bit > x) bit >>= 2;
+  while (bit != 0) {
+    if (rem >= root + bit) {
+      rem -= root + bit;
+      root = (root >> 1) + bit;
+    } else {
+      root >>= 1;
+    }
+    bit >>= 2;
+  }
+  return {std::uint64_t(root), rem != 0};
+}
+
+// Leading bit to position `to` of a 128-bit word; returns the shifted value and adjusts exp.
+u128 normalize(u128 x, int to, int& exp) {
+  const int s = to - msb(x);
+  exp -= s;
+  return x << s;
+}
+
+}  // namespace
+
+Result div(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  const Unpacked ua = unpack(f, a, o.ftz_in), ub = unpack(f, b, o.ftz_in);
+  if (auto n = detail::nan_operands(f, o, {&ua, &ub})) return *n;
+  const bool neg = ua.neg != ub.neg;
+  const bool a_inf = ua.cls == Class::infinite, b_inf = ub.cls == Class::infinite;
+  const bool a_zero = ua.cls == Class::zero, b_zero = ub.cls == Class::zero;
+  if ((a_inf && b_inf) || (a_zero && b_zero)) return invalid_result(f);
+  if (a_inf) return infinity(f, o, neg);
+  if (b_zero) {
+    Result r = infinity(f, o, neg);
+    r.flags |= Flag::divbyzero;
+    return r;
+  }
+  if (a_zero || b_inf) return zero(f, neg);
+  // Quotient with its leading bit at 61 or 62, so that it carries precision + 2 bits and more.
+  const int k = 62 + msb(ub.sig) - msb(ua.sig);
+  const u128 num = u128(ua.sig) << k;
+  const std::uint64_t q = std::uint64_t(num / ub.sig);
+  const bool rem = num % ub.sig != 0;
+  return round_pack(f, o, neg, ua.exp - ub.exp - k, q, rem);
+}
+
+Result sqrt(const Format& f, const Options& o, std::uint64_t a) {
+  const Unpacked ua = unpack(f, a, o.ftz_in);
+  if (auto n = detail::nan_operands(f, o, {&ua})) return *n;
+  if (ua.cls == Class::zero) return zero(f, ua.neg);
+  if (ua.neg) return invalid_result(f);
+  if (ua.cls == Class::infinite) return infinity(f, o, false);
+  // Radicand with its leading bit at 124 or 125 and an even exponent: a root of 62 or 63 bits.
+  int k = 124 - msb(ua.sig);
+  if ((ua.exp - k) & 1) ++k;
+  const auto [root, inexact] = isqrt(u128(ua.sig) << k);
+  return round_pack(f, o, false, (ua.exp - k) / 2, root, inexact);
+}
+
+Result fma(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  const Unpacked ua = unpack(f, a, o.ftz_in), ub = unpack(f, b, o.ftz_in), uc = unpack(f, c, o.ftz_in);
+  const bool pneg = ua.neg != ub.neg;
+  const bool a_inf = ua.cls == Class::infinite, b_inf = ub.cls == Class::infinite;
+  const bool a_zero = ua.cls == Class::zero, b_zero = ub.cls == Class::zero;
+  const bool zero_times_inf = (a_inf && b_zero) || (a_zero && b_inf);
+  if (auto n = detail::nan_operands(f, o, {&ua, &ub, &uc})) {
+    // 0 * inf + qNaN is invalid too (IEEE 754 leaves it to the implementation; x86 signals it).
+    if (zero_times_inf) n->flags |= Flag::invalid;
+    return *n;
+  }
+  if (zero_times_inf) return invalid_result(f);
+  if (a_inf || b_inf) {
+    if (uc.cls == Class::infinite && uc.neg != pneg) return invalid_result(f);
+    return infinity(f, o, pneg);
+  }
+  if (uc.cls == Class::infinite) return infinity(f, o, uc.neg);
+  if (a_zero || b_zero) {
+    if (uc.cls == Class::zero) return zero(f, detail::zero_sum_sign(o, pneg, uc.neg));
+    return round_pack(f, o, uc.neg, uc.exp, uc.sig);
+  }
+  int ep = ua.exp + ub.exp;
+  u128 p = u128(ua.sig) * ub.sig;
+  if (uc.cls == Class::zero) {
+    const std::uint64_t s = narrow_jam(p, ep);
+    return round_pack(f, o, pneg, ep, s);
+  }
+  // Exact product and addend with leading bits at 125; the smaller one's bits past 128 are
+  // jammed (both have at least 19 zero low bits, so the jam stays below the rounding position).
+  int ec = uc.exp;
+  u128 m = normalize(uc.sig, 125, ec);
+  p = normalize(p, 125, ep);
+  bool np = pneg, nc = uc.neg;
+  if (ep < ec) {
+    std::swap(p, m);
+    std::swap(ep, ec);
+    std::swap(np, nc);
+  }
+  m = shift_right_jam(m, ep - ec);
+  u128 sum;
+  bool neg = np;
+  if (np == nc) {
+    sum = p + m;
+  } else if (p == m) {
+    return zero(f, detail::zero_sum_sign(o, np, nc));
+  } else if (p > m) {
+    sum = p - m;
+  } else {
+    sum = m - p;
+    neg = nc;
+  }
+  const std::uint64_t s = narrow_jam(sum, ep);
+  return round_pack(f, o, neg, ep, s);
+}
+
+Result cvt(const Format& to, const Format& from, const Options& o, std::uint64_t bits) {
+  const Unpacked u = unpack(from, bits, o.ftz_in);
+  switch (u.cls) {
+    case Class::quiet_nan:
+    case Class::signaling_nan: return propagate_nan(to, from, u, o);
+    case Class::infinite: {
+      Result r = infinity(to, o, u.neg);
+      if (!to.has_inf()) r.flags |= Flag::invalid;
+      return r;
+    }
+    case Class::zero: return zero(to, u.neg);
+    default: return round_pack(to, o, u.neg, u.exp, u.sig);
+  }
+}
+
+namespace {
+constexpr std::array<std::string_view, 7> op_names = {"add", "sub", "mul", "div", "sqrt", "fma", "cvt"};
+constexpr std::array<int, 7> op_arity = {2, 2, 2, 2, 1, 3, 1};
+}  // namespace
+
+std::string_view name(Op op) { return op_names[std::size_t(op)]; }
+int arity(Op op) { return op_arity[std::size_t(op)]; }
+
+std::optional<Op> find_op(std::string_view n) {
+  for (std::size_t i = 0; i < op_names.size(); ++i)
+    if (op_names[i] == n) return Op(i);
+  return std::nullopt;
+}
+
+Result evaluate(Op op, const Format& f, const Options& o, std::span<const std::uint64_t> x, const Format& from) {
+  switch (op) {
+    case Op::add: return add(f, o, x[0], x[1]);
+    case Op::sub: return sub(f, o, x[0], x[1]);
+    case Op::mul: return mul(f, o, x[0], x[1]);
+    case Op::div: return div(f, o, x[0], x[1]);
+    case Op::sqrt: return sqrt(f, o, x[0]);
+    case Op::fma: return fma(f, o, x[0], x[1], x[2]);
+    case Op::cvt: return cvt(f, from, o, x[0]);
+  }
+  return invalid_result(f);
+}
+
+}  // namespace gp::model

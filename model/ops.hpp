@@ -1,0 +1,133 @@
+// Correctly rounded operations: add, sub, mul, div, sqrt, fma and conversion, in any format and
+// mode. Pure functions of (format, options, operand bits) -> (result bits, flags), integer
+// arithmetic only. The special-value conventions are those of model/rounding.hpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "model/rounding.hpp"
+
+namespace gp::model {
+
+namespace detail {
+
+// A NaN operand decides the result: the first one, quieted; any signalling one raises invalid.
+inline std::optional<Result> nan_operands(const Format& f, const Options& o,
+                                          std::initializer_list<const Unpacked*> xs) {
+  const Unpacked* first = nullptr;
+  Flags flags = 0;
+  for (const Unpacked* x : xs) {
+    if (!is_nan(x->cls)) continue;
+    if (!first) first = x;
+    if (x->cls == Class::signaling_nan) flags |= Flag::invalid;
+  }
+  if (!first) return std::nullopt;
+  Result r = propagate_nan(f, f, *first, o);
+  r.flags |= flags;
+  return r;
+}
+
+// The sign of an exact zero sum of operands with signs a and b (IEEE 754 section 6.3).
+constexpr bool zero_sum_sign(const Options& o, bool a, bool b) {
+  return a == b ? a : o.rounding == Rounding::rd;
+}
+
+// Whether every finite value of f, and the sum of two, fits a 63-bit integer of quanta.
+constexpr bool small_exact_sums(const Format& f) { return f.emax() - f.quantum_min() + 2 <= 62; }
+
+// Sum of two finite values (zeros included), exactly, then rounded.
+[[gnu::always_inline]] inline Result add_finite(const Format& f, const Options& o, const Unpacked& a,
+                                                const Unpacked& b) {
+  if (small_exact_sums(f)) {
+    // Every value is an integer number of the smallest quantum: add them exactly.
+    const std::int64_t va = std::int64_t(a.sig << (a.exp - f.quantum_min()));
+    const std::int64_t vb = std::int64_t(b.sig << (b.exp - f.quantum_min()));
+    const std::int64_t sum = (a.neg ? -va : va) + (b.neg ? -vb : vb);
+    if (sum == 0) return zero(f, zero_sum_sign(o, a.neg, b.neg));
+    return round_pack(f, o, sum < 0, f.quantum_min(), std::uint64_t(sum < 0 ? -sum : sum));
+  }
+  if (a.sig == 0 || b.sig == 0) {
+    if (a.sig == 0 && b.sig == 0) return zero(f, zero_sum_sign(o, a.neg, b.neg));
+    const Unpacked& x = a.sig == 0 ? b : a;
+    return round_pack(f, o, x.neg, x.exp, x.sig);
+  }
+  // Leading bits to bit 61; the smaller operand's bits beyond 64 are jammed into bit 0, which
+  // rounds correctly since both significands have at least 8 zero low bits (precision <= 53).
+  const int sa = 61 - msb(a.sig), sb = 61 - msb(b.sig);
+  std::uint64_t ma = a.sig << sa, mb = b.sig << sb;
+  int ea = a.exp - sa, eb = b.exp - sb;
+  bool na = a.neg, nb = b.neg;
+  if (ea < eb) {
+    std::swap(ma, mb);
+    std::swap(ea, eb);
+    std::swap(na, nb);
+  }
+  mb = shift_right_jam(mb, ea - eb);
+  if (na == nb) return round_pack(f, o, na, ea, ma + mb);
+  if (ma == mb) return zero(f, zero_sum_sign(o, na, nb));
+  return ma > mb ? round_pack(f, o, na, ea, ma - mb) : round_pack(f, o, nb, ea, mb - ma);
+}
+
+// Signed sum of two unpacked operands of f with every special case.
+[[gnu::always_inline]] inline Result add_unpacked(const Format& f, const Options& o, const Unpacked& a,
+                                                  const Unpacked& b) {
+  if (is_finite_nonzero(a.cls) || a.cls == Class::zero) {
+    if (is_finite_nonzero(b.cls) || b.cls == Class::zero) return add_finite(f, o, a, b);
+  }
+  if (auto n = nan_operands(f, o, {&a, &b})) return *n;
+  if (a.cls == Class::infinite && b.cls == Class::infinite && a.neg != b.neg) return invalid_result(f);
+  return infinity(f, o, a.cls == Class::infinite ? a.neg : b.neg);
+}
+
+}  // namespace detail
+
+[[gnu::always_inline]] inline Result add(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  return detail::add_unpacked(f, o, unpack(f, a, o.ftz_in), unpack(f, b, o.ftz_in));
+}
+
+// a - b: b's sign is flipped unless b is a NaN (NaN operands propagate unchanged).
+[[gnu::always_inline]] inline Result sub(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  Unpacked ub = unpack(f, b, o.ftz_in);
+  if (!is_nan(ub.cls)) ub.neg = !ub.neg;
+  return detail::add_unpacked(f, o, unpack(f, a, o.ftz_in), ub);
+}
+
+[[gnu::always_inline]] inline Result mul(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  const Unpacked ua = unpack(f, a, o.ftz_in), ub = unpack(f, b, o.ftz_in);
+  const bool neg = ua.neg != ub.neg;
+  if (is_finite_nonzero(ua.cls) && is_finite_nonzero(ub.cls)) {
+    if (2 * f.precision() <= 64) return round_pack(f, o, neg, ua.exp + ub.exp, ua.sig * ub.sig);
+    int exp = ua.exp + ub.exp;
+    const std::uint64_t p = narrow_jam(u128(ua.sig) * ub.sig, exp);
+    return round_pack(f, o, neg, exp, p);
+  }
+  if (auto n = detail::nan_operands(f, o, {&ua, &ub})) return *n;
+  const bool inf = ua.cls == Class::infinite || ub.cls == Class::infinite;
+  const bool zero_operand = ua.cls == Class::zero || ub.cls == Class::zero;
+  if (inf && zero_operand) return invalid_result(f);
+  if (inf) return infinity(f, o, neg);
+  return zero(f, neg);
+}
+
+Result div(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b);
+Result sqrt(const Format& f, const Options& o, std::uint64_t a);
+// a * b + c with one rounding.
+Result fma(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b, std::uint64_t c);
+// Conversion of `bits` of format `from` to format `to`; ftz_in applies to the source.
+Result cvt(const Format& to, const Format& from, const Options& o, std::uint64_t bits);
+
+// The operations by name, for batch evaluation.
+enum class Op : std::uint8_t { add, sub, mul, div, sqrt, fma, cvt };
+inline constexpr Op all_ops[] = {Op::add, Op::sub, Op::mul, Op::div, Op::sqrt, Op::fma, Op::cvt};
+std::string_view name(Op op);
+std::optional<Op> find_op(std::string_view name);
+int arity(Op op);
+// Evaluates op in format f; `from` is the source format of cvt (ignored otherwise).
+// operands.size() must equal arity(op).
+Result evaluate(Op op, const Format& f, const Options& o, std::span<const std::uint64_t> operands,
+                const Format& from);
+
+}  // namespace gp::model

@@ -1,0 +1,200 @@
+// Rounding an exact value to a format: modes, options, IEEE flags, and the special results.
+//
+// Conventions (the oracle tests hold the model to them):
+// - Overflow is decided IEEE-style: the value is first rounded with an unbounded exponent; if
+//   that exceeds the largest finite value, nearest modes, ra and the direction away from zero
+//   of ru/rd give infinity, and rz, ro and the direction towards zero give the largest finite
+//   value. A format without infinity gives its NaN instead of infinity (OCP's non-saturating
+//   conversion); a format without NaN, or Options::saturate, gives the largest finite value.
+// - Underflow: tininess is detected after rounding; the flag is raised when the result is tiny
+//   and inexact. Options::ftz_out turns a subnormal result (after rounding) into a zero of the
+//   same sign and raises underflow and inexact. Options::ftz_in reads subnormal operands as zeros.
+// - Formats without -0 (FNUZ, unsigned) deliver +0. An unsigned format cannot hold a negative
+//   nonzero result: it gives NaN and raises invalid. A format without zero (ue8m0) gives its
+//   smallest value for a zero result, raising underflow and inexact.
+// - NaN results: an operation with a NaN operand returns the first NaN operand (a, b, c order),
+//   quieted, sign kept, its payload the leading fraction bits of the source (truncated or
+//   zero-extended to the destination's fraction). Invalid operations return the canonical NaN
+//   (positive, quiet bit only). Options::canonical_nan makes every NaN result canonical.
+//   Signalling NaN operands raise invalid. Formats with one NaN encoding per sign keep the sign;
+//   FNUZ has one NaN; a format without NaN gives its largest finite value, raising invalid.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "model/format.hpp"
+#include "model/value.hpp"
+#include "model/wide.hpp"
+
+namespace gp::model {
+
+enum class Rounding : std::uint8_t {
+  rne, rna, rnz, rnu, rnd, rno,  // to nearest, ties to even, away, zero, up, down, odd
+  rz, ru, rd, ra,                // directed: toward zero, up, down, away from zero
+  ro,                            // round to odd (von Neumann): truncate, then set LSB if inexact
+};
+inline constexpr Rounding all_roundings[] = {Rounding::rne, Rounding::rna, Rounding::rnz, Rounding::rnu,
+                                             Rounding::rnd, Rounding::rno, Rounding::rz,  Rounding::ru,
+                                             Rounding::rd,  Rounding::ra,  Rounding::ro};
+std::string_view name(Rounding r);
+std::optional<Rounding> find_rounding(std::string_view name);
+
+// IEEE exception flags, with TestFloat's bit assignment.
+using Flags = unsigned;
+namespace Flag {
+inline constexpr Flags inexact = 1, underflow = 2, overflow = 4, divbyzero = 8, invalid = 16;
+}
+
+struct Options {
+  Rounding rounding = Rounding::rne;
+  bool ftz_in = false;         // subnormal operands read as zeros of the same sign
+  bool ftz_out = false;        // subnormal results become zeros of the same sign
+  bool saturate = false;       // overflow gives the largest finite value, never inf or NaN
+  bool canonical_nan = false;  // every NaN result is the canonical NaN
+};
+
+struct Result {
+  std::uint64_t bits;
+  Flags flags;
+};
+
+// Assembles sign and magnitude (exponent and fraction fields at bit 0) into storage bits.
+constexpr std::uint64_t pack(const Format& f, bool neg, std::uint64_t magnitude) {
+  return (magnitude << f.pad_bits) | (neg ? f.sign_mask() : 0);
+}
+
+constexpr std::uint64_t canonical_nan(const Format& f) {
+  switch (f.nan) {
+    case NanStyle::ieee: return pack(f, false, f.inf_magnitude() | f.quiet_bit());
+    case NanStyle::all_ones: return pack(f, false, f.magnitude_mask());
+    case NanStyle::negative_zero: return f.sign_mask();
+    case NanStyle::none: break;
+  }
+  return pack(f, false, f.max_finite_magnitude());
+}
+
+// The NaN result for a NaN operand of format `from` (an Unpacked NaN), per the rule above.
+constexpr Result propagate_nan(const Format& to, const Format& from, const Unpacked& nan, const Options& o) {
+  const Flags flags = nan.cls == Class::signaling_nan ? Flag::invalid : 0;
+  if (to.nan == NanStyle::none) return {canonical_nan(to), Flag::invalid};
+  if (o.canonical_nan || to.nan == NanStyle::negative_zero) return {canonical_nan(to), flags};
+  if (to.nan == NanStyle::all_ones) return {pack(to, nan.neg && to.has_sign(), to.magnitude_mask()), flags};
+  // IEEE destination: left-aligned payload.
+  std::uint64_t payload = 0;
+  if (from.nan == NanStyle::ieee) {
+    payload = from.man_bits >= to.man_bits ? nan.sig >> (from.man_bits - to.man_bits)
+                                           : nan.sig << (to.man_bits - from.man_bits);
+  }
+  return {pack(to, nan.neg && to.has_sign(), to.inf_magnitude() | to.quiet_bit() | payload), flags};
+}
+
+constexpr Result invalid_result(const Format& f) { return {canonical_nan(f), Flag::invalid}; }
+
+// An infinite result. A format without infinity gives its NaN, or with Options::saturate (or no
+// NaN) its largest finite value; the caller raises the flag the operation calls for.
+constexpr Result infinity(const Format& f, const Options& o, bool neg) {
+  if (neg && !f.has_sign()) return invalid_result(f);
+  if (f.has_inf()) return {pack(f, neg, f.inf_magnitude()), 0};
+  if (o.saturate || !f.has_nan()) return {pack(f, neg, f.max_finite_magnitude()), 0};
+  return {f.nan == NanStyle::all_ones ? pack(f, neg, f.magnitude_mask()) : canonical_nan(f), 0};
+}
+
+// Zero of the requested sign, or the closest the format has (see the conventions above).
+constexpr Result zero(const Format& f, bool neg) {
+  if (!f.has_zero()) return {pack(f, false, 0), Flag::underflow | Flag::inexact};
+  return {pack(f, neg && f.has_negative_zero(), 0), 0};
+}
+
+namespace detail {
+
+// Whether a discarded part (described by `half`/`above`/`inexact`) rounds the kept magnitude up.
+// `odd` is the parity of the kept magnitude's encoding.
+constexpr bool round_up(Rounding r, bool neg, bool odd, bool inexact, bool tie, bool above_half) {
+  switch (r) {
+    case Rounding::rne: return above_half || (tie && odd);
+    case Rounding::rna: return above_half || tie;
+    case Rounding::rnz: return above_half;
+    case Rounding::rnu: return above_half || (tie && !neg);
+    case Rounding::rnd: return above_half || (tie && neg);
+    case Rounding::rno: return above_half || (tie && !odd);
+    case Rounding::rz: return false;
+    case Rounding::ru: return inexact && !neg;
+    case Rounding::rd: return inexact && neg;
+    case Rounding::ra: return inexact;
+    case Rounding::ro: return inexact && !odd;
+  }
+  return false;
+}
+
+// Splits sig * 2^exp (+ sticky) at quantum q (q > exp): kept integer part and how the rest compares
+// with half a quantum.
+struct Split {
+  std::uint64_t kept;
+  bool inexact, tie, above_half;
+};
+constexpr Split split(std::uint64_t sig, bool sticky, int shift) {
+  if (shift <= 0) return {sig << -shift, sticky, false, false};
+  if (shift > 64) return {0, sig != 0 || sticky, false, false};
+  const std::uint64_t kept = shift == 64 ? 0 : sig >> shift;
+  const std::uint64_t rest = shift == 64 ? sig : sig & ((std::uint64_t{1} << shift) - 1);
+  const std::uint64_t half = std::uint64_t{1} << (shift - 1);
+  const bool inexact = rest != 0 || sticky;
+  return {kept, inexact, rest == half && !sticky, rest > half || (rest == half && sticky)};
+}
+
+constexpr Result overflow_result(const Format& f, const Options& o, bool neg) {
+  bool to_max;
+  switch (o.rounding) {
+    case Rounding::rz:
+    case Rounding::ro: to_max = true; break;
+    case Rounding::ru: to_max = neg; break;
+    case Rounding::rd: to_max = !neg; break;
+    default: to_max = false; break;
+  }
+  const Flags flags = Flag::overflow | Flag::inexact;
+  if (to_max) return {pack(f, neg, f.max_finite_magnitude()), flags};
+  Result r = infinity(f, o, neg);
+  r.flags |= flags;
+  return r;
+}
+
+// Tininess after rounding: would sig * 2^exp, rounded to the format's precision with an unbounded
+// exponent range, lie below 2^emin? Called only for values below 2^emin before rounding.
+constexpr bool tiny_after_rounding(const Format& f, const Options& o, bool neg, int exp, std::uint64_t sig,
+                                   bool sticky, int lead) {
+  if (lead < f.emin() - 1) return true;
+  const int q = lead - f.man_bits;
+  const Split s = split(sig, sticky, q - exp);
+  const bool up = round_up(o.rounding, neg, s.kept & 1, s.inexact, s.tie, s.above_half);
+  return !(up && s.kept + 1 == std::uint64_t{1} << f.precision());
+}
+
+Result round_slow(const Format& f, const Options& o, bool neg, int exp, std::uint64_t sig, bool sticky);
+
+}  // namespace detail
+
+// Rounds (-1)^neg * (sig + d) * 2^exp to f, where 0 < d < 1 when sticky is set and d = 0 otherwise.
+// When sticky is set, sig must carry at least precision + 2 significant bits, so that the sticky
+// part lies strictly below the rounding position.
+[[gnu::always_inline]] constexpr Result round_pack(const Format& f, const Options& o, bool neg, int exp,
+                                                   std::uint64_t sig, bool sticky = false) {
+  if (sig == 0 && !sticky) return zero(f, neg);
+  // Fast path: a normal, in-range result of a signed format with gradual underflow.
+  if (sig != 0 && f.has_sign() && f.has_subnormals()) {
+    const int lead = exp + msb(sig);
+    if (lead >= f.emin() && lead <= f.emax()) {
+      const int q = lead - f.man_bits;
+      const detail::Split s = detail::split(sig, sticky, q - exp);
+      // magnitude = (biased exponent - 1) << man_bits + kept, so that a carry moves into the exponent.
+      std::uint64_t mag = (std::uint64_t(lead + f.bias - 1) << f.man_bits) + s.kept;
+      mag += detail::round_up(o.rounding, neg, mag & 1, s.inexact, s.tie, s.above_half);
+      if (mag > f.max_finite_magnitude()) return detail::overflow_result(f, o, neg);
+      return {pack(f, neg, mag), s.inexact ? Flag::inexact : 0};
+    }
+  }
+  return detail::round_slow(f, o, neg, exp, sig, sticky);
+}
+
+}  // namespace gp::model
