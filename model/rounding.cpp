@@ -34,8 +34,7 @@ Result round_slow(const Format& f, const Options& o, bool neg, int exp, std::uin
   if (mag > std::int64_t(f.max_finite_magnitude())) return overflow_result(f, o, neg);
   Flags flags = s.inexact ? Flag::inexact : 0;
   if (tiny && s.inexact) flags |= Flag::underflow;
-  const bool subnormal = f.has_subnormals() && mag != 0 && (std::uint64_t(mag) >> f.man_bits) == 0;
-  const bool flush = subnormal && o.ftz_out;
+  const bool flush = tiny && o.ftz_out;
   if (mag < 0 || (mag == 0 && f.has_zero()) || flush) {
     Result z = zero(f, neg);
     z.flags |= flags | (flush ? Flag::underflow | Flag::inexact : 0);

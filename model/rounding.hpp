@@ -7,8 +7,10 @@
 //   value. A format without infinity gives its NaN instead of infinity (OCP's non-saturating
 //   conversion); a format without NaN, or Options::saturate, gives the largest finite value.
 // - Underflow: tininess is detected after rounding; the flag is raised when the result is tiny
-//   and inexact. Options::ftz_out turns a subnormal result (after rounding) into a zero of the
-//   same sign and raises underflow and inexact. Options::ftz_in reads subnormal operands as zeros.
+//   and inexact. Options::ftz_out turns every tiny result (exact or not, the same tininess) into a
+//   zero of the same sign and raises underflow and inexact, as x86's MXCSR.FTZ does: a value that
+//   rounds up to the smallest normal on the subnormal grid is flushed when it is tiny.
+//   Options::ftz_in reads subnormal operands as zeros (MXCSR.DAZ), raising nothing.
 // - Formats without -0 (FNUZ, unsigned) deliver +0. An unsigned format cannot hold a negative
 //   nonzero result: it gives NaN and raises invalid. A format without zero (ue8m0) gives its
 //   smallest value for a zero result, raising underflow and inexact.

@@ -86,6 +86,12 @@ TEST(Rounding, UnderflowAfterRoundingAndFlush) {
   o.ftz_out = true;
   EXPECT_EQ(cvt(binary16, binary32, o, b32(-0x1p-20f)).bits, 0x8000u);
   EXPECT_EQ(cvt(binary16, binary32, o, b32(-0x1p-20f)).flags, Flag::underflow | Flag::inexact);
+  // ftz_out flushes every tiny result, as x86's MXCSR.FTZ does: (1 - 2^-24) * 2^-126 would round
+  // up to 2^-126 on the subnormal grid but is tiny, so it becomes zero; exact tiny results too.
+  EXPECT_EQ(mul(binary32, o, 0x3f7fffff, 0x00800000).bits, 0u);
+  EXPECT_EQ(mul(binary32, o, 0x3f7fffff, 0x00800000).flags, Flag::underflow | Flag::inexact);
+  EXPECT_EQ(mul(binary32, o, 0x1c800000, 0x1c800000).bits, 0u);  // 2^-70 * 2^-70
+  EXPECT_EQ(mul(binary32, o, 0x3f800001, 0x007fffff).bits, 0x00800000u);  // 2^-126 - 2^-172: not tiny
   o = {};
   o.ftz_in = true;
   EXPECT_EQ(add(binary16, o, 0x0001, 0x0001).bits, 0u);
