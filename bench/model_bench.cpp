@@ -59,12 +59,12 @@ void run_host(benchmark::State& state, const Format& f, Fn fn) {
   state.SetItemsProcessed(std::int64_t(state.iterations() * kN));
 }
 
-void BM_binary16_add_model(benchmark::State& s) { run_model(s, binary16, add); }
-void BM_binary16_mul_model(benchmark::State& s) { run_model(s, binary16, mul); }
+void BM_binary16_add_model(benchmark::State& s) { run_model(s, binary16, [](auto&... x) { return add(x...); }); }
+void BM_binary16_mul_model(benchmark::State& s) { run_model(s, binary16, [](auto&... x) { return mul(x...); }); }
 void BM_binary16_add_host(benchmark::State& s) { run_host<_Float16>(s, binary16, [](auto x, auto y) { return x + y; }); }
 void BM_binary16_mul_host(benchmark::State& s) { run_host<_Float16>(s, binary16, [](auto x, auto y) { return x * y; }); }
-void BM_binary32_add_model(benchmark::State& s) { run_model(s, binary32, add); }
-void BM_binary32_mul_model(benchmark::State& s) { run_model(s, binary32, mul); }
+void BM_binary32_add_model(benchmark::State& s) { run_model(s, binary32, [](auto&... x) { return add(x...); }); }
+void BM_binary32_mul_model(benchmark::State& s) { run_model(s, binary32, [](auto&... x) { return mul(x...); }); }
 void BM_binary32_add_host(benchmark::State& s) { run_host<float>(s, binary32, [](auto x, auto y) { return x + y; }); }
 void BM_binary32_mul_host(benchmark::State& s) { run_host<float>(s, binary32, [](auto x, auto y) { return x * y; }); }
 

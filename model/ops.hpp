@@ -38,6 +38,25 @@ constexpr bool zero_sum_sign(const Options& o, bool a, bool b) {
 // Whether every finite value of f, and the sum of two, fits a 63-bit integer of quanta.
 constexpr bool small_exact_sums(const Format& f) { return f.emax() - f.quantum_min() + 2 <= 62; }
 
+// A finite value of a small_exact_sums format as a signed integer number of its smallest quantum,
+// decoded without branches (the hot path of exhaustive binary16 runs).
+[[gnu::always_inline]] inline std::int64_t to_quanta(const Format& f, std::uint64_t bits, bool ftz) {
+  const std::uint64_t mag = magnitude_of(f, bits);
+  const std::uint64_t field = mag >> f.man_bits;
+  const bool normal = field != 0 || !f.has_subnormals();
+  const std::uint64_t sig = (mag & f.man_mask()) | (std::uint64_t(normal) << f.man_bits);
+  std::int64_t v = std::int64_t(sig << (normal ? field - f.has_subnormals() : 0));
+  if (ftz && !normal) v = 0;
+  return sign_of(f, bits) ? -v : v;
+}
+
+// Rounds the sum of two such values; `a_neg`/`b_neg` give the sign of an exact zero sum.
+[[gnu::always_inline]] inline Result round_quanta(const Format& f, const Options& o, std::int64_t sum, bool a_neg,
+                                                  bool b_neg) {
+  if (sum == 0) return zero(f, zero_sum_sign(o, a_neg, b_neg));
+  return round_pack(f, o, sum < 0, f.quantum_min(), std::uint64_t(sum < 0 ? -sum : sum));
+}
+
 // Sum of two finite values (zeros included), exactly, then rounded.
 [[gnu::always_inline]] inline Result add_finite(const Format& f, const Options& o, const Unpacked& a,
                                                 const Unpacked& b) {
@@ -45,9 +64,7 @@ constexpr bool small_exact_sums(const Format& f) { return f.emax() - f.quantum_m
     // Every value is an integer number of the smallest quantum: add them exactly.
     const std::int64_t va = std::int64_t(a.sig << (a.exp - f.quantum_min()));
     const std::int64_t vb = std::int64_t(b.sig << (b.exp - f.quantum_min()));
-    const std::int64_t sum = (a.neg ? -va : va) + (b.neg ? -vb : vb);
-    if (sum == 0) return zero(f, zero_sum_sign(o, a.neg, b.neg));
-    return round_pack(f, o, sum < 0, f.quantum_min(), std::uint64_t(sum < 0 ? -sum : sum));
+    return round_quanta(f, o, (a.neg ? -va : va) + (b.neg ? -vb : vb), a.neg, b.neg);
   }
   if (a.sig == 0 || b.sig == 0) {
     if (a.sig == 0 && b.sig == 0) return zero(f, zero_sum_sign(o, a.neg, b.neg));
@@ -56,19 +73,20 @@ constexpr bool small_exact_sums(const Format& f) { return f.emax() - f.quantum_m
   }
   // Leading bits to bit 61; the smaller operand's bits beyond 64 are jammed into bit 0, which
   // rounds correctly since both significands have at least 8 zero low bits (precision <= 53).
+  // Written with selects rather than branches: random operands make these unpredictable.
   const int sa = 61 - msb(a.sig), sb = 61 - msb(b.sig);
-  std::uint64_t ma = a.sig << sa, mb = b.sig << sb;
-  int ea = a.exp - sa, eb = b.exp - sb;
-  bool na = a.neg, nb = b.neg;
-  if (ea < eb) {
-    std::swap(ma, mb);
-    std::swap(ea, eb);
-    std::swap(na, nb);
-  }
-  mb = shift_right_jam(mb, ea - eb);
-  if (na == nb) return round_pack(f, o, na, ea, ma + mb);
-  if (ma == mb) return zero(f, zero_sum_sign(o, na, nb));
-  return ma > mb ? round_pack(f, o, na, ea, ma - mb) : round_pack(f, o, nb, ea, mb - ma);
+  const std::uint64_t ma = a.sig << sa, mb = b.sig << sb;
+  const int ea = a.exp - sa, eb = b.exp - sb;
+  const bool swap = ea < eb;
+  const std::uint64_t hi = swap ? mb : ma, lo_full = swap ? ma : mb;
+  const int e = swap ? eb : ea, d = swap ? eb - ea : ea - eb;
+  // A shift of 63 jams as well as any larger one, the leading bit being at 61.
+  const std::uint64_t lo = shift_right_jam_below_64(lo_full, d < 63 ? d : 63);
+  const bool hi_neg = swap ? b.neg : a.neg;
+  std::int64_t sum = std::int64_t(hi) + (a.neg == b.neg ? std::int64_t(lo) : -std::int64_t(lo));
+  if (sum == 0) return zero(f, zero_sum_sign(o, a.neg, b.neg));
+  const bool neg = hi_neg != (sum < 0);
+  return round_pack(f, o, neg, e, std::uint64_t(sum < 0 ? -sum : sum));
 }
 
 // Signed sum of two unpacked operands of f with every special case.
@@ -84,12 +102,28 @@ constexpr bool small_exact_sums(const Format& f) { return f.emax() - f.quantum_m
 
 }  // namespace detail
 
+namespace detail {
+// Whether neither operand is an infinity or NaN (for formats with IEEE specials, one compare each).
+constexpr bool both_finite(const Format& f, std::uint64_t a, std::uint64_t b) {
+  if (f.nan != NanStyle::ieee) return !is_nan(classify(f, a)) && !is_nan(classify(f, b));
+  return magnitude_of(f, a) < f.inf_magnitude() && magnitude_of(f, b) < f.inf_magnitude();
+}
+}  // namespace detail
+
 [[gnu::always_inline]] inline Result add(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  if (detail::small_exact_sums(f) && detail::both_finite(f, a, b)) {
+    return detail::round_quanta(f, o, detail::to_quanta(f, a, o.ftz_in) + detail::to_quanta(f, b, o.ftz_in),
+                                sign_of(f, a), sign_of(f, b));
+  }
   return detail::add_unpacked(f, o, unpack(f, a, o.ftz_in), unpack(f, b, o.ftz_in));
 }
 
 // a - b: b's sign is flipped unless b is a NaN (NaN operands propagate unchanged).
 [[gnu::always_inline]] inline Result sub(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  if (detail::small_exact_sums(f) && detail::both_finite(f, a, b)) {
+    return detail::round_quanta(f, o, detail::to_quanta(f, a, o.ftz_in) - detail::to_quanta(f, b, o.ftz_in),
+                                sign_of(f, a), !sign_of(f, b));
+  }
   Unpacked ub = unpack(f, b, o.ftz_in);
   if (!is_nan(ub.cls)) ub.neg = !ub.neg;
   return detail::add_unpacked(f, o, unpack(f, a, o.ftz_in), ub);

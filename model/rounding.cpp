@@ -30,10 +30,11 @@ Result round_slow(const Format& f, const Options& o, bool neg, int exp, std::uin
   // (ue8m0), a zero kept part gives -1: below the smallest value.
   const std::int64_t base = std::int64_t(q + f.man_bits + f.bias - 1) * (std::int64_t{1} << f.man_bits);
   std::int64_t mag = base + std::int64_t(s.kept);
-  mag += round_up(o.rounding, neg, mag & 1, s.inexact, s.tie, s.above_half);
+  mag += increment(o.rounding, neg, std::uint64_t(mag), s.rest);
   if (mag > std::int64_t(f.max_finite_magnitude())) return overflow_result(f, o, neg);
-  Flags flags = s.inexact ? Flag::inexact : 0;
-  if (tiny && s.inexact) flags |= Flag::underflow;
+  const bool inexact = s.rest != exact;
+  Flags flags = inexact ? Flag::inexact : 0;
+  if (tiny && inexact) flags |= Flag::underflow;
   const bool flush = tiny && o.ftz_out;
   if (mag < 0 || (mag == 0 && f.has_zero()) || flush) {
     Result z = zero(f, neg);

@@ -22,7 +22,9 @@
 //   FNUZ has one NaN; a format without NaN gives its largest finite value, raising invalid.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string_view>
 
@@ -111,16 +113,20 @@ constexpr Result zero(const Format& f, bool neg) {
 
 namespace detail {
 
-// Whether a discarded part (described by `half`/`above`/`inexact`) rounds the kept magnitude up.
-// `odd` is the parity of the kept magnitude's encoding.
-constexpr bool round_up(Rounding r, bool neg, bool odd, bool inexact, bool tie, bool above_half) {
+// How the discarded part of a value compares with half a unit of the kept part.
+enum Rest : unsigned { exact = 0, below_half = 1, half = 2, above_half = 3 };
+
+// Whether a discarded part rounds the kept magnitude up; `odd` is the parity of the kept
+// magnitude's encoding (so ties to even and round to odd also hold for one-bit significands).
+constexpr bool round_up(Rounding r, bool neg, bool odd, Rest rest) {
+  const bool inexact = rest != exact, tie = rest == half, above = rest == above_half;
   switch (r) {
-    case Rounding::rne: return above_half || (tie && odd);
-    case Rounding::rna: return above_half || tie;
-    case Rounding::rnz: return above_half;
-    case Rounding::rnu: return above_half || (tie && !neg);
-    case Rounding::rnd: return above_half || (tie && neg);
-    case Rounding::rno: return above_half || (tie && !odd);
+    case Rounding::rne: return above || (tie && odd);
+    case Rounding::rna: return above || tie;
+    case Rounding::rnz: return above;
+    case Rounding::rnu: return above || (tie && !neg);
+    case Rounding::rnd: return above || (tie && neg);
+    case Rounding::rno: return above || (tie && !odd);
     case Rounding::rz: return false;
     case Rounding::ru: return inexact && !neg;
     case Rounding::rd: return inexact && neg;
@@ -130,20 +136,35 @@ constexpr bool round_up(Rounding r, bool neg, bool odd, bool inexact, bool tie, 
   return false;
 }
 
-// Splits sig * 2^exp (+ sticky) at quantum q (q > exp): kept integer part and how the rest compares
-// with half a quantum.
+// round_up as one 16-entry truth table per mode, indexed by neg | odd << 1 | rest << 2: the hot
+// path rounds without a branch on the mode.
+inline constexpr auto round_up_tables = [] {
+  std::array<std::uint16_t, std::size(all_roundings)> t{};
+  for (Rounding r : all_roundings)
+    for (unsigned i = 0; i < 16; ++i)
+      if (round_up(r, i & 1, (i >> 1) & 1, Rest(i >> 2))) t[std::size_t(r)] |= std::uint16_t(1u << i);
+  return t;
+}();
+constexpr unsigned increment(Rounding r, bool neg, std::uint64_t mag, Rest rest) {
+  return (round_up_tables[std::size_t(r)] >> (unsigned(neg) | unsigned(mag & 1) << 1 | unsigned(rest) << 2)) & 1;
+}
+
+// The discarded bits left-aligned in a word (sticky in bit 0), classified against half (bit 63).
+constexpr Rest classify_rest(std::uint64_t r) {
+  constexpr std::uint64_t h = std::uint64_t{1} << 63;
+  return Rest(unsigned(r != 0) + unsigned(r >= h) + unsigned(r > h));
+}
+
+// sig * 2^exp (+ sticky) cut at quantum 2^(exp + shift): the kept integer and the rest.
 struct Split {
   std::uint64_t kept;
-  bool inexact, tie, above_half;
+  Rest rest;
 };
 constexpr Split split(std::uint64_t sig, bool sticky, int shift) {
-  if (shift <= 0) return {sig << -shift, sticky, false, false};
-  if (shift > 64) return {0, sig != 0 || sticky, false, false};
-  const std::uint64_t kept = shift == 64 ? 0 : sig >> shift;
-  const std::uint64_t rest = shift == 64 ? sig : sig & ((std::uint64_t{1} << shift) - 1);
-  const std::uint64_t half = std::uint64_t{1} << (shift - 1);
-  const bool inexact = rest != 0 || sticky;
-  return {kept, inexact, rest == half && !sticky, rest > half || (rest == half && sticky)};
+  if (shift <= 0) return {sig << -shift, sticky ? below_half : exact};
+  if (shift > 64) return {0, sig != 0 || sticky ? below_half : exact};
+  if (shift == 64) return {0, classify_rest(sig | sticky)};
+  return {sig >> shift, classify_rest((sig << (64 - shift)) | sticky)};
 }
 
 constexpr Result overflow_result(const Format& f, const Options& o, bool neg) {
@@ -167,10 +188,8 @@ constexpr Result overflow_result(const Format& f, const Options& o, bool neg) {
 constexpr bool tiny_after_rounding(const Format& f, const Options& o, bool neg, int exp, std::uint64_t sig,
                                    bool sticky, int lead) {
   if (lead < f.emin() - 1) return true;
-  const int q = lead - f.man_bits;
-  const Split s = split(sig, sticky, q - exp);
-  const bool up = round_up(o.rounding, neg, s.kept & 1, s.inexact, s.tie, s.above_half);
-  return !(up && s.kept + 1 == std::uint64_t{1} << f.precision());
+  const Split s = split(sig, sticky, lead - f.man_bits - exp);
+  return !(increment(o.rounding, neg, s.kept, s.rest) && s.kept + 1 == std::uint64_t{1} << f.precision());
 }
 
 Result round_slow(const Format& f, const Options& o, bool neg, int exp, std::uint64_t sig, bool sticky);
@@ -183,17 +202,19 @@ Result round_slow(const Format& f, const Options& o, bool neg, int exp, std::uin
 [[gnu::always_inline]] constexpr Result round_pack(const Format& f, const Options& o, bool neg, int exp,
                                                    std::uint64_t sig, bool sticky = false) {
   if (sig == 0 && !sticky) return zero(f, neg);
-  // Fast path: a normal, in-range result of a signed format with gradual underflow.
+  // Fast path: a normal, in-range result of a signed format with gradual underflow. The magnitude
+  // is (biased exponent - 1) << man_bits plus the kept significand, so a carry moves into the exponent.
   if (sig != 0 && f.has_sign() && f.has_subnormals()) {
-    const int lead = exp + msb(sig);
+    const int top = msb(sig), lead = exp + top;
     if (lead >= f.emin() && lead <= f.emax()) {
-      const int q = lead - f.man_bits;
-      const detail::Split s = detail::split(sig, sticky, q - exp);
-      // magnitude = (biased exponent - 1) << man_bits + kept, so that a carry moves into the exponent.
-      std::uint64_t mag = (std::uint64_t(lead + f.bias - 1) << f.man_bits) + s.kept;
-      mag += detail::round_up(o.rounding, neg, mag & 1, s.inexact, s.tie, s.above_half);
+      const std::uint64_t base = std::uint64_t(lead + f.bias - 1) << f.man_bits;
+      const int shift = top - f.man_bits;
+      if (shift <= 0) return {pack(f, neg, base + (sig << -shift)), 0};
+      const detail::Rest rest = detail::classify_rest((sig << (64 - shift)) | sticky);
+      std::uint64_t mag = base + (sig >> shift);
+      mag += detail::increment(o.rounding, neg, mag, rest);
       if (mag > f.max_finite_magnitude()) return detail::overflow_result(f, o, neg);
-      return {pack(f, neg, mag), s.inexact ? Flag::inexact : 0};
+      return {pack(f, neg, mag), rest != detail::exact ? Flag::inexact : 0};
     }
   }
   return detail::round_slow(f, o, neg, exp, sig, sticky);

@@ -22,6 +22,10 @@ constexpr std::uint64_t shift_right_jam(std::uint64_t x, int n) {
   if (n >= 64) return x != 0;
   return (x >> n) | ((x & ((std::uint64_t{1} << n) - 1)) != 0);
 }
+// The same for 0 <= n < 64, without branches.
+constexpr std::uint64_t shift_right_jam_below_64(std::uint64_t x, int n) {
+  return (x >> n) | ((x & ((std::uint64_t{1} << n) - 1)) != 0);
+}
 constexpr u128 shift_right_jam(u128 x, int n) {
   if (n == 0) return x;
   if (n >= 128) return x != 0;
