@@ -38,15 +38,25 @@ constexpr bool zero_sum_sign(const Options& o, bool a, bool b) {
 // Whether every finite value of f, and the sum of two, fits a 63-bit integer of quanta.
 constexpr bool small_exact_sums(const Format& f) { return f.emax() - f.quantum_min() + 2 <= 62; }
 
-// A finite value of a small_exact_sums format as a signed integer number of its smallest quantum,
-// decoded without branches (the hot path of exhaustive binary16 runs).
-[[gnu::always_inline]] inline std::int64_t to_quanta(const Format& f, std::uint64_t bits, bool ftz) {
+// A finite value decoded without branches (the hot path of exhaustive narrow-format runs):
+// sig * 2^exp, with ftz reading subnormals as zero.
+struct Finite {
+  std::uint64_t sig;
+  int exp;
+};
+[[gnu::always_inline]] inline Finite decode_finite(const Format& f, std::uint64_t bits, bool ftz) {
   const std::uint64_t mag = magnitude_of(f, bits);
   const std::uint64_t field = mag >> f.man_bits;
   const bool normal = field != 0 || !f.has_subnormals();
-  const std::uint64_t sig = (mag & f.man_mask()) | (std::uint64_t(normal) << f.man_bits);
-  std::int64_t v = std::int64_t(sig << (normal ? field - f.has_subnormals() : 0));
-  if (ftz && !normal) v = 0;
+  std::uint64_t sig = (mag & f.man_mask()) | (std::uint64_t(normal) << f.man_bits);
+  if (ftz && !normal) sig = 0;
+  return {sig, int(normal ? field : 1) - f.bias - f.man_bits};
+}
+
+// A finite value of a small_exact_sums format as a signed integer number of its smallest quantum.
+[[gnu::always_inline]] inline std::int64_t to_quanta(const Format& f, std::uint64_t bits, bool ftz) {
+  const Finite x = decode_finite(f, bits, ftz);
+  const std::int64_t v = std::int64_t(x.sig << (x.exp - f.quantum_min()));
   return sign_of(f, bits) ? -v : v;
 }
 
@@ -130,6 +140,10 @@ constexpr bool both_finite(const Format& f, std::uint64_t a, std::uint64_t b) {
 }
 
 [[gnu::always_inline]] inline Result mul(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  if (2 * f.precision() <= 64 && detail::both_finite(f, a, b)) {
+    const detail::Finite x = detail::decode_finite(f, a, o.ftz_in), y = detail::decode_finite(f, b, o.ftz_in);
+    return round_pack(f, o, sign_of(f, a) != sign_of(f, b), x.exp + y.exp, x.sig * y.sig);
+  }
   const Unpacked ua = unpack(f, a, o.ftz_in), ub = unpack(f, b, o.ftz_in);
   const bool neg = ua.neg != ub.neg;
   if (is_finite_nonzero(ua.cls) && is_finite_nonzero(ub.cls)) {

@@ -210,11 +210,15 @@ Result round_slow(const Format& f, const Options& o, bool neg, int exp, std::uin
       const std::uint64_t base = std::uint64_t(lead + f.bias - 1) << f.man_bits;
       const int shift = top - f.man_bits;
       if (shift <= 0) return {pack(f, neg, base + (sig << -shift)), 0};
-      const detail::Rest rest = detail::classify_rest((sig << (64 - shift)) | sticky);
+      const std::uint64_t rest = (sig << (64 - shift)) | sticky, half = std::uint64_t{1} << 63;
       std::uint64_t mag = base + (sig >> shift);
-      mag += detail::increment(o.rounding, neg, mag, rest);
+      std::uint64_t ignored;
+      if (o.rounding == Rounding::rne)  // the common mode spelled out: the carry of rest + half - 1 + odd
+        mag += __builtin_add_overflow(rest, half - 1 + (mag & 1), &ignored);
+      else
+        mag += detail::increment(o.rounding, neg, mag, detail::classify_rest(rest));
       if (mag > f.max_finite_magnitude()) return detail::overflow_result(f, o, neg);
-      return {pack(f, neg, mag), rest != detail::exact ? Flag::inexact : 0};
+      return {pack(f, neg, mag), rest != 0 ? Flag::inexact : 0};
     }
   }
   return detail::round_slow(f, o, neg, exp, sig, sticky);

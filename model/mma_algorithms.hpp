@@ -1,0 +1,134 @@
+// The MMA arithmetic algorithms of MMA-Sim (Xie et al., section IV): what one tensor-core or
+// matrix-core instruction computes for one output element, d = c + sum_k a_k * b_k, on raw bits.
+//
+//   sfma      sequential IEEE FMA in the output format (DMMA; AMD f32/f64 MFMA)
+//   gps       CDNA2 16-bit MFMA: FP32 products and pairwise sums over groups of G, subnormals flushed
+//   fda       fused dot-add: exact products, alignment to the largest exponent keeping F fraction
+//             bits (shifted-out bits dropped: truncation, Valpey et al. 4.2), exact fixed-point
+//             sum, one final rounding (NVIDIA HMMA, QMMA, HGMMA, QGMMA, UTCHMMA, UTCQMMMA)
+//   cofda     a chain of FDA blocks of K/2 products, each partial result the next block's c
+//   gdfs      group-dot-fused-sum (NVIDIA fp4 OMMA, UTCOMMA): exact 16-product group sums, scaled,
+//             then aligned with c at F = 35
+//   fdrda     CDNA3 TF32/FP16/BF16: products may overflow, F = 24 product alignment, then c and
+//             the dot product aligned rounding down (31 / 24 fraction bits), final RNE
+//   cofdrda   a chain of FDRDA blocks
+//   gfdrda    CDNA3 FP8: even and odd products aligned separately, then as FDRDA; c rounded to
+//             zero instead of down when far below the dot product
+//   cogfdrda  a chain of GFDRDA blocks of 16
+//
+// Everything is integer arithmetic on the decoded significands: no host floating point. The
+// parameters MMA-Sim leaves open (block size, alignment floor, NaN encoding) are fields of
+// DotConfig, and the instruction table (model/mma_instructions.hpp) sets them per instruction.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "model/format.hpp"
+#include "model/rounding.hpp"
+
+namespace gp::model {
+
+enum class MmaAlgorithm : std::uint8_t { sfma, gps, fda, cofda, gdfs, fdrda, cofdrda, gfdrda, cogfdrda };
+inline constexpr MmaAlgorithm all_mma_algorithms[] = {
+    MmaAlgorithm::sfma,  MmaAlgorithm::gps,     MmaAlgorithm::fda,    MmaAlgorithm::cofda,   MmaAlgorithm::gdfs,
+    MmaAlgorithm::fdrda, MmaAlgorithm::cofdrda, MmaAlgorithm::gfdrda, MmaAlgorithm::cogfdrda};
+std::string_view name(MmaAlgorithm a);
+std::optional<MmaAlgorithm> find_mma_algorithm(std::string_view name);
+
+// The NaN a fused algorithm delivers (sfma and gps follow the scalar operations' NaN rules).
+enum class MmaNan : std::uint8_t {
+  nvidia,  // NVIDIA's canonical NaN: every magnitude bit set, sign clear (0x7FFFFFFF, 0x7FFF)
+  format,  // the output format's canonical quiet NaN (0x7FC00000, 0x7E00); AMD payloads are unknown
+};
+
+// "No lower bound" for DotConfig::align_floor.
+inline constexpr int kNoAlignFloor = INT_MIN / 4;
+// Largest F, block and K the fixed-point sums are sized for (64-bit accumulators).
+inline constexpr int kMaxF = 40;
+inline constexpr int kMaxDotK = 1024;
+
+struct DotConfig {
+  MmaAlgorithm algorithm = MmaAlgorithm::fda;
+  const Format* a = &binary16;
+  const Format* b = &binary16;
+  const Format* c = &binary32;  // c of the first block; later blocks take the previous block's d
+  const Format* d = &binary32;
+  // Fraction bits kept below the alignment exponent (fda, gdfs: F; fdrda family: the product F).
+  int F = 24;
+  // Products fused before a partial result is rounded; K larger than a block chains blocks, the
+  // partial result (in d's format) becoming the next block's c. 0: one block of all K products.
+  int block = 0;
+  // gps: G, the products summed pairwise before joining the sequential sum. gdfs: products per
+  // fixed-point group (16 on Blackwell).
+  int group = 0;
+  // Final rounding of the fused algorithms: mode and fraction bits kept (d->man_bits, or 13 for
+  // Ada QMMA and Hopper QGMMA with binary32 output). A magnitude of 2^(emax+1) or more is infinite.
+  Rounding out_rounding = Rounding::rz;
+  int out_fraction_bits = 23;
+  // Lowest exponent the terms are aligned to: the alignment exponent is max(align_floor, the
+  // exponents of the nonzero terms). Zero terms take no part in the maximum.
+  int align_floor = kNoAlignFloor;
+  // fdrda family: the dot product and c are aligned rounding down (true, CDNA3) or truncated
+  // toward zero (false: the hypothetical RZ instruction of MMA-Sim section VI-C).
+  bool round_down_alignment = true;
+  // Block scale factors (MX: ue8m0 every 32 products; NVFP4: ue4m3 every 16), or none.
+  const Format* scale = nullptr;
+  int scale_block = 32;
+  MmaNan nan = MmaNan::nvidia;
+};
+
+// The parameters MMA-Sim gives an algorithm when nothing else is said: F (fda 24, gdfs 35,
+// fdrda family 24), block (all K; cofda/cofdrda: K/2 when k > 0; gfdrda family: 16), group (gps 4,
+// gdfs 16), final rounding (RNE for gps/sfma/fdrda family and binary16 output, otherwise RZ at
+// d's fraction bits), NaN (nvidia for fda/cofda/gdfs).
+DotConfig default_dot_config(MmaAlgorithm alg, const Format& a, const Format& b, const Format& c,
+                             const Format& d, int k = 0);
+
+// Why a configuration cannot be evaluated, or an empty string.
+std::string check(const DotConfig& cfg);
+
+// Number of scale factors each of a and b needs for K products (0 without scale factors).
+int scale_count(const DotConfig& cfg, int k);
+
+// An evaluator for one configuration: construct once, call for every dot product. Thread-safe
+// (const, no state between calls) and allocation-free per call.
+class Dot {
+ public:
+  // cfg must pass check().
+  explicit Dot(const DotConfig& cfg);
+
+  // d = c + sum_k a[k] * b[k] in raw bits of the configured formats (K = a.size() = b.size(),
+  // at most kMaxDotK). With scale factors, sa and sb hold scale_count(cfg, K) raw scale values
+  // each; product k uses sa[k / scale_block] and sb[k / scale_block].
+  std::uint64_t operator()(std::uint64_t c, std::span<const std::uint64_t> a, std::span<const std::uint64_t> b,
+                           std::span<const std::uint64_t> sa = {}, std::span<const std::uint64_t> sb = {}) const;
+
+  const DotConfig& config() const { return cfg_; }
+
+  // Evaluation of one block: implementation detail, public for the kernels' sake.
+  using BlockFn = std::uint64_t (*)(const Dot&, const Format& cf, std::uint64_t c, const std::uint64_t* a,
+                                    const std::uint64_t* b, int n, const std::uint64_t* sa, const std::uint64_t* sb,
+                                    int k0);
+  // The final rounding of the fused algorithms: (-1)^neg * mag * 2^exp to d.
+  std::uint64_t round_out(bool neg, std::uint64_t mag, int exp) const;
+  std::uint64_t nan_bits() const;
+  std::uint64_t inf_bits(bool neg) const;
+
+ private:
+  DotConfig cfg_;
+  Format narrow_;  // d with out_fraction_bits fraction bits, when fewer than d's own
+  bool use_narrow_ = false;
+  BlockFn block_fn_ = nullptr;
+};
+
+// One-shot convenience: Dot(cfg)(c, a, b, sa, sb).
+std::uint64_t dot(const DotConfig& cfg, std::uint64_t c, std::span<const std::uint64_t> a,
+                  std::span<const std::uint64_t> b, std::span<const std::uint64_t> sa = {},
+                  std::span<const std::uint64_t> sb = {});
+
+}  // namespace gp::model
