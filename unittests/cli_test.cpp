@@ -1,0 +1,132 @@
+// The batch command line (DESIGN.md section 8): hex parsing, widths, errors naming line and field.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <sstream>
+
+#include "cli/batch.hpp"
+#include "cli/model_command.hpp"
+
+namespace gp::cli {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out, err;
+};
+
+Outcome run(ScalarArgs a, const std::string& input) {
+  std::istringstream in(input);
+  std::ostringstream out, err;
+  const int code = run_model_scalar(a, in, out, err);
+  return {code, out.str(), err.str()};
+}
+
+ScalarArgs args(std::string format, std::string op) {
+  ScalarArgs a;
+  a.format = std::move(format);
+  a.op = std::move(op);
+  return a;
+}
+
+TEST(ModelScalar, OneResultPerLineAtTheStorageWidth) {
+  EXPECT_EQ(run(args("binary16", "add"), "3c00 3c00\n0 0\n").out, "4000\n0000\n");
+  EXPECT_EQ(run(args("binary32", "sqrt"), "40800000\n").out, "40000000\n");
+  EXPECT_EQ(run(args("binary64", "fma"), "3ff0000000000000 3ff0000000000000 0\n").out, "3ff0000000000000\n");
+  EXPECT_EQ(run(args("e2m1", "mul"), "2 3\n").out, "03\n");  // 1 * 1.5
+  ScalarArgs a = args("bfloat16", "cvt");
+  a.from = "binary32";
+  EXPECT_EQ(run(a, "3f808000\n3f818000\n").out, "3f80\n3f82\n");  // ties to even
+  a.rounding = "ru";
+  EXPECT_EQ(run(a, "3f808000\n").out, "3f81\n");
+}
+
+TEST(ModelScalar, UpperCaseHexTabsAndLeadingZerosAreAccepted) {
+  EXPECT_EQ(run(args("binary16", "add"), "3C00\t003c00\r\n").out, "4000\n");
+}
+
+TEST(ModelScalar, OptionsReachTheModel) {
+  ScalarArgs a = args("binary16", "add");
+  a.ftz = {"in"};
+  EXPECT_EQ(run(a, "0001 0001\n").out, "0000\n");
+  a.ftz = {"in", "out"};
+  a.flags = true;
+  EXPECT_EQ(run(a, "0400 8001\n").out, "0400 00\n");
+  a = args("e4m3", "mul");
+  a.saturate = true;
+  EXPECT_EQ(run(a, "7e 7e\n").out, "7e\n");
+  a = args("binary32", "add");
+  a.canonical_nan = true;
+  EXPECT_EQ(run(a, "ffc00001 0\n").out, "7fc00000\n");
+}
+
+TEST(ModelScalar, ErrorsNameLineAndField) {
+  Outcome r = run(args("binary16", "add"), "3c00 3c00\n3c00 xyz\n");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "4000\n");  // results before the bad line are written
+  EXPECT_NE(r.err.find("line 2, field 2"), std::string::npos) << r.err;
+  r = run(args("binary16", "add"), "3c00\n");
+  EXPECT_NE(r.err.find("line 1: expected 2 fields, found 1"), std::string::npos) << r.err;
+  r = run(args("binary16", "add"), "3c00 1 2\n");
+  EXPECT_NE(r.err.find("line 1, field 3"), std::string::npos) << r.err;
+  r = run(args("binary16", "add"), "3c00 10000\n");
+  EXPECT_NE(r.err.find("does not fit in 16 bits"), std::string::npos) << r.err;
+  r = run(args("binary16", "add"), "\n");
+  EXPECT_EQ(r.code, 2);
+  r = run(args("e2m1", "sqrt"), "ff\n");  // containers are checked at the storage width
+  EXPECT_EQ(r.code, 0);
+}
+
+TEST(ModelScalar, UnknownNamesAreErrors) {
+  EXPECT_EQ(run(args("binary17", "add"), "").code, 2);
+  EXPECT_EQ(run(args("binary16", "pow"), "").code, 2);
+  ScalarArgs a = args("binary16", "add");
+  a.rounding = "nearest";
+  EXPECT_NE(run(a, "").err.find("unknown rounding 'nearest'"), std::string::npos);
+  a = args("binary16", "cvt");
+  EXPECT_NE(run(a, "").err.find("--from"), std::string::npos);
+  a = args("binary16", "add");
+  a.from = "binary32";
+  EXPECT_EQ(run(a, "").code, 2);
+  a = args("binary16", "add");
+  a.ftz = {"both"};
+  EXPECT_EQ(run(a, "").code, 2);
+}
+
+TEST(HexLine, WidthsPerField) {
+  std::vector<std::uint64_t> v;
+  ParseError e;
+  const int widths[] = {32, 16};
+  EXPECT_TRUE(parse_hex_line("ffffffff ffff", 1, widths, 2, v, e));
+  EXPECT_FALSE(parse_hex_line("ffffffff 1ffff", 1, widths, 2, v, e));
+  const int w64[] = {64};
+  EXPECT_TRUE(parse_hex_line("0000ffffffffffffffff", 1, w64, 1, v, e));
+  EXPECT_EQ(v[0], ~std::uint64_t{0});
+  EXPECT_FALSE(parse_hex_line("1ffffffffffffffff", 1, w64, 1, v, e));
+  EXPECT_EQ(format_hex(0x7e, 8), "7e");
+  EXPECT_EQ(format_hex(0x1, 32), "00000001");
+  EXPECT_EQ(format_hex(0x1, 6), "01");
+}
+
+// Fuzzing by mutation: arbitrary bytes never crash the parser, and every rejection names its line.
+TEST(HexLine, FuzzedLinesParseOrNameTheirLine) {
+  std::mt19937_64 rng(12345);
+  const std::string alphabet = "0123456789abcdefABCDEF \t\r xg-+.\x01\xff";
+  std::vector<std::uint64_t> v;
+  ParseError e;
+  const int widths[] = {16, 32, 64};
+  for (int i = 0; i < 200000; ++i) {
+    std::string line(rng() % 40, ' ');
+    for (char& c : line) c = alphabet[rng() % alphabet.size()];
+    const std::size_t fields = 1 + rng() % 3;
+    if (parse_hex_line(line, 7, widths, fields, v, e)) {
+      ASSERT_EQ(v.size(), fields);
+      EXPECT_LE(v[0], 0xffffu);
+    } else {
+      ASSERT_EQ(e.message.rfind("line 7", 0), 0u) << e.message;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gp::cli
