@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 
 #include "model/ops.hpp"
 #include "model/value.hpp"
@@ -21,8 +22,9 @@ bool is_fdrda_family(MmaAlgorithm a) {
 bool is_fused(MmaAlgorithm a) { return a != MmaAlgorithm::sfma && a != MmaAlgorithm::gps; }
 
 // sig * 2^shift, bits below 2^0 dropped (truncation of a magnitude: toward zero).
+// (A zero significand may come with any shift: zero terms keep their operands' exponents.)
 [[gnu::always_inline]] inline std::uint64_t align_trunc(std::uint64_t sig, int shift) {
-  if (shift >= 0) return sig << shift;
+  if (shift >= 0) return shift < 64 ? sig << shift : 0;
   return shift > -64 ? sig >> -shift : 0;
 }
 
@@ -92,13 +94,25 @@ inline Scale decode_scale(const Format& sf, std::uint64_t bits) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// FDA (and CoFDA by chaining): MMA-Sim IV-C.
-template <const Format* A, const Format* B>
+// FDA (and CoFDA by chaining): MMA-Sim IV-C. FA and FB give the a and b formats: a constant
+// one lets the compiler fold the decoding of the common formats.
+struct RuntimeA {
+  static const Format& get(const DotConfig& c) { return *c.a; }
+};
+struct RuntimeB {
+  static const Format& get(const DotConfig& c) { return *c.b; }
+};
+template <const Format& F>
+struct Fixed {
+  static constexpr const Format& get(const DotConfig&) { return F; }
+};
+
+template <class FA, class FB>
 std::uint64_t fda_block(const Dot& dot, const Format& cf, std::uint64_t c, const std::uint64_t* a,
                         const std::uint64_t* b, int n, const std::uint64_t* sa, const std::uint64_t* sb, int k0) {
   const DotConfig& cfg = dot.config();
-  const Format& fa = A ? *A : *cfg.a;
-  const Format& fb = B ? *B : *cfg.b;
+  const Format& fa = FA::get(cfg);
+  const Format& fb = FB::get(cfg);
   Specials sp;
   const Unpacked uc = unpack(cf, c);
   sp.add_addend(uc);
@@ -153,6 +167,140 @@ std::uint64_t fda_block(const Dot& dot, const Format& cf, std::uint64_t c, const
   }
   const bool neg = acc < 0;
   return dot.round_out(neg, std::uint64_t(neg ? -acc : acc), q);
+}
+
+// The FDA fast path for fixed a and b formats (binary16, bfloat16, tf32, e4m3, e5m2) without scale
+// factors: branch-free decoding into biased exponents, one pass for the maximum, one for the sum.
+// Blocks with an infinity or NaN, and blocks longer than 64 products, take fda_block.
+template <const Format& F>
+struct FastDecode {
+  static_assert(F.has_sign() && F.has_subnormals());
+  [[gnu::always_inline]] static void run(std::uint64_t bits, std::uint64_t& sig, int& e, bool& neg, bool& special) {
+    const std::uint64_t mag = (bits >> F.pad_bits) & F.magnitude_mask();
+    const std::uint64_t field = mag >> F.man_bits;
+    sig = (mag & F.man_mask()) | (std::uint64_t(field != 0) << F.man_bits);
+    e = int(field) + int(field == 0);  // biased exponent of the leading binade (subnormals: emin)
+    neg = (bits >> F.sign_shift()) & 1;
+    if constexpr (F.nan == NanStyle::ieee) special = field == F.exp_field_max();
+    else if constexpr (F.nan == NanStyle::all_ones) special = mag == F.magnitude_mask();
+    else special = false;
+  }
+};
+
+template <const Format& A, const Format& B>
+std::uint64_t fda_fast(const Dot& dot, const Format& cf, std::uint64_t c, const std::uint64_t* a,
+                       const std::uint64_t* b, int n, const std::uint64_t* sa, const std::uint64_t* sb, int k0) {
+  constexpr int kMax = 64;
+  if (n > kMax) return fda_block<Fixed<A>, Fixed<B>>(dot, cf, c, a, b, n, sa, sb, k0);
+  const DotConfig& cfg = dot.config();
+  std::uint64_t sig[kMax];
+  int pe[kMax];
+  bool ng[kMax];
+  bool special = false, all_neg_zero = true;
+  int pmax = INT_MIN / 2;
+  for (int k = 0; k < n; ++k) {
+    std::uint64_t sx, sy;
+    int ex, ey;
+    bool nx, ny, qx, qy;
+    FastDecode<A>::run(a[k], sx, ex, nx, qx);
+    FastDecode<B>::run(b[k], sy, ey, ny, qy);
+    special |= qx | qy;
+    sig[k] = sx * sy;
+    pe[k] = ex + ey;
+    ng[k] = nx != ny;
+    all_neg_zero &= (sig[k] == 0) & ng[k];
+    pmax = std::max(pmax, sig[k] != 0 ? pe[k] : INT_MIN / 2);
+  }
+  const Unpacked uc = unpack(cf, c);
+  if (special || !finite(uc.cls)) [[unlikely]]
+    return fda_block<Fixed<A>, Fixed<B>>(dot, cf, c, a, b, n, sa, sb, k0);
+  // Alignment exponent e_max, unbiased, and the accumulator's LSB exponent q = e_max - F.
+  constexpr int bias = A.bias + B.bias;
+  constexpr int m = A.man_bits + B.man_bits;
+  const bool c_nonzero = uc.cls != Class::zero;
+  int emax = std::max(cfg.align_floor, pmax - bias);
+  if (c_nonzero) emax = std::max(emax, align_exp(cf, uc));
+  all_neg_zero &= !c_nonzero && uc.neg;
+  if (pmax == INT_MIN / 2 && !c_nonzero) return dot.round_out(all_neg_zero, 0, 0);
+  const int q = emax - cfg.F;
+  // Product k: sig * 2^(pe - bias - m), at quantum 2^q: sig << (F - m) >> (emax + bias - pe).
+  const int l = cfg.F - m;
+  const int lp = std::max(l, 0), ln = std::max(-l, 0);
+  const int top = emax + bias + ln;
+  std::int64_t acc = 0;
+  if (c_nonzero) {
+    const auto v = std::int64_t(align_trunc(uc.sig, uc.exp - q));
+    acc = uc.neg ? -v : v;
+  }
+  for (int k = 0; k < n; ++k) {
+    const auto v = std::int64_t((sig[k] << lp) >> std::clamp(top - pe[k], 0, 63));
+    const std::int64_t s = -std::int64_t(ng[k]);
+    acc += (v ^ s) - s;
+  }
+  const bool neg = acc < 0;
+  return dot.round_out(neg, std::uint64_t(neg ? -acc : acc), q);
+}
+
+// The same with 32-bit lanes, which the compiler vectorizes: usable when every aligned product
+// fits 32 bits with room for the sum of the block (binary16 with F = 25: 22 + 5 + log2(16) bits).
+template <const Format& A, const Format& B>
+std::uint64_t fda_fast32(const Dot& dot, const Format& cf, std::uint64_t c, const std::uint64_t* a,
+                         const std::uint64_t* b, int n, const std::uint64_t* sa, const std::uint64_t* sb, int k0) {
+  constexpr int kMax = 32;
+  constexpr int m = A.man_bits + B.man_bits;
+  const DotConfig& cfg = dot.config();
+  const int l = cfg.F - m;
+  const int lp = std::max(l, 0), ln = std::max(-l, 0);
+  if (n > kMax || n < 1 || A.precision() + B.precision() + lp + std::bit_width(unsigned(n - 1)) > 32)
+    return fda_fast<A, B>(dot, cf, c, a, b, n, sa, sb, k0);
+  alignas(32) std::uint32_t sig[kMax];
+  alignas(32) std::int32_t pe[kMax];
+  alignas(32) std::uint32_t ngm[kMax];
+  std::uint32_t special = 0, not_neg_zero = 0;
+  std::int32_t pmax = INT_MIN / 2;
+  for (int k = 0; k < n; ++k) {
+    const auto x = std::uint32_t(a[k] >> A.pad_bits), y = std::uint32_t(b[k] >> B.pad_bits);
+    const std::uint32_t mx = x & std::uint32_t(A.magnitude_mask()), my = y & std::uint32_t(B.magnitude_mask());
+    const std::uint32_t fx = mx >> A.man_bits, fy = my >> B.man_bits;
+    const std::uint32_t sx = (mx & std::uint32_t(A.man_mask())) | (std::uint32_t(fx != 0) << A.man_bits);
+    const std::uint32_t sy = (my & std::uint32_t(B.man_mask())) | (std::uint32_t(fy != 0) << B.man_bits);
+    if constexpr (A.nan == NanStyle::ieee) special |= fx == std::uint32_t(A.exp_field_max());
+    else special |= mx == std::uint32_t(A.magnitude_mask());
+    if constexpr (B.nan == NanStyle::ieee) special |= fy == std::uint32_t(B.exp_field_max());
+    else special |= my == std::uint32_t(B.magnitude_mask());
+    const std::uint32_t p = sx * sy;
+    const auto e = std::int32_t(fx + (fx == 0) + fy + (fy == 0));
+    const std::uint32_t ng = ((x >> (A.value_bits() - 1)) ^ (y >> (B.value_bits() - 1))) & 1;
+    sig[k] = p;
+    pe[k] = e;
+    ngm[k] = 0u - ng;
+    not_neg_zero |= std::uint32_t(p != 0) | (ng ^ 1);
+    pmax = std::max(pmax, p != 0 ? e : INT_MIN / 2);
+  }
+  const Unpacked uc = unpack(cf, c);
+  if (special || !finite(uc.cls)) [[unlikely]]
+    return fda_block<Fixed<A>, Fixed<B>>(dot, cf, c, a, b, n, sa, sb, k0);
+  constexpr int bias = A.bias + B.bias;
+  const bool c_nonzero = uc.cls != Class::zero;
+  int emax = std::max(cfg.align_floor, pmax - bias);
+  if (c_nonzero) emax = std::max(emax, align_exp(cf, uc));
+  if (pmax == INT_MIN / 2 && !c_nonzero) return dot.round_out(!not_neg_zero && uc.neg, 0, 0);
+  const int q = emax - cfg.F;
+  const int top = emax + bias + ln;
+  std::uint32_t pos = 0, neg = 0;
+  for (int k = 0; k < n; ++k) {
+    const auto d = std::uint32_t(std::clamp(top - pe[k], 0, 31));
+    const std::uint32_t v = (sig[k] << lp) >> d;
+    pos += v & ~ngm[k];
+    neg += v & ngm[k];
+  }
+  std::int64_t acc = std::int64_t(pos) - std::int64_t(neg);
+  if (c_nonzero) {
+    const auto v = std::int64_t(align_trunc(uc.sig, uc.exp - q));
+    acc += uc.neg ? -v : v;
+  }
+  const bool negative = acc < 0;
+  return dot.round_out(negative, std::uint64_t(negative ? -acc : acc), q);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -266,7 +414,6 @@ std::uint64_t gdfs_block(const Dot& dot, const Format& cf, std::uint64_t c, cons
   }
   // Step 4: each group sum times its scale factors; exponent e_g = e(sfa) + e(sfb).
   Term gt[kMaxDotK];
-  int ge[kMaxDotK];
   int emax = cfg.align_floor;
   for (int g = 0; g < ngroups; ++g) {
     std::uint64_t sig = std::uint64_t(sigma[g] < 0 ? -sigma[g] : sigma[g]);
@@ -280,7 +427,6 @@ std::uint64_t gdfs_block(const Dot& dot, const Format& cf, std::uint64_t c, cons
       e = p.exp + q.exp + 2 * cfg.scale->man_bits;
     }
     gt[g] = {sig, exp, sigma[g] < 0};
-    ge[g] = e;
     emax = std::max(emax, e);
   }
   if (sp.any()) return sp.result(dot);
@@ -375,6 +521,7 @@ DotConfig default_dot_config(MmaAlgorithm alg, const Format& a, const Format& b,
   switch (alg) {
     case MmaAlgorithm::sfma:
       cfg.out_rounding = Rounding::rne;
+      cfg.nan = MmaNan::format;
       break;
     case MmaAlgorithm::gps:
       cfg.group = 4;
@@ -425,6 +572,7 @@ std::string check(const DotConfig& cfg) {
     return "";
   }
   if (cfg.F < 0 || cfg.F > kMaxF) return "F must lie in 0.." + std::to_string(kMaxF);
+  if (is_fdrda_family(cfg.algorithm) && cfg.F > 31) return "the fdrda family keeps at most 31 fraction bits (F <= 31)";
   if (!d.has_sign() || !d.has_subnormals() || d.nan != NanStyle::ieee)
     return "the fused algorithms need an IEEE-style d format (binary32, binary16, ...)";
   if (cfg.out_fraction_bits < 0 || cfg.out_fraction_bits > d.man_bits)
@@ -462,13 +610,13 @@ Dot::Dot(const DotConfig& cfg) : cfg_(cfg), narrow_(*cfg.d) {
     case MmaAlgorithm::cogfdrda: block_fn_ = fdrda_block; break;
     case MmaAlgorithm::fda:
     case MmaAlgorithm::cofda:
-      block_fn_ = fda_block<nullptr, nullptr>;
+      block_fn_ = fda_block<RuntimeA, RuntimeB>;
       if (cfg.a == cfg.b && !cfg.scale) {
-        if (cfg.a == &binary16) block_fn_ = fda_block<&binary16, &binary16>;
-        if (cfg.a == &bfloat16) block_fn_ = fda_block<&bfloat16, &bfloat16>;
-        if (cfg.a == &tf32) block_fn_ = fda_block<&tf32, &tf32>;
-        if (cfg.a == &e4m3) block_fn_ = fda_block<&e4m3, &e4m3>;
-        if (cfg.a == &e5m2) block_fn_ = fda_block<&e5m2, &e5m2>;
+        if (cfg.a == &binary16) block_fn_ = fda_fast32<binary16, binary16>;
+        if (cfg.a == &bfloat16) block_fn_ = fda_fast32<bfloat16, bfloat16>;
+        if (cfg.a == &tf32) block_fn_ = fda_fast32<tf32, tf32>;
+        if (cfg.a == &e4m3) block_fn_ = fda_fast32<e4m3, e4m3>;
+        if (cfg.a == &e5m2) block_fn_ = fda_fast32<e5m2, e5m2>;
       }
       break;
   }
@@ -500,6 +648,7 @@ std::uint64_t Dot::operator()(std::uint64_t c, std::span<const std::uint64_t> a,
   const int k = int(std::min(a.size(), b.size()));
   int block = cfg_.block > 0 ? cfg_.block : k;
   if (cfg_.algorithm == MmaAlgorithm::sfma || cfg_.algorithm == MmaAlgorithm::gps || block < 1) block = std::max(k, 1);
+  block = std::min(block, kMaxDotK);  // longer blocks chain (sfma and gps: the same result)
   const std::uint64_t* psa = cfg_.scale ? sa.data() : nullptr;
   const std::uint64_t* psb = cfg_.scale ? sb.data() : nullptr;
   const Format* cf = cfg_.c;

@@ -102,9 +102,10 @@ class Dot {
   // cfg must pass check().
   explicit Dot(const DotConfig& cfg);
 
-  // d = c + sum_k a[k] * b[k] in raw bits of the configured formats (K = a.size() = b.size(),
-  // at most kMaxDotK). With scale factors, sa and sb hold scale_count(cfg, K) raw scale values
-  // each; product k uses sa[k / scale_block] and sb[k / scale_block].
+  // d = c + sum_k a[k] * b[k] in raw bits of the configured formats (K = a.size() = b.size();
+  // a fused block never holds more than kMaxDotK products: longer ones are chained). With scale
+  // factors, sa and sb hold scale_count(cfg, K) raw scale values each; product k uses
+  // sa[k / scale_block] and sb[k / scale_block].
   std::uint64_t operator()(std::uint64_t c, std::span<const std::uint64_t> a, std::span<const std::uint64_t> b,
                            std::span<const std::uint64_t> sa = {}, std::span<const std::uint64_t> sb = {}) const;
 

@@ -1,0 +1,307 @@
+#include "cli/model_dot.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "cli/batch.hpp"
+#include "model/mma_instructions.hpp"
+
+namespace gp::cli {
+
+namespace {
+
+using model::DotConfig;
+using model::Format;
+
+std::string format_names() {
+  std::string s;
+  for (const Format* f : model::all_formats()) s += (s.empty() ? "" : " ") + std::string(f->name);
+  return s;
+}
+
+std::string algorithm_names() {
+  std::string s;
+  for (model::MmaAlgorithm a : model::all_mma_algorithms) s += (s.empty() ? "" : " ") + std::string(model::name(a));
+  return s;
+}
+
+// Number of whitespace-separated fields of a line.
+std::size_t count_fields(std::string_view line) {
+  std::size_t n = 0;
+  bool in_field = false;
+  for (char c : line) {
+    const bool space = c == ' ' || c == '\t' || c == '\r';
+    if (!space && !in_field) ++n;
+    in_field = !space;
+  }
+  return n;
+}
+
+// The configuration of the --algorithm form for K products (block and group defaults depend on K).
+struct AlgorithmForm {
+  model::MmaAlgorithm algorithm;
+  const Format *a, *b, *c, *d, *scale = nullptr;
+  std::optional<int> F, block, group, scale_block;
+
+  DotConfig config(int k) const {
+    DotConfig cfg = model::default_dot_config(algorithm, *a, *b, *c, *d, k);
+    if (F) cfg.F = *F;
+    if (block) cfg.block = *block;
+    if (group) cfg.group = *group;
+    if (scale) {
+      cfg.scale = scale;
+      cfg.scale_block = scale_block ? *scale_block : (scale == &model::ue4m3 ? 16 : 32);
+    }
+    return cfg;
+  }
+};
+
+
+void list_instructions(std::ostream& out) {
+  for (const model::MmaInstruction& i : model::all_mma_instructions()) {
+    const DotConfig& c = i.config;
+    std::string params;
+    if (c.algorithm == model::MmaAlgorithm::gps) params = fmt::format("G={}", c.group);
+    else if (c.algorithm != model::MmaAlgorithm::sfma) params = fmt::format("F={}", c.F);
+    if (c.block > 0 && c.algorithm != model::MmaAlgorithm::sfma && c.algorithm != model::MmaAlgorithm::gps)
+      params += fmt::format(" block={}", c.block);
+    if (c.scale) params += fmt::format(" scale={}/{}", c.scale->name, c.scale_block);
+    out << fmt::format("{:48} {}x{}x{}  {},{},{},{}  {}({})\n", i.id(), i.m, i.n, i.k, c.a->name, c.b->name,
+                       c.c->name, c.d->name, model::name(c.algorithm), params);
+  }
+}
+
+}  // namespace
+
+int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std::ostream& err) {
+  if (args.list) {
+    list_instructions(out);
+    return 0;
+  }
+  const bool by_instruction = !args.instruction.empty();
+  if (by_instruction == !args.algorithm.empty()) {
+    err << "gpuparanoia: model dot needs either --instruction ARCH:NAME or --algorithm A\n";
+    return 2;
+  }
+  // Evaluators, one per K (the --algorithm form derives block defaults from K).
+  std::map<int, std::unique_ptr<model::Dot>> dots;
+  const model::MmaInstruction* ins = nullptr;
+  std::optional<AlgorithmForm> form;
+  if (by_instruction) {
+    ins = model::find_mma_instruction(args.instruction);
+    if (!ins) {
+      err << fmt::format(
+          "gpuparanoia: unknown instruction '{}' (arch:name, e.g. hopper:HMMA.16816.F32; `gpuparanoia model dot "
+          "--list` lists them)\n",
+          args.instruction);
+      return 2;
+    }
+    if (args.F || args.block || args.group || args.scale_block || !args.a_format.empty() || !args.b_format.empty() ||
+        !args.c_format.empty() || !args.d_format.empty() || !args.scale_format.empty()) {
+      err << "gpuparanoia: --F, --block, --group and the format options belong to the --algorithm form\n";
+      return 2;
+    }
+    dots.emplace(ins->k, std::make_unique<model::Dot>(ins->config));
+  } else {
+    const auto alg = model::find_mma_algorithm(args.algorithm);
+    if (!alg) {
+      err << fmt::format("gpuparanoia: unknown algorithm '{}' (known: {})\n", args.algorithm, algorithm_names());
+      return 2;
+    }
+    AlgorithmForm f{*alg, nullptr, nullptr, nullptr, nullptr, nullptr, args.F, args.block, args.group, args.scale_block};
+    const std::pair<const char*, const std::string*> names[] = {
+        {"--a-format", &args.a_format}, {"--b-format", &args.b_format}, {"--c-format", &args.c_format},
+        {"--d-format", &args.d_format}};
+    const Format** slots[] = {&f.a, &f.b, &f.c, &f.d};
+    for (std::size_t i = 0; i < 4; ++i) {
+      const auto found = model::find_format(*names[i].second);
+      if (!found) {
+        err << fmt::format("gpuparanoia: {} needs a known format, got '{}' (known: {})\n", names[i].first,
+                           *names[i].second, format_names());
+        return 2;
+      }
+      *slots[i] = *found;
+    }
+    if (!args.scale_format.empty()) {
+      const auto found = model::find_format(args.scale_format);
+      if (!found || (*found != &model::ue8m0 && *found != &model::ue4m3)) {
+        err << fmt::format("gpuparanoia: --scale-format takes ue8m0 or ue4m3, got '{}'\n", args.scale_format);
+        return 2;
+      }
+      f.scale = *found;
+    } else if (args.scale_block) {
+      err << "gpuparanoia: --scale-block needs --scale-format\n";
+      return 2;
+    }
+    // Check the configuration once, for a representative K, before reading anything.
+    const std::string why = model::check(f.config(16));
+    if (!why.empty()) {
+      err << "gpuparanoia: " << why << "\n";
+      return 2;
+    }
+    form = f;
+  }
+
+  // K and the number of scale factors of each operand for a line of `fields` fields.
+  auto shape_for = [&](std::size_t fields, int& k, int& scales) -> bool {
+    if (ins) {
+      k = ins->k;
+      scales = model::scale_count(ins->config, k);
+      return fields == std::size_t(1 + 2 * k + 2 * scales);
+    }
+    if (!form->scale) {
+      if (fields < 1 || fields % 2 == 0) return false;
+      k = int(fields - 1) / 2;
+      scales = 0;
+      return k <= model::kMaxDotK;
+    }
+    const int sb = form->scale_block ? *form->scale_block : (form->scale == &model::ue4m3 ? 16 : 32);
+    for (k = 0; k <= model::kMaxDotK; ++k) {
+      scales = (k + sb - 1) / sb;
+      if (std::size_t(1 + 2 * k + 2 * scales) == fields) return true;
+    }
+    return false;
+  };
+
+  // The error message of a line whose field count fits no K.
+  auto shape_error = [&](int line_no, std::size_t n, int k, int scales) {
+    if (ins)
+      return fmt::format("gpuparanoia: line {}: {} needs {} fields (c, {} a, {} b{}), found {}\n", line_no, ins->id(),
+                         1 + 2 * k + 2 * scales, k, k,
+                         scales ? fmt::format(", {} scale factors of a and of b", scales) : "", n);
+    return fmt::format("gpuparanoia: line {}: expected c, K values of a and K of b{} (K <= {}), found {} field{}\n",
+                       line_no, form->scale ? " and their scale factors" : "", model::kMaxDotK, n, n == 1 ? "" : "s");
+  };
+  // The evaluator for K products (created on first use; shared by the workers).
+  std::mutex dots_mutex;
+  auto evaluator = [&](int k, int line_no, std::string& error) -> const model::Dot* {
+    const std::lock_guard lock(dots_mutex);
+    auto it = dots.find(k);
+    if (it == dots.end()) {
+      const DotConfig cfg = form->config(k);
+      const std::string why = model::check(cfg);
+      if (!why.empty()) {
+        error = fmt::format("gpuparanoia: line {}: {}\n", line_no, why);
+        return nullptr;
+      }
+      it = dots.emplace(k, std::make_unique<model::Dot>(cfg)).first;
+    }
+    return it->second.get();
+  };
+
+  // Chunks of lines, each parsed and evaluated on every core, then written in order. A worker
+  // stops at its first bad line; the first bad line of the chunk ends the run.
+  const unsigned threads = args.threads ? args.threads : std::max(1u, std::thread::hardware_concurrency());
+  constexpr std::size_t kChunk = 1 << 16;
+  std::vector<std::string> lines(kChunk);
+  std::vector<std::uint64_t> results(kChunk);
+  std::vector<std::string> errors(kChunk);
+  std::string buffer;
+  int line_no = 0;
+  const Format* d_format = ins ? ins->config.d : form->d;
+
+  auto work = [&](std::size_t begin, std::size_t end, int first_line_no) {
+    std::vector<std::uint64_t> parsed;
+    std::vector<int> widths;
+    std::map<int, const model::Dot*> cache;
+    ParseError perr;
+    for (std::size_t i = begin; i < end; ++i) {
+      const int no = first_line_no + int(i);
+      const std::size_t n = count_fields(lines[i]);
+      int k = 0, scales = 0;
+      if (!shape_for(n, k, scales)) {
+        errors[i] = shape_error(no, n, k, scales);
+        return;
+      }
+      const model::Dot* dot = nullptr;
+      if (auto c = cache.find(k); c != cache.end()) {
+        dot = c->second;
+      } else {
+        dot = evaluator(k, no, errors[i]);
+        if (!dot) return;
+        cache.emplace(k, dot);
+      }
+      const DotConfig& cfg = dot->config();
+      widths.assign({cfg.c->storage_bits});
+      widths.insert(widths.end(), std::size_t(k), cfg.a->storage_bits);
+      widths.insert(widths.end(), std::size_t(k), cfg.b->storage_bits);
+      if (scales) widths.insert(widths.end(), std::size_t(2 * scales), cfg.scale->storage_bits);
+      if (!parse_hex_line(lines[i], no, widths, n, parsed, perr)) {
+        errors[i] = "gpuparanoia: " + perr.message + "\n";
+        return;
+      }
+      const std::uint64_t* p = parsed.data();
+      const auto uk = std::size_t(k), us = std::size_t(scales);
+      results[i] = (*dot)(p[0], {p + 1, uk}, {p + 1 + uk, uk}, {p + 1 + 2 * uk, us}, {p + 1 + 2 * uk + us, us});
+    }
+  };
+
+  bool eof = false;
+  while (!eof) {
+    std::size_t n = 0;
+    while (n < kChunk && std::getline(in, lines[n])) ++n;
+    eof = n < kChunk;
+    if (n == 0) break;
+    for (std::size_t i = 0; i < n; ++i) errors[i].clear();
+    const int first = line_no + 1;
+    line_no += int(n);
+    const unsigned t = unsigned(std::min<std::size_t>(threads, std::max<std::size_t>(1, n / 256)));
+    if (t <= 1) {
+      work(0, n, first);
+    } else {
+      std::vector<std::thread> pool;
+      for (unsigned i = 0; i < t; ++i) pool.emplace_back(work, n * i / t, n * (i + 1) / t, first);
+      for (std::thread& th : pool) th.join();
+    }
+    buffer.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!errors[i].empty()) {
+        out << buffer;
+        out.flush();
+        err << errors[i];
+        return 2;
+      }
+      buffer += format_hex(results[i], d_format->storage_bits);
+      buffer += '\n';
+    }
+    out << buffer;
+  }
+  out.flush();
+  return 0;
+}
+
+void add_model_dot_command(CLI::App& model, int& exit_code) {
+  auto args = std::make_shared<DotArgs>();
+  CLI::App* dot = model.add_subcommand(
+      "dot", "MMA dot products d = c + sum a_k b_k, one per line of hex fields 'c a0..aK-1 b0..bK-1': d in hex");
+  auto* ins = dot->add_option("--instruction", args->instruction,
+                              "An instruction of MMA-Sim's tables as ARCH:NAME (e.g. hopper:HMMA.16816.F32)");
+  auto* alg = dot->add_option("--algorithm", args->algorithm,
+                              "sfma gps fda cofda gdfs fdrda cofdrda gfdrda cogfdrda, with the options below");
+  ins->excludes(alg);
+  dot->add_option("--F", args->F, "Fraction bits kept on alignment");
+  dot->add_option("--block", args->block, "Products fused before a partial result is rounded (chained beyond)");
+  dot->add_option("--group", args->group, "G of gps; the fixed-point group of gdfs");
+  dot->add_option("--a-format", args->a_format, "Format of a");
+  dot->add_option("--b-format", args->b_format, "Format of b");
+  dot->add_option("--c-format", args->c_format, "Format of c");
+  dot->add_option("--d-format", args->d_format, "Format of d");
+  dot->add_option("--scale-format", args->scale_format, "Block scale factors: ue8m0 or ue4m3 (after the b fields)");
+  dot->add_option("--scale-block", args->scale_block, "Products per scale factor (default 32 for ue8m0, 16 for ue4m3)");
+  dot->add_option("--threads", args->threads, "Worker threads (default: every core)");
+  dot->add_flag("--list", args->list, "List the instructions and exit");
+  dot->callback([args, &exit_code] {
+    // Buffered standard streams: synchronised with stdio, every character read takes a lock once
+    // the worker threads exist.
+    std::ios_base::sync_with_stdio(false);
+    exit_code = run_model_dot(*args, std::cin, std::cout, std::cerr);
+  });
+}
+
+}  // namespace gp::cli

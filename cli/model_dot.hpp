@@ -1,0 +1,38 @@
+// `gpuparanoia model dot`: the MMA model as a batch filter (DESIGN.md section 8).
+//
+//   gpuparanoia model dot (--instruction ARCH:NAME | --algorithm A [--F n] [--block n] [--group n]
+//                          --a-format F --b-format F --c-format F --d-format F)
+//
+// Reads lines "c a0..aK-1 b0..bK-1" of raw bit patterns in hex (no 0x), writes d in hex of d's
+// storage width, one per line. With --instruction, K is the instruction's; with --algorithm, each
+// line's field count gives it ((fields - 1) / 2). Instructions with block scale factors (MX,
+// NVFP4) take the scale factors of a, then those of b, after the b fields: K/S of each.
+// Extensions beyond the contract: --scale-format/--scale-block for the --algorithm form,
+// --threads, and --list (every instruction with its shape, formats and algorithm).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <istream>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace gp::cli {
+
+struct DotArgs {
+  std::string instruction;
+  std::string algorithm;
+  std::optional<int> F, block, group, scale_block;
+  std::string a_format, b_format, c_format, d_format, scale_format;
+  unsigned threads = 0;  // 0: every core
+  bool list = false;
+};
+
+// Registers `dot` under the `model` command.
+void add_model_dot_command(CLI::App& model, int& exit_code);
+
+// Evaluates the batch on `in`, writing results to `out` and one error line to `err`.
+// Returns the process exit code: 0, or 2 for a usage or input error.
+int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std::ostream& err);
+
+}  // namespace gp::cli

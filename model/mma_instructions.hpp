@@ -1,0 +1,43 @@
+// The MMA instruction table: every instruction of MMA-Sim's Tables III (NVIDIA, Volta to RTX
+// Blackwell) and IV (AMD CDNA2, CDNA3) with its shape, formats, algorithm and parameters.
+//
+// Names (DESIGN.md section 8): "<arch>:<name>", arch one of volta turing ampere ada hopper
+// blackwell rtx-blackwell cdna2 cdna3, the name as written in the tables with the f8/f6/f4 types
+// spelled out (hopper:HMMA.16816.F32, ada:QMMA.16832.F32.E4M3.E4M3,
+// hopper:QGMMA.64x8x32.F32.E5M2.E5M2, cdna3:v_mfma_f32_32x32x8_f16). Blackwell's tcgen05
+// instructions carry their types in a descriptor, not in the SASS name: they are named here with
+// the HGMMA/QMMA suffixes (blackwell:UTCHMMA.F32.BF16, blackwell:UTCQMMMA.F32.E4M3.E2M1,
+// blackwell:UTCQMMMA.SF.F32.E2M1.E2M1.E8, blackwell:UTCOMMA.4X.F32.E2M1.E2M1.UE4M3).
+//
+// Each entry's `notes` says where every parameter comes from: the papers, the parameter table of
+// DESIGN.md section 4 (block sizes, alignment floors), assumptions (marked so), and for the
+// instructions the captured hardware data of ../shared/golden covers, what that data forces.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "model/mma_algorithms.hpp"
+
+namespace gp::model {
+
+struct MmaInstruction {
+  std::string arch;  // "hopper"
+  std::string name;  // "HMMA.16816.F32"
+  int m, n, k;       // shape; tcgen05 (UTC*) instructions take many M and N: the smallest is given
+  DotConfig config;  // formats, algorithm and parameters of one output element
+  std::string notes;
+  std::string id() const { return arch + ":" + name; }
+};
+
+// The architectures, in the order of DESIGN.md section 8.
+std::span<const std::string_view> mma_architectures();
+
+// Every instruction, grouped by architecture in table order. Built once, never changed.
+std::span<const MmaInstruction> all_mma_instructions();
+
+// Looks an instruction up by "<arch>:<name>" (exact spelling); nullptr when unknown.
+const MmaInstruction* find_mma_instruction(std::string_view id);
+
+}  // namespace gp::model

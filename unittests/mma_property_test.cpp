@@ -1,0 +1,339 @@
+// Properties of the MMA model over every instruction of the table, on random inputs:
+// - exactness: when no rounding can occur (small integers), the model gives the exact sum,
+//   computed with host binary64 arithmetic as the oracle;
+// - sign symmetry where the algorithm is symmetric (everything but the fdrda family, which
+//   rounds down): negating a and c negates d;
+// - order independence inside a fused block (fda, fdrda: any permutation; gfdrda: within the even
+//   and odd products; gdfs: within a group), and a <-> b exchange;
+// - chaining: a chained algorithm equals its blocks evaluated one after the other.
+// Random cases use a fixed seed, printed on failure.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <random>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "model/mma_instructions.hpp"
+#include "model/ops.hpp"
+
+namespace gp::model {
+namespace {
+
+constexpr std::uint64_t kSeed = 20240611;
+constexpr int kCases = 300;  // per instruction and property
+
+std::uint64_t enc(const Format& f, double x) {
+  const Result r = cvt(f, binary64, Options{}, std::bit_cast<std::uint64_t>(x));
+  EXPECT_EQ(r.flags & Flag::inexact, 0u) << x << " in " << f.name;
+  return r.bits;
+}
+double dec(const Format& f, std::uint64_t bits) {
+  return std::bit_cast<double>(cvt(binary64, f, Options{}, bits).bits);
+}
+
+bool is_nan_bits(const Format& f, std::uint64_t bits) { return is_nan(classify(f, bits)); }
+bool is_zero_bits(const Format& f, std::uint64_t bits) { return classify(f, bits) == Class::zero; }
+
+// Random raw bits of f: half uniform bit patterns (specials and subnormals included), half
+// values near 1.
+std::uint64_t random_bits(const Format& f, std::mt19937_64& rng) {
+  const std::uint64_t value_mask =
+      f.value_bits() == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << f.value_bits()) - 1) << f.pad_bits;
+  if (rng() & 1) return rng() & value_mask;
+  const int e = int(rng() % 7) - 3;
+  std::uint64_t field = std::uint64_t(std::clamp(e + f.bias, 1, int(f.exp_field_max()) - 1));
+  if (f.exp_bits == 2 || f.exp_bits == 3) field = rng() % (f.exp_field_max() + 1);  // fp6, fp4: anything
+  const std::uint64_t mag = (field << f.man_bits) | (rng() & f.man_mask());
+  return pack(f, f.has_sign() && (rng() & 1), mag);
+}
+
+struct Case {
+  std::uint64_t c;
+  std::vector<std::uint64_t> a, b, sa, sb;
+};
+
+Case random_case(const MmaInstruction& ins, std::mt19937_64& rng) {
+  const DotConfig& cfg = ins.config;
+  Case x;
+  x.c = random_bits(*cfg.c, rng);
+  for (int k = 0; k < ins.k; ++k) {
+    x.a.push_back(random_bits(*cfg.a, rng));
+    x.b.push_back(random_bits(*cfg.b, rng));
+  }
+  for (int i = 0; i < scale_count(cfg, ins.k); ++i) {
+    // Scale factors near 1: ue8m0 2^-3..2^3, ue4m3 any mantissa around 1 (NaN now and then).
+    x.sa.push_back(rng() % 64 == 0 ? 0xFF : cfg.scale == &ue8m0 ? 124 + rng() % 7 : 0x30 + rng() % 24);
+    x.sb.push_back(cfg.scale == &ue8m0 ? 124 + rng() % 7 : 0x30 + rng() % 24);
+  }
+  return x;
+}
+
+std::uint64_t eval(const Dot& d, const Case& x) { return d(x.c, x.a, x.b, x.sa, x.sb); }
+
+std::string describe(const MmaInstruction& ins, const Case& x) {
+  std::ostringstream s;
+  s << ins.id() << std::hex << " c " << x.c << " a";
+  for (auto v : x.a) s << ' ' << v;
+  s << " b";
+  for (auto v : x.b) s << ' ' << v;
+  return s.str();
+}
+
+bool symmetric(MmaAlgorithm a) {
+  return a == MmaAlgorithm::sfma || a == MmaAlgorithm::gps || a == MmaAlgorithm::fda || a == MmaAlgorithm::cofda ||
+         a == MmaAlgorithm::gdfs;
+}
+
+TEST(MmaTable, EveryInstructionIsValidAndNamedOnce) {
+  std::set<std::string> ids;
+  std::set<std::string> archs;
+  for (const MmaInstruction& i : all_mma_instructions()) {
+    EXPECT_EQ(check(i.config), "") << i.id();
+    EXPECT_TRUE(ids.insert(i.id()).second) << "duplicate " << i.id();
+    EXPECT_GT(i.k, 0) << i.id();
+    EXPECT_FALSE(i.notes.empty()) << i.id();
+    EXPECT_EQ(find_mma_instruction(i.id()), &i);
+    archs.insert(i.arch);
+  }
+  EXPECT_EQ(archs.size(), mma_architectures().size());
+  for (const char* id : {"hopper:HMMA.16816.F32", "ada:QMMA.16832.F32.E4M3.E4M3", "hopper:QGMMA.64x8x32.F32.E5M2.E5M2",
+                         "cdna3:v_mfma_f32_32x32x8_f16", "volta:HMMA.884.F16.F16", "ampere:DMMA.884",
+                         "blackwell:UTCOMMA.4X.F32.E2M1.E2M1.UE4M3", "rtx-blackwell:OMMA.SF.16864.F32.E2M1.E2M1.E8",
+                         "cdna2:v_mfma_f32_32x32x4bf16", "cdna3:v_mfma_f32_16x16x32_bf8_fp8"})
+    EXPECT_NE(find_mma_instruction(id), nullptr) << id;
+  EXPECT_EQ(find_mma_instruction("hopper:HMMA.16816"), nullptr);
+  // Shapes, algorithms and F of a few rows of Tables III and IV.
+  const MmaInstruction* i = find_mma_instruction("ampere:HMMA.16816.F32");
+  EXPECT_EQ(i->m * 1000000 + i->n * 1000 + i->k, 16008016);
+  EXPECT_EQ(i->config.algorithm, MmaAlgorithm::cofda);
+  EXPECT_EQ(i->config.block, 8);
+  EXPECT_EQ(find_mma_instruction("hopper:HMMA.16816.F32")->config.algorithm, MmaAlgorithm::fda);
+  EXPECT_EQ(find_mma_instruction("hopper:HMMA.16816.F32")->config.F, 25);
+  EXPECT_EQ(find_mma_instruction("volta:HMMA.884.F32.F32")->config.F, 23);
+  EXPECT_EQ(find_mma_instruction("ada:QMMA.16832.F32.E5M2.E4M3")->config.F, 13);
+  EXPECT_EQ(find_mma_instruction("ada:QMMA.16832.F32.E5M2.E4M3")->config.b, &e4m3);
+  EXPECT_EQ(find_mma_instruction("cdna3:v_mfma_f32_16x16x32_bf8_fp8")->config.algorithm, MmaAlgorithm::cogfdrda);
+  EXPECT_EQ(find_mma_instruction("cdna3:v_mfma_f32_16x16x32_bf8_fp8")->config.a, &e5m2fnuz);
+  EXPECT_EQ(find_mma_instruction("cdna2:v_mfma_f32_32x32x2bf16")->config.group, 2);
+  EXPECT_EQ(find_mma_instruction("cdna2:v_mfma_f32_32x32x8_bf16")->config.group, 4);
+  EXPECT_EQ(find_mma_instruction("cdna3:v_mfma_f32_16x16x16_f16")->config.block, 8);
+  EXPECT_EQ(find_mma_instruction("cdna2:v_mfma_f64_16x16x4_f64")->config.algorithm, MmaAlgorithm::sfma);
+}
+
+TEST(MmaProperty, ExactWhenNoRoundingCanOccur) {
+  std::mt19937_64 rng(kSeed);
+  SCOPED_TRACE("seed " + std::to_string(kSeed));
+  for (const MmaInstruction& ins : all_mma_instructions()) {
+    const DotConfig& cfg = ins.config;
+    const Dot d(cfg);
+    for (int n = 0; n < kCases; ++n) {
+      // Integers 0..3 for a and b, up to 255 for c: every partial sum is an integer below 2^10,
+      // exact in every output (binary16, binary32 cut to 13 fraction bits) and every accumulator.
+      Case x;
+      double exact = double(int(rng() % 511) - 255);
+      x.c = enc(*cfg.c, exact);
+      std::vector<double> av, bv;
+      for (int k = 0; k < ins.k; ++k) {
+        av.push_back(double(int(rng() % 7) - 3));
+        bv.push_back(double(int(rng() % 7) - 3));
+        x.a.push_back(enc(*cfg.a, av.back()));
+        x.b.push_back(enc(*cfg.b, bv.back()));
+      }
+      std::vector<double> sav, sbv;
+      for (int i = 0; i < scale_count(cfg, ins.k); ++i) {
+        // Scales 1..3.75 (ue4m3) or 1, 2, 4 (ue8m0): the sum stays within binary32's precision.
+        x.sa.push_back(cfg.scale == &ue8m0 ? 127 + rng() % 3 : 0x38 + rng() % 16);
+        x.sb.push_back(cfg.scale == &ue8m0 ? 127 + rng() % 3 : 0x38 + rng() % 16);
+        sav.push_back(dec(*cfg.scale, x.sa.back()));
+        sbv.push_back(dec(*cfg.scale, x.sb.back()));
+      }
+      for (int k = 0; k < ins.k; ++k) {
+        double p = av[std::size_t(k)] * bv[std::size_t(k)];
+        if (cfg.scale) p *= sav[std::size_t(k / cfg.scale_block)] * sbv[std::size_t(k / cfg.scale_block)];
+        exact += p;
+      }
+      const std::uint64_t got = eval(d, x);
+      if (exact == 0) {
+        EXPECT_TRUE(is_zero_bits(*cfg.d, got)) << describe(ins, x);
+      } else {
+        EXPECT_EQ(got, enc(*cfg.d, exact)) << describe(ins, x) << " exact " << exact;
+      }
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+TEST(MmaProperty, SignSymmetry) {
+  std::mt19937_64 rng(kSeed + 1);
+  SCOPED_TRACE("seed " + std::to_string(kSeed + 1));
+  for (const MmaInstruction& ins : all_mma_instructions()) {
+    const DotConfig& cfg = ins.config;
+    if (!symmetric(cfg.algorithm)) continue;
+    const Dot d(cfg);
+    for (int n = 0; n < kCases; ++n) {
+      Case x = random_case(ins, rng);
+      const std::uint64_t r = eval(d, x);
+      Case y = x;
+      y.c ^= cfg.c->sign_mask();
+      for (auto& v : y.a) v ^= cfg.a->sign_mask();
+      const std::uint64_t s = eval(d, y);
+      const Format& f = *cfg.d;
+      if (is_nan_bits(f, r)) {
+        EXPECT_TRUE(is_nan_bits(f, s)) << describe(ins, x);
+        if (cfg.algorithm != MmaAlgorithm::sfma && cfg.algorithm != MmaAlgorithm::gps) {
+          EXPECT_EQ(s, r) << describe(ins, x);
+        }
+      } else if (is_zero_bits(f, r)) {
+        EXPECT_TRUE(is_zero_bits(f, s)) << describe(ins, x);
+      } else {
+        EXPECT_EQ(s, r ^ f.sign_mask()) << describe(ins, x);
+      }
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+TEST(MmaProperty, Cdna3RoundingDownIsAsymmetric) {
+  // The fdrda family is not symmetric: somewhere in random inputs negation changes the magnitude.
+  std::mt19937_64 rng(kSeed + 2);
+  const MmaInstruction& ins = *find_mma_instruction("cdna3:v_mfma_f32_32x32x8_f16");
+  const Dot d(ins.config);
+  int asymmetric = 0;
+  for (int n = 0; n < 2000; ++n) {
+    Case x = random_case(ins, rng);
+    Case y = x;
+    y.c ^= binary32.sign_mask();
+    for (auto& v : y.a) v ^= binary16.sign_mask();
+    const std::uint64_t r = eval(d, x), s = eval(d, y);
+    if (!is_nan_bits(binary32, r) && !is_zero_bits(binary32, r) && s != (r ^ binary32.sign_mask())) ++asymmetric;
+  }
+  EXPECT_GT(asymmetric, 0);
+}
+
+// Permutes the products of x within the classes the algorithm cannot tell apart.
+void shuffle_within_blocks(const MmaInstruction& ins, Case& x, std::mt19937_64& rng) {
+  const DotConfig& cfg = ins.config;
+  int span = cfg.block > 0 ? cfg.block : ins.k;
+  if (cfg.algorithm == MmaAlgorithm::gdfs) span = cfg.group;
+  if (cfg.scale) span = std::min(span, cfg.scale_block);
+  const int stride = cfg.algorithm == MmaAlgorithm::gfdrda || cfg.algorithm == MmaAlgorithm::cogfdrda ? 2 : 1;
+  for (int start = 0; start < ins.k; start += span)
+    for (int parity = 0; parity < stride; ++parity) {
+      std::vector<int> idx;
+      for (int k = start + parity; k < std::min(ins.k, start + span); k += stride) idx.push_back(k);
+      std::vector<int> perm = idx;
+      std::shuffle(perm.begin(), perm.end(), rng);
+      const Case old = x;
+      for (std::size_t i = 0; i < idx.size(); ++i) {
+        x.a[std::size_t(idx[i])] = old.a[std::size_t(perm[i])];
+        x.b[std::size_t(idx[i])] = old.b[std::size_t(perm[i])];
+      }
+    }
+}
+
+TEST(MmaProperty, OrderWithinAFusedBlockDoesNotMatter) {
+  std::mt19937_64 rng(kSeed + 3);
+  SCOPED_TRACE("seed " + std::to_string(kSeed + 3));
+  for (const MmaInstruction& ins : all_mma_instructions()) {
+    const DotConfig& cfg = ins.config;
+    if (cfg.algorithm == MmaAlgorithm::sfma || cfg.algorithm == MmaAlgorithm::gps) continue;
+    const Dot d(cfg);
+    for (int n = 0; n < kCases; ++n) {
+      Case x = random_case(ins, rng);
+      const std::uint64_t r = eval(d, x);
+      Case y = x;
+      shuffle_within_blocks(ins, y, rng);
+      EXPECT_EQ(eval(d, y), r) << describe(ins, x);
+      if (cfg.a == cfg.b) {
+        std::swap(y.a, y.b);
+        std::swap(y.sa, y.sb);
+        EXPECT_EQ(eval(d, y), r) << describe(ins, x) << " (a and b exchanged)";
+      }
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+TEST(MmaProperty, ChainsAreBlocksInSequence) {
+  std::mt19937_64 rng(kSeed + 4);
+  SCOPED_TRACE("seed " + std::to_string(kSeed + 4));
+  for (const MmaInstruction& ins : all_mma_instructions()) {
+    const DotConfig& cfg = ins.config;
+    if (cfg.block <= 0 || cfg.block >= ins.k || cfg.scale) continue;
+    const Dot whole(cfg);
+    DotConfig first = cfg, rest = cfg;
+    first.block = rest.block = 0;
+    rest.c = cfg.d;
+    const Dot d1(first), d2(rest);
+    const auto b = std::size_t(cfg.block);
+    for (int n = 0; n < kCases; ++n) {
+      Case x = random_case(ins, rng);
+      std::uint64_t part = d1(x.c, std::span(x.a).first(b), std::span(x.b).first(b));
+      for (std::size_t k0 = b; k0 < x.a.size(); k0 += b)
+        part = d2(part, std::span(x.a).subspan(k0, b), std::span(x.b).subspan(k0, b));
+      EXPECT_EQ(eval(whole, x), part) << describe(ins, x);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+TEST(MmaProperty, FastKernelsAgreeWithTheGenericOne) {
+  // The FDA kernels specialised for binary16, bfloat16, tf32, e4m3 and e5m2 against the generic
+  // kernel (reached through copies of the format descriptors), over F, blocks and floors, on
+  // random bit patterns (specials and subnormals included).
+  static const Format copies[] = {binary16, bfloat16, tf32, e4m3, e5m2};
+  const Format* fixed[] = {&binary16, &bfloat16, &tf32, &e4m3, &e5m2};
+  std::mt19937_64 rng(kSeed + 6);
+  SCOPED_TRACE("seed " + std::to_string(kSeed + 6));
+  for (std::size_t f = 0; f < std::size(copies); ++f) {
+    for (const Format* out : {&binary32, &binary16}) {
+      for (int F : {0, 3, 13, 23, 24, 25, 31, 40}) {
+        for (int block : {0, 3, 8}) {
+          for (int floor : {kNoAlignFloor, -133, -20, 0}) {
+            DotConfig fast = default_dot_config(MmaAlgorithm::fda, *fixed[f], *fixed[f], *out, *out);
+            fast.F = F;
+            fast.block = block;
+            fast.align_floor = floor;
+            if (F == 13 && out == &binary32) fast.out_fraction_bits = 13;
+            DotConfig slow = fast;
+            slow.a = slow.b = &copies[f];
+            ASSERT_EQ(check(fast), "");
+            const Dot df(fast), ds(slow);
+            for (int n = 0; n < 200; ++n) {
+              const int k = 1 + int(rng() % 40);
+              std::vector<std::uint64_t> a, b;
+              for (int i = 0; i < k; ++i) {
+                a.push_back(random_bits(*fixed[f], rng));
+                b.push_back(random_bits(*fixed[f], rng));
+              }
+              const std::uint64_t c = random_bits(*out, rng);
+              ASSERT_EQ(df(c, a, b), ds(c, a, b)) << fixed[f]->name << " F " << F << " block " << block << " floor "
+                                                  << floor << " K " << k;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(MmaProperty, NvidiaNanIsCanonical) {
+  // Any NaN input of a fused NVIDIA instruction gives 0x7FFFFFFF or 0x7FFF, whatever its payload.
+  std::mt19937_64 rng(kSeed + 5);
+  for (const MmaInstruction& ins : all_mma_instructions()) {
+    const DotConfig& cfg = ins.config;
+    if (cfg.nan != MmaNan::nvidia || !symmetric(cfg.algorithm) || cfg.algorithm == MmaAlgorithm::sfma ||
+        cfg.algorithm == MmaAlgorithm::gps)
+      continue;
+    const Dot d(cfg);
+    Case x = random_case(ins, rng);
+    x.c = pack(*cfg.c, rng() & 1, cfg.c->inf_magnitude() | 1 | (rng() & cfg.c->man_mask()));
+    EXPECT_EQ(eval(d, x), pack(*cfg.d, false, cfg.d->magnitude_mask())) << ins.id();
+  }
+}
+
+}  // namespace
+}  // namespace gp::model
