@@ -1,6 +1,7 @@
 // gpuparanoia: audits the floating-point arithmetic of GPUs against a bit-accurate model.
 #include <CLI/CLI.hpp>
 
+#include "cli/audit_command.hpp"
 #include "cli/model_command.hpp"
 #include "cli/selfcheck.hpp"
 
@@ -10,7 +11,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(GPUPARANOIA_VERSION));
   int exit_code = 0;
   gp::cli::add_model_commands(app, exit_code);
-  gp::cli::add_run_command(app, exit_code);
+  gp::cli::add_audit_commands(app, exit_code);
+  gp::cli::add_selfcheck_command(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "cli/batch.hpp"
+#include "cli/model_dot.hpp"
 #include "model/ops.hpp"
 
 namespace gp::cli {
@@ -117,6 +118,7 @@ void add_model_commands(CLI::App& app, int& exit_code) {
   scalar->add_flag("--flags", args->flags,
                    "Append the IEEE flags in hex (1 inexact, 2 underflow, 4 overflow, 8 divbyzero, 10 invalid)");
   scalar->callback([args, &exit_code] { exit_code = run_model_scalar(*args, std::cin, std::cout, std::cerr); });
+  add_model_dot_command(*model, exit_code);
 }
 
 }  // namespace gp::cli

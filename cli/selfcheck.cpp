@@ -183,15 +183,14 @@ SelfCheckSummary run_selfcheck(std::ostream& out, std::uint64_t n, std::uint64_t
   return total;
 }
 
-void add_run_command(CLI::App& app, int& exit_code) {
-  CLI::App* run = app.add_subcommand("run", "Audit the devices found (for now: the reference model's self-check)");
+void add_selfcheck_command(CLI::App& app, int& exit_code) {
+  CLI::App* cmd = app.add_subcommand(
+      "selfcheck", "Check the reference model against the host FPU and exact host arithmetic");
   auto quick = std::make_shared<bool>(false);
   auto seed = std::make_shared<std::uint64_t>(std::random_device{}());
-  run->add_flag("--quick", *quick, "Fewer random cases");
-  run->add_option("--seed", *seed, "Seed of the random cases");
-  run->callback([quick, seed, &exit_code] {
-    fmt::print("gpuparanoia {}: the device audit is not built yet; checking the reference model.\n",
-               GPUPARANOIA_VERSION_STRING);
+  cmd->add_flag("--quick", *quick, "Fewer random cases");
+  cmd->add_option("--seed", *seed, "Seed of the random cases");
+  cmd->callback([quick, seed, &exit_code] {
     const SelfCheckSummary s = run_selfcheck(std::cout, *quick ? 20000 : 250000, *seed);
     if (s.mismatches == 0) {
       fmt::print("The model agrees with every oracle: {} cases, no mismatch.\n", s.cases);

@@ -1,5 +1,5 @@
-// The model's self-check: the reference model against the host FPU and exact host arithmetic.
-// `gpuparanoia run` runs it until the device audit exists.
+// The model's self-check (`gpuparanoia selfcheck`): the reference model against the host FPU and
+// exact host arithmetic, for a user who wants to know that this build's model can be trusted.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -17,6 +17,6 @@ struct SelfCheckSummary {
 // `cases` random cases per (format, op, mode).
 SelfCheckSummary run_selfcheck(std::ostream& out, std::uint64_t cases, std::uint64_t seed);
 
-void add_run_command(CLI::App& app, int& exit_code);
+void add_selfcheck_command(CLI::App& app, int& exit_code);
 
 }  // namespace gp::cli

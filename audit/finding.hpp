@@ -1,0 +1,45 @@
+// What a probe concludes (DESIGN.md section 6): status, a one-line verdict in Paranoia's voice,
+// inferred parameters, and the observations that justify them.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gp::audit {
+
+enum class Status { ok, unsupported, error };
+std::string_view name(Status s);
+
+// One evaluation on the device: its inputs, its output, and each hypothesis' prediction.
+struct Observation {
+  std::vector<std::uint64_t> inputs;
+  std::uint64_t output = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> predictions;
+  int input_bits = 32, output_bits = 32;  // storage widths, for hex rendering
+  std::string note;                       // what the case is ("1.5 - 2^-26")
+};
+
+struct Finding {
+  std::string probe;   // stable id, "scalar.add.guard_bits"
+  std::string format;  // format name for scalar probes
+  std::string config;  // MMA configuration name for MMA probes
+  std::string title;
+  std::string source;
+  Status status = Status::ok;
+  std::string verdict;  // "ADDITION: chopped, 2 guard bits"
+  nlohmann::json parameters = nlohmann::json::object();  // everything the probe inferred
+  // The part of the parameters that belongs to the device profile (DESIGN.md section 7 keys),
+  // merged into profile.scalar[format] by the runner.
+  nlohmann::json profile = nlohmann::json::object();
+  std::string message;  // why unsupported, what failed, or remarks
+  double duration_s = 0;
+  std::vector<Observation> observations;
+};
+
+Finding unsupported(std::string why);
+Finding failed(std::string why);
+
+}  // namespace gp::audit

@@ -1,0 +1,68 @@
+// Probes and their registry (DESIGN.md section 6). A scalar probe runs once per format the device
+// computes in; it builds inputs, evaluates them through Device::scalar, and compares the outputs
+// with each hypothesis' prediction from the model. It never knows which backend it runs on.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "audit/finding.hpp"
+#include "backends/device.hpp"
+
+namespace gp::audit {
+
+// Test intensity: quick in CI, standard by default, exhaustive on demand (DESIGN.md section 10).
+enum class Tier { quick, standard, full };
+
+struct ProbeContext {
+  Tier tier = Tier::standard;
+  std::uint64_t seed = 1;
+  // Random-case counts scaled by the tier: quick / standard / full.
+  std::uint64_t cases(std::uint64_t quick, std::uint64_t standard, std::uint64_t full) const {
+    return tier == Tier::quick ? quick : tier == Tier::standard ? standard : full;
+  }
+};
+
+class ScalarProbe {
+ public:
+  virtual ~ScalarProbe() = default;
+  virtual std::string_view id() const = 0;      // "scalar.add.guard_bits"
+  virtual std::string_view title() const = 0;   // "Guard bits of the adder"
+  virtual std::string_view source() const = 0;  // "Daumas et al. 2006, section 2.3"
+  // Whether the probe means anything for this format (some are binary16-only, say); a probe that
+  // applies but needs a missing capability reports `unsupported` from run().
+  virtual bool applies(const model::Format&) const { return true; }
+  virtual Finding run(backends::Device& device, const model::Format& format, const ProbeContext& ctx) const = 0;
+};
+
+// Every scalar probe, in the order the report presents them.
+std::span<const ScalarProbe* const> scalar_probes();
+
+// An MMA probe runs once per cooperative-matrix configuration the device offers, through
+// Device::mma, building its tiles for the configuration's formats and K.
+class MmaProbe {
+ public:
+  virtual ~MmaProbe() = default;
+  virtual std::string_view id() const = 0;  // "mma.accumulation.precision"
+  virtual std::string_view title() const = 0;
+  virtual std::string_view source() const = 0;
+  virtual bool applies(const backends::MmaConfig&) const { return true; }
+  virtual Finding run(backends::Device& device, const backends::MmaConfig& config, const ProbeContext& ctx) const = 0;
+};
+
+// Every MMA probe, in the order the report presents them.
+std::span<const MmaProbe* const> mma_probes();
+
+// After the MMA probes of one configuration: the algorithm and parameters (of the model's nine)
+// that predict every observation, validated on random tiles. Returns the identification finding
+// and fills `profile_entry` with the profile.mma item of DESIGN.md section 7 ({config, algorithm,
+// parameters, validation}; empty when nothing fits).
+Finding identify_mma(backends::Device& device, const backends::MmaConfig& config,
+                     std::span<const Finding> probe_findings, const ProbeContext& ctx, nlohmann::json& profile_entry);
+
+// Shell-style glob (* and ?) on probe ids.
+bool glob_match(std::string_view pattern, std::string_view text);
+
+}  // namespace gp::audit

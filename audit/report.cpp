@@ -1,0 +1,135 @@
+#include "audit/report.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <vector>
+
+namespace gp::audit {
+
+using nlohmann::json;
+
+namespace {
+
+std::string str(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// Findings grouped by format (or MMA configuration), in order of first appearance.
+std::vector<std::pair<std::string, std::vector<const json*>>> by_target(const json& doc) {
+  std::vector<std::pair<std::string, std::vector<const json*>>> groups;
+  for (const json& f : doc["findings"]) {
+    std::string key = str(f, "config").empty() ? str(f, "format") : str(f, "config");
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      groups.push_back({key, {}});
+      it = groups.end() - 1;
+    }
+    it->second.push_back(&f);
+  }
+  return groups;
+}
+
+std::string value_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "none";
+  return v.dump();
+}
+
+// "add: rounding=chop guard_bits=2 sticky=false; mul: ..."
+std::string profile_line(const json& p) {
+  std::string out;
+  for (const auto& [unit, fields] : p.items()) {
+    if (unit == "validation") continue;
+    std::string part = unit + ":";
+    if (fields.is_object()) {
+      for (const auto& [k, v] : fields.items()) part += " " + k + "=" + value_text(v);
+    } else {
+      part += " " + value_text(fields);
+    }
+    out += (out.empty() ? "" : "; ") + part;
+  }
+  return out;
+}
+
+struct Counts {
+  int ok = 0, unsupported = 0, error = 0;
+};
+Counts count(const json& doc) {
+  Counts c;
+  for (const json& f : doc["findings"]) {
+    const std::string s = str(f, "status");
+    (s == "ok" ? c.ok : s == "unsupported" ? c.unsupported : c.error) += 1;
+  }
+  return c;
+}
+
+}  // namespace
+
+std::string text_report(const json& doc) {
+  const json& dev = doc["device"];
+  std::string out = fmt::format("gpuparanoia {} -- {} ({}{}{})\n", str(doc["tool"], "version"), str(dev, "id"),
+                                str(dev, "name"), str(dev, "driver").empty() ? "" : ", driver ", str(dev, "driver"));
+  if (!str(dev, "description").empty()) out += "  " + str(dev, "description") + "\n";
+  out += fmt::format("  started {}, {:.1f} s\n", str(doc, "started"), doc.value("duration_s", 0.0));
+  for (const auto& [target, findings] : by_target(doc)) {
+    out += fmt::format("\n{}\n", target);
+    for (const json* f : findings) {
+      const std::string status = str(*f, "status");
+      if (status == "ok") {
+        out += fmt::format("  {:<68} [{}]\n", str(*f, "verdict"), str(*f, "probe"));
+      } else {
+        out += fmt::format("  {} {}: {} [{}]\n", status == "error" ? "ERROR in" : "unsupported:", str(*f, "title"),
+                           str(*f, "message"), str(*f, "probe"));
+      }
+    }
+    const json& p = doc["profile"]["scalar"];
+    if (p.contains(target)) {
+      out += fmt::format("  Profile: {}\n", profile_line(p[target]));
+      if (p[target].contains("validation")) {
+        const json& v = p[target]["validation"];
+        out += fmt::format("  Validation of the profile on random inputs: {} cases, {}\n", v.value("cases", 0),
+                           v.value("mismatches", 0) == 0 ? std::string("no mismatch")
+                                                         : fmt::format("{} MISMATCHES", v.value("mismatches", 0)));
+      }
+    }
+  }
+  const Counts c = count(doc);
+  out += fmt::format("\n{} findings: {} ok, {} unsupported, {} error\n", c.ok + c.unsupported + c.error, c.ok,
+                     c.unsupported, c.error);
+  return out;
+}
+
+std::string markdown_report(const json& doc) {
+  const json& dev = doc["device"];
+  std::string out = fmt::format("# {}: {}\n\n", str(dev, "id"), str(dev, "name"));
+  out += "| | |\n|---|---|\n";
+  for (const char* key : {"backend", "vendor", "driver", "api", "description"})
+    if (!str(dev, key).empty()) out += fmt::format("| {} | {} |\n", key, str(dev, key));
+  out += fmt::format("| tool | gpuparanoia {} |\n| started | {} |\n| duration | {:.1f} s |\n\n",
+                     str(doc["tool"], "version"), str(doc, "started"), doc.value("duration_s", 0.0));
+  for (const auto& [target, findings] : by_target(doc)) {
+    out += fmt::format("## {}\n\n", target);
+    const json& p = doc["profile"]["scalar"];
+    if (p.contains(target)) {
+      out += fmt::format("Profile: `{}`", profile_line(p[target]));
+      if (p[target].contains("validation"))
+        out += fmt::format(" (validated on {} random cases, {} mismatches)", p[target]["validation"].value("cases", 0),
+                           p[target]["validation"].value("mismatches", 0));
+      out += "\n\n";
+    }
+    out += "| probe | status | verdict | source |\n|---|---|---|---|\n";
+    for (const json* f : findings) {
+      const std::string status = str(*f, "status");
+      out += fmt::format("| `{}` | {} | {} | {} |\n", str(*f, "probe"), status,
+                         status == "ok" ? str(*f, "verdict") : str(*f, "message"), str(*f, "source"));
+    }
+    out += "\n";
+  }
+  const Counts c = count(doc);
+  out += fmt::format("{} ok, {} unsupported, {} error.\n", c.ok, c.unsupported, c.error);
+  return out;
+}
+
+}  // namespace gp::audit

@@ -1,0 +1,155 @@
+#include "audit/runner.hpp"
+
+#include "audit/validation.hpp"
+
+#include <chrono>
+#include <exception>
+#include <string>
+
+namespace gp::audit {
+
+nlohmann::json RunSettings::to_json() const {
+  return {{"probes", probes},
+          {"suite", suite},
+          {"tier", tier == Tier::quick ? "quick" : tier == Tier::standard ? "standard" : "full"},
+          {"seed", seed}};
+}
+
+void Tally::add(Status s) {
+  (s == Status::ok ? ok : s == Status::unsupported ? unsupported : error) += 1;
+}
+
+namespace {
+
+bool selected(const RunSettings& s, std::string_view id) {
+  if (s.probes.empty()) return true;
+  for (const std::string& g : s.probes)
+    if (glob_match(g, id)) return true;
+  return false;
+}
+
+}  // namespace
+
+namespace {
+
+// Runs one probe, turning an exception into an `error` finding, and stamps id, target and time.
+template <class Probe, class Target>
+Finding run_one(const Probe& probe, backends::Device& device, const Target& target, const ProbeContext& ctx) {
+  const auto start = std::chrono::steady_clock::now();
+  Finding f;
+  try {
+    f = probe.run(device, target, ctx);
+  } catch (const std::exception& e) {
+    f = failed(std::string("the probe stopped: ") + e.what());
+  }
+  f.probe = probe.id();
+  if (f.title.empty()) f.title = probe.title();
+  if (f.source.empty()) f.source = probe.source();
+  f.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return f;
+}
+
+}  // namespace
+
+Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, ResultDocument& doc,
+                       const ProgressFn& progress) {
+  Tally tally;
+  if (settings.suite == "mma") return tally;
+  struct Job {
+    const ScalarProbe* probe;
+    const model::Format* format;
+  };
+  std::vector<Job> jobs;
+  for (const model::Format* f : device.caps().formats)
+    for (const ScalarProbe* p : scalar_probes())
+      if (selected(settings, p->id()) && p->applies(*f)) jobs.push_back({p, f});
+  const ProbeContext ctx{settings.tier, settings.seed};
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const auto [probe, format] = jobs[i];
+    if (progress) progress(probe->id(), format->name, i, jobs.size());
+    Finding f = run_one(*probe, device, *format, ctx);
+    f.format = format->name;
+    tally.add(f.status);
+    doc.add(f);
+  }
+  // Each format's inferred profile, normalised, then validated on random inputs.
+  if (!settings.probes.empty()) return tally;  // a partial run infers a partial profile: nothing to validate
+  for (const model::Format* f : device.caps().formats) {
+    nlohmann::json& p = doc.profile()["scalar"][f->name];
+    if (p.is_null()) p = nlohmann::json::object();
+    normalise_scalar_profile(p);
+    if (progress) progress("scalar.profile.validation", f->name, jobs.size(), jobs.size() + 1);
+    Finding v;
+    try {
+      v = validate_scalar_profile(device, *f, p, ctx);
+    } catch (const std::exception& e) {
+      v = failed(std::string("the validation stopped: ") + e.what());
+      v.probe = "scalar.profile.validation";
+      v.format = f->name;
+    }
+    tally.add(v.status);
+    doc.add(v);
+  }
+  return tally;
+}
+
+Tally run_mma_suite(backends::Device& device, const RunSettings& settings, ResultDocument& doc,
+                    const ProgressFn& progress) {
+  Tally tally;
+  if (settings.suite == "scalar") return tally;
+  const ProbeContext ctx{settings.tier, settings.seed};
+  const auto& configs = device.caps().mma;
+  for (std::size_t c = 0; c < configs.size(); ++c) {
+    const backends::MmaConfig& config = configs[c];
+    std::vector<Finding> findings;
+    for (const MmaProbe* p : mma_probes()) {
+      if (!selected(settings, p->id()) || !p->applies(config)) continue;
+      if (progress) progress(p->id(), config.name(), c, configs.size());
+      Finding f = run_one(*p, device, config, ctx);
+      f.config = config.name();
+      tally.add(f.status);
+      doc.add(f);
+      findings.push_back(std::move(f));
+    }
+    if (!selected(settings, "mma.identify")) continue;
+    if (progress) progress("mma.identify", config.name(), c, configs.size());
+    nlohmann::json entry;
+    const auto start = std::chrono::steady_clock::now();
+    Finding id;
+    try {
+      id = identify_mma(device, config, findings, ctx, entry);
+    } catch (const std::exception& e) {
+      id = failed(std::string("the identification stopped: ") + e.what());
+    }
+    id.probe = "mma.identify";
+    id.config = config.name();
+    id.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    tally.add(id.status);
+    if (!entry.empty()) doc.profile()["mma"].push_back(entry);
+    doc.add(id);
+  }
+  return tally;
+}
+
+bool glob_match(std::string_view p, std::string_view t) {
+  // Iterative wildcard matching with backtracking to the last '*'.
+  std::size_t pi = 0, ti = 0, star = std::string_view::npos, mark = 0;
+  while (ti < t.size()) {
+    if (pi < p.size() && (p[pi] == '?' || p[pi] == t[ti])) {
+      ++pi;
+      ++ti;
+    } else if (pi < p.size() && p[pi] == '*') {
+      star = pi++;
+      mark = ti;
+    } else if (star != std::string_view::npos) {
+      pi = star + 1;
+      ti = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '*') ++pi;
+  return pi == p.size();
+}
+
+}  // namespace gp::audit

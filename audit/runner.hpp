@@ -1,0 +1,38 @@
+// The runner: selected probes on one device, findings into the result document as they come,
+// then the inferred profile validated on random inputs.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "audit/probe.hpp"
+#include "audit/result.hpp"
+
+namespace gp::audit {
+
+struct RunSettings {
+  std::vector<std::string> probes;  // globs on probe ids; empty: every probe
+  std::string suite = "all";        // scalar, mma or all
+  Tier tier = Tier::standard;
+  std::uint64_t seed = 1;
+  nlohmann::json to_json() const;
+};
+
+struct Tally {
+  int ok = 0, unsupported = 0, error = 0;
+  void add(Status s);
+};
+
+// Called before each probe with (probe id, format, index, count): progress display.
+using ProgressFn = std::function<void(std::string_view, std::string_view, std::size_t, std::size_t)>;
+
+// Runs the scalar suite. A probe that throws or fails ends as an `error` finding; the run goes on.
+Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, ResultDocument& doc,
+                       const ProgressFn& progress = {});
+
+// Runs the MMA suite on every configuration of the device, then identifies and validates each.
+Tally run_mma_suite(backends::Device& device, const RunSettings& settings, ResultDocument& doc,
+                    const ProgressFn& progress = {});
+
+}  // namespace gp::audit

@@ -1,0 +1,134 @@
+#include "audit/validation.hpp"
+
+#include <fmt/format.h>
+
+#include <random>
+
+#include "backends/reference/profile.hpp"
+
+namespace gp::audit {
+
+using backends::Expr;
+using backends::Node;
+using nlohmann::json;
+
+void normalise_scalar_profile(json& p) {
+  const auto chop_if = [&](const char* unit, const char* width_key) {
+    if (!p.contains(unit) || !p[unit].is_object()) return;
+    json& u = p[unit];
+    if (u.contains(width_key) && u[width_key].is_number_integer() && u.value("rounding", "") == "rz")
+      u["rounding"] = "chop";
+  };
+  chop_if("add", "guard_bits");
+  chop_if("mul", "truncated_columns");
+}
+
+namespace {
+
+// Operands that meet every path: uniform bit patterns (specials and subnormals included) and values
+// of nearby exponents (cancellation, carries, ties of the narrow formats).
+std::uint64_t operand(std::mt19937_64& rng, const model::Format& f) {
+  if (rng() % 2) return (rng() & f.storage_mask()) & ~((std::uint64_t{1} << f.pad_bits) - 1);
+  const std::uint64_t field = std::uint64_t(f.bias) + rng() % 7 - 3;
+  return model::pack(f, rng() & 1, ((field << f.man_bits) | (rng() & f.man_mask())) & f.magnitude_mask());
+}
+
+struct Op {
+  Node node;
+  const char* name;
+};
+constexpr Op ops[] = {{Node::add, "add"},   {Node::sub, "sub"}, {Node::mul, "mul"}, {Node::div, "div"},
+                      {Node::sqrt, "sqrt"}, {Node::fma, "fma"}, {Node::mad, "mad"}, {Node::input, "transfer"}};
+
+Expr expression(Node n, const model::Format& f) {
+  switch (n) {
+    case Node::input: return backends::transfer(f);
+    case Node::sqrt: return backends::unary(n, f);
+    case Node::fma:
+    case Node::mad: return backends::ternary(n, f);
+    default: return backends::binary(n, f);
+  }
+}
+
+std::uint64_t predict(const model::ScalarUnit& u, Node n, const std::uint64_t* x) {
+  // As the reference device evaluates a program: load, operate in the registers, store.
+  std::uint64_t r[3];
+  const int k = n == Node::input || n == Node::sqrt ? 1 : n == Node::fma || n == Node::mad ? 3 : 2;
+  for (int i = 0; i < k; ++i) r[i] = model::unit_load(u, x[i]).bits;
+  std::uint64_t v = r[0];
+  switch (n) {
+    case Node::add: v = model::unit_add(u, r[0], r[1]).bits; break;
+    case Node::sub: v = model::unit_sub(u, r[0], r[1]).bits; break;
+    case Node::mul: v = model::unit_mul(u, r[0], r[1]).bits; break;
+    case Node::div: v = model::unit_div(u, r[0], r[1]).bits; break;
+    case Node::sqrt: v = model::unit_sqrt(u, r[0]).bits; break;
+    case Node::fma: v = model::unit_fma(u, r[0], r[1], r[2]).bits; break;
+    case Node::mad: v = model::unit_mad(u, r[0], r[1], r[2]).bits; break;
+    default: break;
+  }
+  return model::unit_store(u, v).bits;
+}
+
+}  // namespace
+
+Finding validate_scalar_profile(backends::Device& device, const model::Format& f, json& profile,
+                                const ProbeContext& ctx) {
+  Finding out;
+  out.probe = "scalar.profile.validation";
+  out.format = f.name;
+  out.title = "Validation of the inferred profile";
+  out.source = "DESIGN.md section 6: the inferred profile must predict random inputs bit for bit";
+  json keys = profile;
+  keys.erase("validation");
+  auto unit = backends::unit_from_json(f, keys, fmt::format("profile.scalar.{}", f.name));
+  if (!unit) {
+    out.status = Status::unsupported;
+    out.message = "the probes did not describe a complete unit: " + unit.error().message;
+    return out;
+  }
+  const std::uint64_t total = ctx.cases(10000, 100000, 1000000);
+  const std::uint64_t per_op = total / std::size(ops);
+  std::mt19937_64 rng(ctx.seed ^ 0x5eed5eedULL);
+  std::uint64_t cases = 0, mismatches = 0;
+  json per = json::object();
+  for (const Op& op : ops) {
+    const Expr e = expression(op.node, f);
+    std::vector<std::uint64_t> x(per_op * std::size_t(e.inputs));
+    for (auto& v : x) v = operand(rng, f);
+    auto got = device.scalar({&e, x});
+    if (!got) {
+      out.status = Status::error;
+      out.message = fmt::format("{}: {}", op.name, got.error().message);
+      return out;
+    }
+    std::uint64_t bad = 0;
+    for (std::size_t i = 0; i < per_op; ++i) {
+      const std::uint64_t* xi = &x[i * std::size_t(e.inputs)];
+      const std::uint64_t want = predict(*unit, op.node, xi);
+      if ((*got)[i] == want) continue;
+      // NaNs of either sign and payload count alike unless the profile claims canonical NaNs.
+      const bool both_nan = model::is_nan(model::classify(f, want)) && model::is_nan(model::classify(f, (*got)[i]));
+      if (both_nan && !unit->nan.canonical) continue;
+      if (++bad <= 8) {
+        Observation o;
+        o.inputs.assign(xi, xi + e.inputs);
+        o.output = (*got)[i];
+        o.predictions = {{"profile", want}};
+        o.input_bits = o.output_bits = f.storage_bits;
+        o.note = op.name;
+        out.observations.push_back(std::move(o));
+      }
+    }
+    per[op.name] = {{"cases", per_op}, {"mismatches", bad}};
+    cases += per_op;
+    mismatches += bad;
+  }
+  profile["validation"] = {{"cases", cases}, {"mismatches", mismatches}};
+  out.parameters = {{"cases", cases}, {"mismatches", mismatches}, {"per_operation", per}};
+  out.verdict = mismatches == 0
+                    ? fmt::format("PROFILE: predicts all {} random cases bit for bit", cases)
+                    : fmt::format("PROFILE: {} of {} random cases differ from the inferred profile", mismatches, cases);
+  return out;
+}
+
+}  // namespace gp::audit

@@ -1,0 +1,92 @@
+// The one interface through which probes reach a device (DESIGN.md section 5).
+//
+// Lifecycle: a Backend enumerates its Devices once; a Device is queried for info() and caps()
+// (cheap, no side effects), then evaluates any number of batches. A batch that the device cannot
+// run returns an Error (the probe reports `error`, the run goes on); what it does not support is
+// known beforehand from caps(), so that probes report `unsupported` without trying.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backends/expected.hpp"
+#include "backends/expr.hpp"
+#include "model/format.hpp"
+
+namespace gp::backends {
+
+struct DeviceInfo {
+  std::string id;       // "ref:nvidia-g70", "vulkan:0", "opencl:0:1"
+  std::string backend;  // "reference", "vulkan", "opengl", "opencl", "cuda"
+  std::string name;
+  std::string vendor;
+  std::string driver;
+  std::string api;
+  std::string description;  // one line on what the device is (reference profiles: their source)
+};
+
+// An MMA configuration: D (MxN, d format) = A (MxK, a) * B (KxN, b) + C (MxN, c).
+struct MmaConfig {
+  int m = 0, n = 0, k = 0;
+  const model::Format *a = nullptr, *b = nullptr, *c = nullptr, *d = nullptr;
+  std::string scope = "subgroup";
+  std::string instruction;  // the instruction the configuration runs, where known ("hopper:HMMA.16816.F32")
+  // "16x16x16:binary16,binary16,binary32,binary32", the `config` key of the JSON (section 7).
+  std::string name() const;
+};
+
+struct Capabilities {
+  std::vector<const model::Format*> formats;  // formats the device computes in
+  // Float-controls the device claims (VK_KHR_shader_float_controls, OpenCL denorm flags), as
+  // "key": "value" pairs for the report; probes compare them with what it does.
+  std::map<std::string, std::string> float_controls;
+  std::vector<MmaConfig> mma;
+
+  bool has(const model::Format& f) const;
+};
+
+// n tuples of expr.inputs operands (raw bits of expr.input_format), operand-major per tuple.
+struct ScalarBatch {
+  const Expr* expr;
+  std::span<const std::uint64_t> operands;  // size n * expr->inputs
+};
+
+// n independent tiles of one configuration, row-major: A (MxK), B (KxN), C (MxN) per tile.
+struct MmaBatch {
+  const MmaConfig* config;
+  std::span<const std::uint64_t> a, b, c;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo& info() const = 0;
+  virtual const Capabilities& caps() const = 0;
+  // The raw result bits of the expression for each tuple.
+  virtual Expected<std::vector<std::uint64_t>> scalar(const ScalarBatch& batch) = 0;
+  // D's raw bits, row-major per tile.
+  virtual Expected<std::vector<std::uint64_t>> mma(const MmaBatch& batch) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  // The devices found, or why none can be (no library, no driver): an Error is not a failure of
+  // the run, it is reported by `gpuparanoia devices`.
+  virtual Expected<std::vector<std::unique_ptr<Device>>> enumerate() = 0;
+};
+
+struct BackendOptions {
+  std::vector<std::filesystem::path> profile_files;  // user profiles for the reference backend
+};
+
+// Every backend compiled in, the reference backend first.
+Expected<std::vector<std::unique_ptr<Backend>>> all_backends(const BackendOptions& options);
+
+}  // namespace gp::backends

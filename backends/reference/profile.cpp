@@ -1,0 +1,311 @@
+#include "backends/reference/profile.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "model/mma_instructions.hpp"
+
+namespace gp::backends {
+
+using nlohmann::json;
+
+namespace {
+
+Profile scalar_profile(std::string name, std::string device_name, std::string vendor, std::string description,
+                       std::vector<model::ScalarUnit> units) {
+  return {std::move(name), std::move(device_name), std::move(vendor), std::move(description), std::move(units), {}};
+}
+
+// One virtual device per instruction of the table: ref:<arch>:<instruction>.
+Profile instruction_profile(const model::MmaInstruction& inst) {
+  const model::DotConfig& c = inst.config;
+  MmaConfig m{inst.m, inst.n, inst.k, c.a, c.b, c.c, c.d, "subgroup", inst.id()};
+  const bool nvidia = inst.arch != "cdna2" && inst.arch != "cdna3";
+  return {inst.id(),
+          fmt::format("{} {} ({}, {})", nvidia ? "NVIDIA" : "AMD", inst.name, inst.arch,
+                      std::string(model::name(c.algorithm))),
+          nvidia ? "NVIDIA" : "AMD",
+          inst.notes,
+          {},
+          {m}};
+}
+
+}  // namespace
+
+std::vector<Profile> builtin_profiles() {
+  std::vector<Profile> v;
+  v.push_back(scalar_profile("ieee-binary32", "IEEE 754 binary32 unit", "IEEE",
+                             "correctly rounded binary32 arithmetic, round to nearest even, gradual underflow",
+                             {model::ieee_unit(model::binary32)}));
+  v.push_back(scalar_profile("ieee-binary16", "IEEE 754 binary16 unit", "IEEE",
+                             "correctly rounded binary16 arithmetic with binary32 beside it",
+                             {model::ieee_unit(model::binary32), model::ieee_unit(model::binary16)}));
+  v.push_back(scalar_profile("ieee-binary64", "IEEE 754 binary64 unit", "IEEE",
+                             "correctly rounded binary64 arithmetic with binary32 beside it",
+                             {model::ieee_unit(model::binary32), model::ieee_unit(model::binary64)}));
+  v.push_back(scalar_profile("nvidia-g70", "NVIDIA GeForce 7800 GTX (G70), pixel shader", "NVIDIA",
+                             "Daumas, da Graca, Defour 2006 (sections 2.1-2.3, appendix A); unstated parameters assumed",
+                             {model::nvidia_g70(), model::nvidia_g70_binary16()}));
+  v.push_back(scalar_profile("ati-r520", "ATI Radeon X1800 XL (R520), pixel shader", "ATI",
+                             "Daumas, da Graca, Defour 2006 (sections 2.1-2.3); unstated parameters assumed",
+                             {model::ati_r520()}));
+  v.push_back(scalar_profile("ati-r300", "ATI Radeon 9700 (R300), fp24 pixel shader", "ATI",
+                             "Daumas et al. 2006 table 1 and Hillesland and Lastra 2004; unstated parameters assumed",
+                             {model::ati_r300()}));
+  for (const model::MmaInstruction& inst : model::all_mma_instructions()) v.push_back(instruction_profile(inst));
+  return v;
+}
+
+Expected<std::vector<Profile>> load_profile_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return Error{fmt::format("cannot read profile file {}", path.string())};
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::parse_error& e) {
+    return Error{fmt::format("{}: not JSON: {}", path.string(), e.what())};
+  }
+  return parse_profiles(doc, path.string());
+}
+
+Expected<std::vector<Profile>> parse_profiles(const json& doc, const std::string& where) {
+  std::vector<Profile> out;
+  const json list = doc.is_array() ? doc : json::array({doc});
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const json& p = list[i];
+    const std::string at = doc.is_array() ? fmt::format("{}[{}]", where, i) : where;
+    if (!p.is_object()) return Error{fmt::format("{}: a profile is a JSON object", at)};
+    // A result document: its device profile, named after the device.
+    const json& body = p.contains("schema") && p.contains("profile") ? p["profile"] : p;
+    Profile prof;
+    for (const auto& [key, value] : p.items()) {
+      if (key == "name" || key == "description" || key == "device_name" || key == "vendor") {
+        if (!value.is_string()) return Error{fmt::format("{}: key '{}' must be a string", at, key)};
+      } else if (key != "scalar" && key != "mma" && !(p.contains("schema") && p.contains("profile"))) {
+        return Error{fmt::format("{}: unknown key '{}' (known: name, description, device_name, vendor, scalar)", at, key)};
+      }
+    }
+    prof.name = p.value("name", p.contains("device") ? p["device"].value("id", std::string("profile")) : "");
+    if (prof.name.empty()) return Error{fmt::format("{}: key 'name' is missing", at)};
+    if (prof.name.rfind("ref:", 0) == 0) prof.name = prof.name.substr(4);
+    prof.device_name = p.value("device_name", "user profile " + prof.name);
+    prof.vendor = p.value("vendor", "user");
+    prof.description = p.value("description", "from " + where);
+    if (!body.contains("scalar") || !body["scalar"].is_object())
+      return Error{fmt::format("{}: key 'scalar' (an object of formats) is missing", at)};
+    for (const auto& [format, unit] : body["scalar"].items()) {
+      const auto f = model::find_format(format);
+      if (!f) return Error{fmt::format("{}: scalar.{}: unknown format", at, format)};
+      auto u = unit_from_json(**f, unit, fmt::format("{}: scalar.{}", at, format));
+      if (!u) return u.error();
+      prof.units.push_back(*u);
+    }
+    out.push_back(std::move(prof));
+  }
+  return out;
+}
+
+}  // namespace gp::backends
+
+namespace gp::backends {
+
+namespace {
+
+json rounding_json(const model::UnitRounding& r) { return std::string(model::name(r)); }
+std::string flush_name(bool flush) { return flush ? "flush" : "preserve"; }
+
+// Reads keys of one object with checks; every error names the key path.
+class Reader {
+ public:
+  Reader(const json& j, std::string where) : j_(j), where_(std::move(where)) {}
+  Expected<bool> check_object() const {
+    if (!j_.is_object()) return Error{fmt::format("{}: must be a JSON object", where_)};
+    return true;
+  }
+  Expected<bool> only(std::initializer_list<std::string_view> keys) const {
+    for (const auto& [k, v] : j_.items()) {
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
+        std::string known;
+        for (std::string_view x : keys) known += (known.empty() ? "" : ", ") + std::string(x);
+        return Error{fmt::format("{}.{}: unknown key (known: {})", where_, k, known)};
+      }
+    }
+    return true;
+  }
+  const json* find(const char* key) const { return j_.contains(key) ? &j_.at(key) : nullptr; }
+  std::string at(const char* key) const { return where_ + "." + key; }
+  Expected<bool> boolean(const char* key, bool& out) const {
+    if (const json* v = find(key)) {
+      if (!v->is_boolean()) return Error{fmt::format("{}: must be true or false", at(key))};
+      out = v->get<bool>();
+    }
+    return true;
+  }
+  Expected<bool> rounding(const char* key, model::UnitRounding& out) const {
+    if (const json* v = find(key)) {
+      const auto r = v->is_string() ? model::find_unit_rounding(v->get<std::string>()) : std::nullopt;
+      if (!r) return Error{fmt::format("{}: must be chop or a rounding name (rne rna rnz rnu rnd rno rz ru rd ra ro)", at(key))};
+      out = *r;
+    }
+    return true;
+  }
+  Expected<bool> optional_int(const char* key, std::optional<int>& out) const {
+    if (const json* v = find(key)) {
+      if (v->is_null()) {
+        out.reset();
+      } else if (v->is_number_integer() && v->get<long long>() >= 0 && v->get<long long>() <= 64) {
+        out = v->get<int>();
+      } else {
+        return Error{fmt::format("{}: must be null or an integer from 0 to 64", at(key))};
+      }
+    }
+    return true;
+  }
+  Expected<bool> flush(const char* key, bool& out) const {
+    if (const json* v = find(key)) {
+      if (!v->is_string() || (*v != "flush" && *v != "preserve"))
+        return Error{fmt::format("{}: must be \"flush\" or \"preserve\"", at(key))};
+      out = *v == "flush";
+    }
+    return true;
+  }
+
+ private:
+  const json& j_;
+  std::string where_;
+};
+
+// Runs the checks in order, returning the first error.
+#define GP_TRY(expr)                 \
+  do {                               \
+    auto gp_r = (expr);              \
+    if (!gp_r) return gp_r.error(); \
+  } while (0)
+
+}  // namespace
+
+json unit_to_json(const model::ScalarUnit& u) {
+  json j = {{"add",
+             {{"rounding", rounding_json(u.add.rounding)},
+              {"guard_bits", u.add.guard_bits ? json(*u.add.guard_bits) : json(nullptr)},
+              {"sticky", u.add.sticky}}},
+            {"mul",
+             {{"rounding", rounding_json(u.mul.rounding)},
+              {"truncated_columns", u.mul.truncated_columns ? json(*u.mul.truncated_columns) : json(nullptr)},
+              {"correction", u.mul.correction}}},
+            {"fma", {{"fused", u.fma_fused}}},
+            {"mad", {{"fused", u.mad_fused}}},
+            {"div",
+             {{"method", u.div.method == model::DivMethod::reciprocal ? "reciprocal" : "correctly_rounded"},
+              {"rounding", rounding_json(u.div.rounding)}}},
+            {"sqrt", {{"rounding", rounding_json(u.sqrt)}}},
+            {"cvt", {{"rounding", rounding_json(u.convert)}}},
+            {"subnormals",
+             {{"input", flush_name(u.subnormals.flush_input)},
+              {"output", flush_name(u.subnormals.flush_output)},
+              {"transfer", flush_name(u.subnormals.flush_transfer)}}},
+            {"nan", {{"canonical", u.nan.canonical}, {"quiet_on_transfer", u.nan.quiet_on_transfer}}}};
+  if (u.storage && u.storage != u.format) j["registers"] = u.format->name;
+  return j;
+}
+
+Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j, const std::string& where) {
+  model::ScalarUnit u = model::ieee_unit(f);
+  u.name = "";
+  const Reader top(j, where);
+  GP_TRY(top.check_object());
+  GP_TRY(top.only({"add", "sub", "mul", "div", "sqrt", "fma", "mad", "cvt", "subnormals", "nan", "registers",
+                   "validation"}));
+  if (const json* v = top.find("add")) {
+    const Reader r(*v, top.at("add"));
+    GP_TRY(r.check_object());
+    GP_TRY(r.only({"rounding", "guard_bits", "sticky"}));
+    GP_TRY(r.rounding("rounding", u.add.rounding));
+    GP_TRY(r.optional_int("guard_bits", u.add.guard_bits));
+    GP_TRY(r.boolean("sticky", u.add.sticky));
+  }
+  if (const json* v = top.find("sub")) {  // the adder does both: a separate rounding must agree
+    const Reader r(*v, top.at("sub"));
+    GP_TRY(r.check_object());
+    GP_TRY(r.only({"rounding"}));
+    model::UnitRounding sr = u.add.rounding;
+    GP_TRY(r.rounding("rounding", sr));
+    if (!(sr == u.add.rounding) && !(sr.effective() == u.add.rounding.effective()))
+      return Error{fmt::format("{}: differs from add.rounding, and one adder does both", r.at("rounding"))};
+  }
+  if (const json* v = top.find("mul")) {
+    const Reader r(*v, top.at("mul"));
+    GP_TRY(r.check_object());
+    GP_TRY(r.only({"rounding", "truncated_columns", "correction"}));
+    GP_TRY(r.rounding("rounding", u.mul.rounding));
+    GP_TRY(r.optional_int("truncated_columns", u.mul.truncated_columns));
+    if (const json* c = r.find("correction")) {
+      if (c->is_null()) {
+        u.mul.correction = 0;
+      } else if (c->is_number_unsigned()) {
+        u.mul.correction = c->get<std::uint64_t>();
+      } else {
+        return Error{fmt::format("{}: must be a non-negative integer", r.at("correction"))};
+      }
+    }
+  }
+  for (const char* key : {"fma", "mad"}) {
+    if (const json* v = top.find(key)) {
+      const Reader r(*v, top.at(key));
+      GP_TRY(r.check_object());
+      // "rounding" is what the rounding probe saw; a unit's fused rounding is its adder's.
+      GP_TRY(r.only({"fused", "rounding"}));
+      GP_TRY(r.boolean("fused", std::string_view(key) == "fma" ? u.fma_fused : u.mad_fused));
+    }
+  }
+  if (const json* v = top.find("div")) {
+    const Reader r(*v, top.at("div"));
+    GP_TRY(r.check_object());
+    GP_TRY(r.only({"method", "rounding"}));
+    GP_TRY(r.rounding("rounding", u.div.rounding));
+    if (const json* m = r.find("method")) {
+      if (*m == "reciprocal") {
+        u.div.method = model::DivMethod::reciprocal;
+      } else if (*m == "correctly_rounded") {
+        u.div.method = model::DivMethod::correctly_rounded;
+      } else {
+        return Error{fmt::format("{}: must be \"correctly_rounded\" or \"reciprocal\"", r.at("method"))};
+      }
+    }
+  }
+  for (const char* key : {"sqrt", "cvt"}) {
+    if (const json* v = top.find(key)) {
+      const Reader r(*v, top.at(key));
+      GP_TRY(r.check_object());
+      GP_TRY(r.only({"rounding"}));
+      GP_TRY(r.rounding("rounding", std::string_view(key) == "sqrt" ? u.sqrt : u.convert));
+    }
+  }
+  if (const json* v = top.find("subnormals")) {
+    const Reader r(*v, top.at("subnormals"));
+    GP_TRY(r.check_object());
+    GP_TRY(r.only({"input", "output", "transfer"}));
+    GP_TRY(r.flush("input", u.subnormals.flush_input));
+    GP_TRY(r.flush("output", u.subnormals.flush_output));
+    GP_TRY(r.flush("transfer", u.subnormals.flush_transfer));
+  }
+  if (const json* v = top.find("nan")) {
+    const Reader r(*v, top.at("nan"));
+    GP_TRY(r.check_object());
+    GP_TRY(r.only({"canonical", "quiet_on_transfer"}));
+    GP_TRY(r.boolean("canonical", u.nan.canonical));
+    GP_TRY(r.boolean("quiet_on_transfer", u.nan.quiet_on_transfer));
+  }
+  if (const json* v = top.find("registers")) {
+    const auto rf = v->is_string() ? model::find_format(v->get<std::string>()) : std::nullopt;
+    if (!rf) return Error{fmt::format("{}: must be a format name", top.at("registers"))};
+    u.storage = &f;
+    u.format = *rf;
+  }
+  if (const std::string why = model::check(u); !why.empty()) return Error{fmt::format("{}: {}", where, why)};
+  return u;
+}
+
+}  // namespace gp::backends

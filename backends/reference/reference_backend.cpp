@@ -1,0 +1,106 @@
+#include "backends/reference/reference_backend.hpp"
+
+#include <fmt/format.h>
+
+#include "model/mma_instructions.hpp"
+
+namespace gp::backends {
+
+namespace {
+
+// The unit of a format, as a program names it (its storage format): the unit may compute wider.
+const model::ScalarUnit* unit_for(const Profile& p, const model::Format* f) {
+  for (const model::ScalarUnit& u : p.units)
+    if (&u.storage_format() == f) return &u;
+  return nullptr;
+}
+
+}  // namespace
+
+ReferenceDevice::ReferenceDevice(Profile profile) : profile_(std::move(profile)) {
+  info_.id = "ref:" + profile_.name;
+  info_.backend = "reference";
+  info_.name = profile_.device_name;
+  info_.vendor = profile_.vendor;
+  info_.driver = "gpuparanoia reference model";
+  info_.api = "model";
+  info_.description = profile_.description;
+  for (const model::ScalarUnit& u : profile_.units) caps_.formats.push_back(&u.storage_format());
+  caps_.mma = profile_.mma;
+}
+
+Expected<std::vector<std::uint64_t>> ReferenceDevice::scalar(const ScalarBatch& batch) {
+  const Expr& e = *batch.expr;
+  if (const std::string why = e.check(); !why.empty()) return Error{why};
+  if (batch.operands.size() % std::size_t(e.inputs) != 0) return Error{"operand count is not a multiple of the inputs"};
+  // Resolve every node's unit once: a format the device lacks is an error, not a guess.
+  std::vector<const model::ScalarUnit*> units(e.code.size());
+  for (std::size_t i = 0; i < e.code.size(); ++i) {
+    units[i] = unit_for(profile_, e.format_of(i));
+    if (!units[i]) return Error{fmt::format("{} does not compute in {}", info_.id, e.format_of(i)->name)};
+  }
+  const std::size_t n = batch.operands.size() / std::size_t(e.inputs);
+  std::vector<std::uint64_t> result(n), r(e.code.size());
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::uint64_t* x = &batch.operands[t * std::size_t(e.inputs)];
+    for (std::size_t i = 0; i < e.code.size(); ++i) {
+      const Instr& in = e.code[i];
+      const model::ScalarUnit& u = *units[i];
+      const auto a = [&](int k) { return r[in.arg[k]]; };
+      switch (in.op) {
+        case Node::input: r[i] = model::unit_load(u, x[in.arg[0]]).bits; break;
+        case Node::add: r[i] = model::unit_add(u, a(0), a(1)).bits; break;
+        case Node::sub: r[i] = model::unit_sub(u, a(0), a(1)).bits; break;
+        case Node::mul: r[i] = model::unit_mul(u, a(0), a(1)).bits; break;
+        case Node::div: r[i] = model::unit_div(u, a(0), a(1)).bits; break;
+        case Node::sqrt: r[i] = model::unit_sqrt(u, a(0)).bits; break;
+        case Node::fma: r[i] = model::unit_fma(u, a(0), a(1), a(2)).bits; break;
+        case Node::mad: r[i] = model::unit_mad(u, a(0), a(1), a(2)).bits; break;
+        case Node::neg: r[i] = a(0) ^ u.format->sign_mask(); break;
+        case Node::cvt: r[i] = model::unit_cvt(u, *u.format, *units[in.arg[0]]->format, a(0)).bits; break;
+      }
+    }
+    result[t] = model::unit_store(*units.back(), r.back()).bits;
+  }
+  return result;
+}
+
+Expected<std::vector<std::uint64_t>> ReferenceDevice::mma(const MmaBatch& batch) {
+  const MmaConfig& cfg = *batch.config;
+  const model::MmaInstruction* inst = model::find_mma_instruction(cfg.instruction);
+  if (!inst) return Error{fmt::format("{} has no MMA configuration {}", info_.id, cfg.name())};
+  const std::size_t sa = std::size_t(cfg.m) * cfg.k, sb = std::size_t(cfg.k) * cfg.n, sc = std::size_t(cfg.m) * cfg.n;
+  if (batch.a.size() % sa || batch.b.size() != batch.a.size() / sa * sb || batch.c.size() != batch.a.size() / sa * sc)
+    return Error{"A, B and C hold different numbers of tiles"};
+  const std::size_t tiles = batch.a.size() / sa;
+  const model::Dot dot(inst->config);
+  std::vector<std::uint64_t> d(tiles * sc), row(std::size_t(cfg.k)), col(std::size_t(cfg.k));
+  for (std::size_t t = 0; t < tiles; ++t) {
+    const std::uint64_t *a = &batch.a[t * sa], *b = &batch.b[t * sb], *c = &batch.c[t * sc];
+    for (int i = 0; i < cfg.m; ++i)
+      for (int j = 0; j < cfg.n; ++j) {
+        for (int k = 0; k < cfg.k; ++k) {
+          row[std::size_t(k)] = a[std::size_t(i) * cfg.k + k];
+          col[std::size_t(k)] = b[std::size_t(k) * cfg.n + j];
+        }
+        d[t * sc + std::size_t(i) * cfg.n + j] = dot(c[std::size_t(i) * cfg.n + j], row, col);
+      }
+  }
+  return d;
+}
+
+ReferenceBackend::ReferenceBackend(std::vector<std::filesystem::path> files) : files_(std::move(files)) {}
+
+Expected<std::vector<std::unique_ptr<Device>>> ReferenceBackend::enumerate() {
+  std::vector<Profile> profiles = builtin_profiles();
+  for (const auto& file : files_) {
+    auto loaded = load_profile_file(file);
+    if (!loaded) return loaded.error();
+    for (Profile& p : *loaded) profiles.push_back(std::move(p));
+  }
+  std::vector<std::unique_ptr<Device>> devices;
+  for (Profile& p : profiles) devices.push_back(std::make_unique<ReferenceDevice>(std::move(p)));
+  return devices;
+}
+
+}  // namespace gp::backends

@@ -1,0 +1,42 @@
+// The reference backend: virtual devices whose arithmetic is the model itself (DESIGN.md section 5).
+//   ref:<profile>             scalar units from a profile: built in (ieee-binary32, ieee-binary16,
+//                             ieee-binary64, nvidia-g70, ati-r520, ati-r300) or from a JSON file
+//   ref:<arch>:<instruction>  one MMA instruction of MMA-Sim's tables III and IV
+// They are what the probes are tested against: every hidden parameter must be recovered blind.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "backends/device.hpp"
+#include "backends/reference/profile.hpp"
+
+namespace gp::backends {
+
+class ReferenceDevice final : public Device {
+ public:
+  explicit ReferenceDevice(Profile profile);
+  const DeviceInfo& info() const override { return info_; }
+  const Capabilities& caps() const override { return caps_; }
+  Expected<std::vector<std::uint64_t>> scalar(const ScalarBatch& batch) override;
+  Expected<std::vector<std::uint64_t>> mma(const MmaBatch& batch) override;
+  const Profile& profile() const { return profile_; }
+
+ private:
+  Profile profile_;
+  DeviceInfo info_;
+  Capabilities caps_;
+};
+
+class ReferenceBackend final : public Backend {
+ public:
+  explicit ReferenceBackend(std::vector<std::filesystem::path> profile_files = {});
+  std::string name() const override { return "reference"; }
+  Expected<std::vector<std::unique_ptr<Device>>> enumerate() override;
+
+ private:
+  std::vector<std::filesystem::path> files_;
+};
+
+}  // namespace gp::backends

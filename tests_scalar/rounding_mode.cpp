@@ -1,0 +1,215 @@
+// Rounding-mode identification (MMA-Sim section III-E, tables I and II) for add, sub, mul, div,
+// sqrt, fma and conversions. Table I needs results a quarter and three quarters of an ulp above a
+// representable value, on both signs; table II needs ties, on both signs and both parities of the
+// kept part. Rather than fixing operands that only work for one format and op, the probe searches
+// operands whose exact result falls in each of these twelve classes (the model classifies them),
+// so the same probe serves every format and operation. Each rounding mode is a hypothesis.
+#include <fmt/format.h>
+
+#include <random>
+
+#include "tests_scalar/families.hpp"
+#include "tests_scalar/probe_support.hpp"
+
+namespace gp::scalar {
+namespace {
+
+using model::Rounding;
+
+// Where an exact result lies relative to its truncation: the class of Tables I and II.
+struct ResultClass {
+  int rest;  // 1: below half, 2: half, 3: above half (0: exact)
+  bool neg, odd;
+  int index() const { return (rest - 1) * 4 + neg * 2 + odd; }  // 12 classes
+};
+
+class RoundingProbe final : public audit::ScalarProbe {
+ public:
+  RoundingProbe(Node op, std::string id) : op_(op), id_(std::move(id)) {}
+  std::string_view id() const override { return id_; }
+  std::string_view title() const override { return title_; }
+  std::string_view source() const override { return "MMA-Sim (Xie et al.), section III-E, tables I and II"; }
+  bool applies(const Format& f) const override {
+    // A conversion needs a wider source the device also has; one-bit significands have no ties
+    // of both parities in a binade.
+    return f.man_bits >= 2 && (op_ != Node::cvt || wider(f));
+  }
+
+  audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
+    const Format* from = op_ == Node::cvt ? wider(f) : &f;
+    if (!computes_in(device, f)) return no_format(f);
+    if (!computes_in(device, *from)) return no_format(*from);
+    const Expr expr = op_ == Node::cvt ? backends::conversion(*from, f)
+                      : op_ == Node::sqrt ? backends::unary(op_, f)
+                      : op_ == Node::fma  ? backends::ternary(op_, f)
+                                          : backends::binary(op_, f);
+    std::vector<Case> cases = search(f, *from, expr.inputs, ctx.seed);
+    if (cases.size() < reachable_count()) {
+      return audit::failed(fmt::format("found operands for only {} of the {} classes of tables I and II in {}",
+                                       cases.size(), reachable_count(), f.name));
+    }
+    std::vector<Hypothesis> hypotheses;
+    for (Rounding r : model::all_roundings) {
+      hypotheses.push_back({std::string(model::name(r)), [this, r, &f, from](const Case& c) {
+                              return exact_op(f, *from, r, c.operands).bits;
+                            }});
+    }
+    audit::Finding finding;
+    finding.title = title_;
+    auto sel = select(device, expr, cases, hypotheses, finding);
+    if (!sel) return audit::failed(sel.error().message);
+    const std::string what(shout(op_));
+    if (sel->consistent.empty()) {
+      finding.verdict = fmt::format("{}: rounds as no IEEE mode (neither chopped nor correctly rounded)", what);
+      finding.parameters["rounding"] = nullptr;
+      finding.profile[std::string(key())]["rounding"] = "none";
+    } else {
+      std::string modes;
+      for (const std::string& m : sel->consistent) modes += (modes.empty() ? "" : " or ") + m;
+      finding.verdict = fmt::format("{}: rounds {}", what, describe(sel->consistent.front()));
+      if (sel->consistent.size() > 1) {
+        // Division and square root never produce ties: only the nearest modes stay apart from the rest.
+        const bool ties_unseen = reachable_count() < 12;
+        finding.verdict = ties_unseen && sel->consistent.front().rfind("rn", 0) == 0
+                              ? fmt::format("{}: rounds to nearest (ties never occur: {})", what, modes)
+                              : fmt::format("{} (ambiguous: {})", finding.verdict, modes);
+      }
+      finding.parameters["rounding"] = sel->consistent;
+      finding.profile[std::string(key())]["rounding"] = sel->consistent.front();
+    }
+    return finding;
+  }
+
+ private:
+  static const Format* wider(const Format& f) {
+    if (f.precision() < model::binary32.precision() && f.storage_bits <= 32) return &model::binary32;
+    if (&f == &model::binary32) return &model::binary64;
+    return nullptr;
+  }
+
+  std::string_view key() const {
+    switch (op_) {
+      case Node::add: return "add";
+      case Node::sub: return "sub";
+      case Node::mul: return "mul";
+      case Node::div: return "div";
+      case Node::sqrt: return "sqrt";
+      case Node::fma: return "fma";
+      default: return "cvt";
+    }
+  }
+
+  static std::string describe(const std::string& mode) {
+    const auto r = *model::find_rounding(mode);
+    switch (r) {
+      case Rounding::rne: return "to nearest, ties to even (IEEE default)";
+      case Rounding::rna: return "to nearest, ties away from zero";
+      case Rounding::rnz: return "to nearest, ties toward zero";
+      case Rounding::rnu: return "to nearest, ties up";
+      case Rounding::rnd: return "to nearest, ties down";
+      case Rounding::rno: return "to nearest, ties to odd";
+      case Rounding::rz: return "toward zero (chopped)";
+      case Rounding::ru: return "up";
+      case Rounding::rd: return "down";
+      case Rounding::ra: return "away from zero";
+      case Rounding::ro: return "to odd";
+    }
+    return mode;
+  }
+
+  model::Result exact_op(const Format& f, const Format& from, Rounding r, const std::vector<std::uint64_t>& x) const {
+    model::Options o;
+    o.rounding = r;
+    switch (op_) {
+      case Node::add: return model::add(f, o, x[0], x[1]);
+      case Node::sub: return model::sub(f, o, x[0], x[1]);
+      case Node::mul: return model::mul(f, o, x[0], x[1]);
+      case Node::div: return model::div(f, o, x[0], x[1]);
+      case Node::sqrt: return model::sqrt(f, o, x[0]);
+      case Node::fma: return model::fma(f, o, x[0], x[1], x[2]);
+      default: return model::cvt(f, from, o, x[0]);
+    }
+  }
+
+  // The class of an operand tuple's exact result, from the model's roundings of it.
+  std::optional<ResultClass> classify(const Format& f, const Format& from, const std::vector<std::uint64_t>& x) const {
+    const model::Result z = exact_op(f, from, Rounding::rz, x);
+    const model::Result a = exact_op(f, from, Rounding::ra, x);
+    if (z.bits == a.bits || (z.flags & (model::Flag::overflow | model::Flag::underflow | model::Flag::invalid)))
+      return std::nullopt;
+    if (model::classify(f, z.bits) != model::Class::normal) return std::nullopt;
+    const std::uint64_t na = exact_op(f, from, Rounding::rna, x).bits, nz = exact_op(f, from, Rounding::rnz, x).bits;
+    const int rest = na != nz ? 2 : na == a.bits ? 3 : 1;
+    return ResultClass{rest, model::sign_of(f, z.bits), (z.bits >> f.pad_bits & 1) != 0};
+  }
+
+  // Classes the operation can reach: a quotient or a square root of p-bit numbers is never a
+  // tie (outside the subnormal range), and a square root is never negative.
+  bool reachable(const ResultClass& c) const {
+    if ((op_ == Node::div || op_ == Node::sqrt) && c.rest == 2) return false;
+    return !(op_ == Node::sqrt && c.neg);
+  }
+  std::size_t reachable_count() const {
+    std::size_t n = 0;
+    for (int rest = 1; rest <= 3; ++rest)
+      for (bool neg : {false, true})
+        for (bool odd : {false, true}) n += reachable({rest, neg, odd});
+    return n;
+  }
+
+  // Operands near 1, both signs, until every reachable class has a case. Half of the operands are
+  // "short" (one to three significant bits), so that products and sums land on ties and quarters
+  // often instead of once in 2^p draws.
+  std::vector<Case> search(const Format& f, const Format& from, int inputs, std::uint64_t seed) const {
+    std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ULL);
+    const Format& in = op_ == Node::cvt ? from : f;
+    std::vector<Case> found(12);
+    std::vector<bool> have(12, false);
+    std::size_t count = 0;
+    const std::size_t want = reachable_count();
+    const auto operand = [&](int exp_spread) {
+      std::uint64_t frac = rng() & in.man_mask();
+      if (rng() % 2) {
+        const int keep = 1 + int(rng() % 3);
+        if (in.man_bits > keep) frac &= ~((std::uint64_t{1} << (in.man_bits - keep)) - 1);
+      }
+      const int e = int(rng() % std::uint64_t(exp_spread)) - exp_spread / 2;
+      return value(in, rng() & 1, e - in.man_bits, (std::uint64_t{1} << in.man_bits) | frac);
+    };
+    for (int trial = 0; trial < 200000 && count < want; ++trial) {
+      std::vector<std::uint64_t> x(static_cast<std::size_t>(inputs));
+      for (std::uint64_t& v : x) v = operand(3);
+      if (op_ == Node::sqrt) x[0] &= ~in.sign_mask();
+      // fma: an addend far below the product half of the time, so that its bits decide the rounding.
+      if (op_ == Node::fma && rng() % 2) x[2] = operand(2) - (std::uint64_t(in.precision() / 2 + int(rng() % std::uint64_t(in.precision()))) << in.man_bits << in.pad_bits);
+      const auto c = classify(f, from, x);
+      if (!c || !reachable(*c) || have[std::size_t(c->index())]) continue;
+      have[std::size_t(c->index())] = true;
+      ++count;
+      static constexpr const char* rests[] = {"", "below half", "tie", "above half"};
+      found[std::size_t(c->index())] = {x, fmt::format("{} {}, kept part {}", c->neg ? "negative" : "positive",
+                                                       rests[c->rest], c->odd ? "odd" : "even")};
+    }
+    std::vector<Case> cases;
+    for (std::size_t i = 0; i < 12; ++i)
+      if (have[i]) cases.push_back(found[i]);
+    return cases;
+  }
+
+  Node op_;
+  std::string id_;
+  std::string title_ = fmt::format("Rounding of {}", std::string(shout(op_)));
+};
+
+}  // namespace
+
+void add_rounding_probes(std::vector<const audit::ScalarProbe*>& out) {
+  static const RoundingProbe probes[] = {
+      {Node::add, "scalar.add.rounding"}, {Node::sub, "scalar.sub.rounding"},   {Node::mul, "scalar.mul.rounding"},
+      {Node::div, "scalar.div.rounding"}, {Node::sqrt, "scalar.sqrt.rounding"}, {Node::fma, "scalar.fma.rounding"},
+      {Node::cvt, "scalar.cvt.rounding"},
+  };
+  for (const RoundingProbe& p : probes) out.push_back(&p);
+}
+
+}  // namespace gp::scalar
