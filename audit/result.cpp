@@ -83,10 +83,25 @@ ResultDocument::ResultDocument(const backends::Device& device, std::string tool_
           {"profile", {{"scalar", json::object()}, {"mma", json::array()}}}};
 }
 
+namespace {
+// Deep merge that keeps nulls (merge_patch would delete the keys: "guard_bits": null is a finding).
+void merge(json& into, const json& from) {
+  for (const auto& [k, v] : from.items()) {
+    if (v.is_object() && into.contains(k) && into[k].is_object())
+      merge(into[k], v);
+    else
+      into[k] = v;
+  }
+}
+}  // namespace
+
 void ResultDocument::add(const Finding& f) {
   doc_["findings"].push_back(to_json(f));
-  if (f.status == Status::ok && !f.profile.empty() && !f.format.empty())
-    doc_["profile"]["scalar"][f.format].merge_patch(f.profile);
+  if (f.status == Status::ok && !f.profile.empty() && !f.format.empty()) {
+    nlohmann::json& p = doc_["profile"]["scalar"][f.format];
+    if (p.is_null()) p = nlohmann::json::object();
+    merge(p, f.profile);
+  }
   doc_["duration_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   flush();
 }

@@ -177,7 +177,9 @@ constexpr Result overflow_result(const Format& f, const Options& o, bool neg) {
     default: to_max = false; break;
   }
   const Flags flags = Flag::overflow | Flag::inexact;
-  if (to_max) return {pack(f, neg, f.max_finite_magnitude()), flags};
+  // Options::saturate: overflow gives the largest finite value in every format, e5m2 and the IEEE
+  // ones included (OCP's saturating conversion, NVIDIA's .satfinite).
+  if (to_max || o.saturate) return {pack(f, neg, f.max_finite_magnitude()), flags};
   Result r = infinity(f, o, neg);
   r.flags |= flags;
   return r;

@@ -1,10 +1,642 @@
-#include "audit/probe.hpp"
+#include "tests_mma/identify.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "model/ops.hpp"
+#include "tests_mma/support.hpp"
+#include "tests_mma/validate.hpp"
+
+namespace gp::mma {
+
+using model::MmaNan;
+using model::Rounding;
+
+namespace {
+
+bool fdrda_family(MmaAlgorithm a) {
+  return a == MmaAlgorithm::fdrda || a == MmaAlgorithm::cofdrda || a == MmaAlgorithm::gfdrda ||
+         a == MmaAlgorithm::cogfdrda;
+}
+bool fused(MmaAlgorithm a) { return a != MmaAlgorithm::sfma && a != MmaAlgorithm::gps; }
+
+// The plain algorithm of a chained one: the chain is the block parameter.
+MmaAlgorithm unchained(MmaAlgorithm a) {
+  switch (a) {
+    case MmaAlgorithm::cofda: return MmaAlgorithm::fda;
+    case MmaAlgorithm::cofdrda: return MmaAlgorithm::fdrda;
+    case MmaAlgorithm::cogfdrda: return MmaAlgorithm::gfdrda;
+    default: return a;
+  }
+}
+
+int effective_block(const DotConfig& c, int k) { return c.block > 0 && c.block < k ? c.block : k; }
+
+std::vector<int> blocks_of(int K) {
+  std::vector<int> v;
+  for (int b = 1; b < K; b *= 2) v.push_back(b);
+  v.push_back(K);
+  return v;
+}
+
+std::vector<int> range(int lo, int hi) {
+  std::vector<int> v;
+  for (int i = lo; i <= hi; ++i) v.push_back(i);
+  return v;
+}
+
+// The exponent of a value's leading binade as the fused algorithms align it (subnormals: emin).
+std::optional<int> align_exp(const Format& f, std::uint64_t bits) {
+  const model::Unpacked u = model::unpack(f, bits);
+  if (!model::is_finite_nonzero(u.cls)) return std::nullopt;
+  return u.exp + f.man_bits;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The observations: inputs and the device's output.
+struct Pool {
+  std::size_t K = 0;
+  std::vector<std::uint64_t> c, a, b, out;
+  std::vector<char> safe;  // no alignment floor at or below emin(d) can matter
+  std::size_t size() const { return c.size(); }
+  std::span<const std::uint64_t> A(std::size_t i) const { return {&a[i * K], K}; }
+  std::span<const std::uint64_t> B(std::size_t i) const { return {&b[i * K], K}; }
+  DotCase at(std::size_t i) const {
+    DotCase x;
+    x.c = c[i];
+    x.a.assign(A(i).begin(), A(i).end());
+    x.b.assign(B(i).begin(), B(i).end());
+    return x;
+  }
+};
+
+bool floor_safe(const MmaConfig& cfg, const DotCase& x) {
+  const int limit = cfg.d->emin();
+  bool any = false;
+  for (std::size_t k = 0; k < x.a.size(); ++k) {
+    const auto ca = model::classify(*cfg.a, x.a[k]), cb = model::classify(*cfg.b, x.b[k]);
+    if (!model::is_finite_nonzero(ca) && ca != model::Class::zero) return true;  // special: no floor involved
+    if (!model::is_finite_nonzero(cb) && cb != model::Class::zero) return true;
+    const auto ea = align_exp(*cfg.a, x.a[k]), eb = align_exp(*cfg.b, x.b[k]);
+    if (!ea || !eb) continue;
+    if (*ea + *eb < limit) return false;
+    any = true;
+  }
+  const auto cc = model::classify(*cfg.c, x.c);
+  if (!model::is_finite_nonzero(cc) && cc != model::Class::zero) return true;
+  if (const auto ec = align_exp(*cfg.c, x.c)) {
+    if (*ec < limit) return false;
+    any = true;
+  }
+  return any;
+}
+
+void add_to(Pool& p, const MmaConfig& cfg, const DotCase& x, std::uint64_t out) {
+  p.c.push_back(x.c);
+  p.a.insert(p.a.end(), x.a.begin(), x.a.end());
+  p.b.insert(p.b.end(), x.b.begin(), x.b.end());
+  p.out.push_back(out);
+  p.safe.push_back(floor_safe(cfg, x));
+}
+
+// Checks candidates against (part of) a pool; an observation that rejects a candidate moves to
+// the front, so that the next ones meet the most selective observations first.
+class Checker {
+ public:
+  Checker(const Pool& pool, bool safe_only, std::size_t from = 0) : pool_(pool) {
+    for (std::size_t i = from; i < pool.size(); ++i)
+      if (!safe_only || pool.safe[i]) order_.push_back(i);
+  }
+  bool fits(const DotConfig& cfg) {
+    ++checked_;
+    const model::Dot dot(cfg);
+    for (std::size_t p = 0; p < order_.size(); ++p) {
+      const std::size_t i = order_[p];
+      if (!agrees(cfg, dot(pool_.c[i], pool_.A(i), pool_.B(i)), pool_.out[i])) {
+        if (p > 0) std::rotate(order_.begin(), order_.begin() + std::ptrdiff_t(p), order_.begin() + std::ptrdiff_t(p) + 1);
+        return false;
+      }
+    }
+    return true;
+  }
+  std::uint64_t checked() const { return checked_; }
+
+ private:
+  const Pool& pool_;
+  std::vector<std::size_t> order_;
+  std::uint64_t checked_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The candidate space.
+struct Space {
+  bool sfma = true;
+  std::vector<int> gps_groups, fda_F, fdrda_F, gdfs_F, blocks, gdfs_groups, out_bits;
+  std::vector<Rounding> roundings;
+  std::vector<MmaNan> nans;
+};
+
+Space full_space(const MmaConfig& cfg) {
+  Space s;
+  const int K = cfg.k;
+  s.gps_groups = blocks_of(K);
+  s.fda_F = range(0, model::kMaxF);
+  s.fdrda_F = range(0, 31);
+  s.gdfs_F = range(0, model::kMaxF);
+  s.blocks = blocks_of(K);
+  s.gdfs_groups = blocks_of(K);
+  s.out_bits = range(0, cfg.d->man_bits);
+  s.roundings.assign(std::begin(model::all_roundings), std::end(model::all_roundings));
+  s.nans = {MmaNan::nvidia, MmaNan::format};
+  return s;
+}
+
+// What the probes measured, as ranges for the first pass.
+struct Hints {
+  std::optional<int> F, out_bits, block, group;
+  std::vector<Rounding> roundings;
+  std::optional<MmaNan> nan;
+  std::string structure;
+};
+
+const audit::Finding* find(std::span<const audit::Finding> fs, std::string_view id) {
+  for (const audit::Finding& f : fs)
+    if (f.probe == id && f.status == audit::Status::ok) return &f;
+  return nullptr;
+}
+
+Hints hints_of(std::span<const audit::Finding> findings) {
+  Hints h;
+  const auto integer = [](const nlohmann::json& p, const char* k) -> std::optional<int> {
+    if (p.contains(k) && p[k].is_number_integer()) return p[k].get<int>();
+    return std::nullopt;
+  };
+  if (const auto* f = find(findings, "mma.accumulation_precision")) h.F = integer(f->parameters, "F");
+  if (const auto* f = find(findings, "mma.rounding")) {
+    h.out_bits = integer(f->parameters, "out_fraction_bits");
+    if (h.out_bits && *h.out_bits == 0) h.out_bits.reset();
+    if (f->parameters.contains("rounding") && f->parameters["rounding"].is_array())
+      for (const auto& r : f->parameters["rounding"])
+        if (r.is_string())
+          if (const auto m = model::find_rounding(r.get<std::string>())) h.roundings.push_back(*m);
+  }
+  if (const auto* f = find(findings, "mma.specials")) {
+    const std::string n = f->parameters.value("nan", "");
+    if (n == "nvidia") h.nan = MmaNan::nvidia;
+    if (n == "format") h.nan = MmaNan::format;
+  }
+  if (const auto* f = find(findings, "mma.summation_tree")) {
+    h.structure = f->parameters.value("structure", "");
+    h.block = integer(f->parameters, "block");
+    h.group = integer(f->parameters, "group");
+  }
+  return h;
+}
+
+Space hinted_space(const MmaConfig& cfg, const Hints& h) {
+  Space s = full_space(cfg);
+  const auto near = [](int v, int lo, int hi) {
+    std::vector<int> r;
+    for (int x = v - 1; x <= v + 1; ++x)
+      if (x >= lo && x <= hi) r.push_back(x);
+    return r;
+  };
+  if (h.F) {
+    s.fda_F = near(*h.F, 0, model::kMaxF);
+    s.fdrda_F = near(*h.F, 0, 31);
+  }
+  if (h.block) s.blocks = {*h.block};
+  if (h.group && h.structure == "pairwise") s.gps_groups = {*h.group};
+  if (h.structure == "sequential") s.gps_groups = {1};
+  if (!h.roundings.empty()) s.roundings = h.roundings;
+  if (h.out_bits) {
+    s.out_bits = {*h.out_bits};
+    if (*h.out_bits != cfg.d->man_bits) s.out_bits.push_back(cfg.d->man_bits);
+    // The output may show fewer bits than it keeps when the sum keeps fewer (F < out bits).
+    if (h.F && *h.F <= *h.out_bits)
+      for (int b = *h.out_bits + 1; b < cfg.d->man_bits; ++b) s.out_bits.push_back(b);
+  }
+  if (h.nan) s.nans = {*h.nan};
+  return s;
+}
+
+// Calls fn for every candidate of the space (alignment floor: none).
+template <class Fn>
+void for_each_candidate(const MmaConfig& cfg, const Space& s, Fn&& fn) {
+  const int K = cfg.k;
+  if (s.sfma) {
+    const DotConfig c = base_config(cfg, MmaAlgorithm::sfma);
+    if (model::check(c).empty()) fn(c);
+  }
+  for (int g : s.gps_groups) {
+    DotConfig c = base_config(cfg, MmaAlgorithm::gps);
+    c.group = g;
+    if (model::check(c).empty()) fn(c);
+  }
+  const auto fused_family = [&](MmaAlgorithm alg, const std::vector<int>& Fs, const std::vector<int>& blocks,
+                                const std::vector<int>& groups) {
+    DotConfig c = base_config(cfg, alg);
+    c.align_floor = model::kNoAlignFloor;
+    for (int group : groups)
+      for (int block : blocks)
+        for (int F : Fs)
+          for (Rounding r : s.roundings)
+            for (int ob : s.out_bits)
+              for (MmaNan nan : s.nans)
+                for (bool rda : {true, false}) {
+                  if (!rda && !fdrda_family(alg)) continue;
+                  c.group = group;
+                  c.block = block >= K ? K : block;
+                  c.F = F;
+                  c.out_rounding = r;
+                  c.out_fraction_bits = ob;
+                  c.nan = nan;
+                  c.round_down_alignment = rda;
+                  if (model::check(c).empty()) fn(c);
+                }
+  };
+  fused_family(MmaAlgorithm::fda, s.fda_F, s.blocks, {0});
+  fused_family(MmaAlgorithm::fdrda, s.fdrda_F, s.blocks, {0});
+  fused_family(MmaAlgorithm::gfdrda, s.fdrda_F, s.blocks, {0});
+  DotConfig probe = base_config(cfg, MmaAlgorithm::gdfs);
+  if (model::check(probe).empty()) fused_family(MmaAlgorithm::gdfs, s.gdfs_F, {K}, s.gdfs_groups);
+}
+
+// Floors that can matter: above the lowest exponent a summand (or a partial result) can have,
+// up to emin(d). Lower floors never bind: they are the same as none.
+std::vector<int> floor_range(const MmaConfig& cfg) {
+  const int lo = std::min({cfg.a->emin() + cfg.b->emin(), cfg.c->emin(), cfg.d->emin()});
+  return range(lo + 1, cfg.d->emin());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Preference among equivalent candidates: the smallest rank wins.
+int family_rank(MmaAlgorithm a) {
+  switch (unchained(a)) {
+    case MmaAlgorithm::sfma: return 0;
+    case MmaAlgorithm::gps: return 1;
+    case MmaAlgorithm::fda: return 2;
+    case MmaAlgorithm::fdrda: return 3;
+    case MmaAlgorithm::gfdrda: return 4;
+    default: return 5;
+  }
+}
+int rounding_rank(Rounding r) {
+  static constexpr Rounding order[] = {Rounding::rz,  Rounding::rne, Rounding::rd,  Rounding::ru,
+                                       Rounding::ra,  Rounding::rna, Rounding::rnz, Rounding::rnu,
+                                       Rounding::rnd, Rounding::rno, Rounding::ro};
+  for (int i = 0; i < 11; ++i)
+    if (order[i] == r) return i;
+  return 11;
+}
+
+// The canonical choice among candidates no input separates: the plainest algorithm, one fused
+// block, the smallest F (the claim "at least F bits"), rz then rne, d's own fraction bits, no
+// floor (else the floor emin(d) - (F - 18) that DESIGN.md section 4 reports, else the lowest),
+// NVIDIA's NaN when it matched bit for bit, rounding down in the FDRDA alignment.
+std::vector<long> canonical_rank(const MmaConfig& cfg, const DotConfig& c) {
+  const int K = cfg.k;
+  const bool f = fused(c.algorithm);
+  const long floor_rank = c.align_floor == model::kNoAlignFloor                     ? 0
+                          : c.align_floor == cfg.d->emin() - (c.F - 18)              ? 1
+                                                                                     : 2 + (c.align_floor + 10000);
+  return {family_rank(c.algorithm),
+          K / effective_block(c, K),
+          c.algorithm == MmaAlgorithm::gps ? -c.group : 0,
+          c.algorithm == MmaAlgorithm::gdfs ? -c.group : 0,
+          f ? c.F : 0,
+          f ? rounding_rank(c.out_rounding) : 0,
+          f ? cfg.d->man_bits - c.out_fraction_bits : 0,
+          f ? floor_rank : 0,
+          f ? int(c.nan) : 0,
+          f && !c.round_down_alignment ? 1 : 0};
+}
+
+std::string describe(const MmaConfig& cfg, const DotConfig& c) {
+  const int K = cfg.k;
+  const int block = effective_block(c, K);
+  const std::string alg = algorithm_name(c, K);
+  std::string up = alg;
+  std::transform(up.begin(), up.end(), up.begin(), [](unsigned char ch) { return char(std::toupper(ch)); });
+  switch (unchained(c.algorithm)) {
+    case MmaAlgorithm::sfma: return "SFMA (a chain of IEEE fused multiply-adds in " + std::string(cfg.d->name) + ")";
+    case MmaAlgorithm::gps:
+      return fmt::format("GPS (G = {}: binary32 products and pairwise sums, subnormals flushed)", c.group);
+    default: break;
+  }
+  std::string s = fmt::format("{} (F = {}, {}", up, c.F,
+                              block == K ? fmt::format("one fused block of {} products", K)
+                                         : fmt::format("fused blocks of {} products", block));
+  if (c.algorithm == MmaAlgorithm::gdfs) s += fmt::format(", groups of {}", c.group);
+  s += fmt::format(", output rounded {} at {} fraction bits", model::name(c.out_rounding), c.out_fraction_bits);
+  if (c.align_floor != model::kNoAlignFloor) s += fmt::format(", alignment floor {}", c.align_floor);
+  if (fdrda_family(c.algorithm)) s += c.round_down_alignment ? ", c and the dot product aligned rounding down" : ", aligned toward zero";
+  s += c.nan == MmaNan::nvidia ? ", NVIDIA NaN" : ", quiet NaN";
+  return s + ")";
+}
+
+// Summary of the values one parameter takes among equivalent candidates.
+std::string span_of(std::vector<int> v, std::string_view none_name = "") {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    const auto name = [&](int x) { return x == model::kNoAlignFloor && !none_name.empty() ? std::string(none_name) : std::to_string(x); };
+    parts.push_back(i == j ? name(v[i]) : name(v[i]) + ".." + name(v[j]));
+    i = j + 1;
+  }
+  return join(parts, ", ", ", ");
+}
+
+}  // namespace
+
+std::string algorithm_name(const DotConfig& cfg, int k) {
+  const bool chained = cfg.block > 0 && cfg.block < k;
+  switch (unchained(cfg.algorithm)) {
+    case MmaAlgorithm::fda: return chained ? "cofda" : "fda";
+    case MmaAlgorithm::fdrda: return chained ? "cofdrda" : "fdrda";
+    case MmaAlgorithm::gfdrda: return chained ? "cogfdrda" : "gfdrda";
+    default: return std::string(model::name(cfg.algorithm));
+  }
+}
+
+nlohmann::json parameters_json(const DotConfig& c, int k) {
+  nlohmann::json p = nlohmann::json::object();
+  switch (unchained(c.algorithm)) {
+    case MmaAlgorithm::sfma: p["rounding"] = "rne"; return p;
+    case MmaAlgorithm::gps: p["group"] = c.group; return p;
+    default: break;
+  }
+  p["F"] = c.F;
+  p["block"] = effective_block(c, k);
+  if (c.algorithm == MmaAlgorithm::gdfs) p["group"] = c.group;
+  p["out_rounding"] = std::string(model::name(c.out_rounding));
+  p["out_fraction_bits"] = c.out_fraction_bits;
+  p["align_floor"] = c.align_floor == model::kNoAlignFloor ? nlohmann::json(nullptr) : nlohmann::json(c.align_floor);
+  p["nan"] = c.nan == MmaNan::nvidia ? "nvidia" : "format";
+  if (fdrda_family(c.algorithm)) p["round_down_alignment"] = c.round_down_alignment;
+  return p;
+}
+
+Expected<DotConfig> config_from_entry(const MmaConfig& config, const nlohmann::json& entry) {
+  try {
+    const auto alg = model::find_mma_algorithm(entry.at("algorithm").get<std::string>());
+    if (!alg) return Error{"unknown algorithm " + entry.at("algorithm").dump()};
+    DotConfig c = base_config(config, *alg);
+    const nlohmann::json& p = entry.at("parameters");
+    if (p.contains("F")) c.F = p["F"].get<int>();
+    if (p.contains("block")) c.block = p["block"].get<int>();
+    if (p.contains("group")) c.group = p["group"].get<int>();
+    if (p.contains("out_rounding")) {
+      const auto r = model::find_rounding(p["out_rounding"].get<std::string>());
+      if (!r) return Error{"unknown rounding " + p["out_rounding"].dump()};
+      c.out_rounding = *r;
+    }
+    if (p.contains("out_fraction_bits")) c.out_fraction_bits = p["out_fraction_bits"].get<int>();
+    if (p.contains("align_floor")) c.align_floor = p["align_floor"].is_null() ? model::kNoAlignFloor : p["align_floor"].get<int>();
+    if (p.contains("nan")) c.nan = p["nan"] == "nvidia" ? MmaNan::nvidia : MmaNan::format;
+    if (p.contains("round_down_alignment")) c.round_down_alignment = p["round_down_alignment"].get<bool>();
+    if (const std::string why = model::check(c); !why.empty()) return Error{why};
+    return c;
+  } catch (const nlohmann::json::exception& e) {
+    return Error{std::string("malformed profile entry: ") + e.what()};
+  }
+}
+
+std::uint64_t validation_tiles(const audit::ProbeContext& ctx) { return ctx.cases(10000, 100000, 1000000); }
+
+}  // namespace gp::mma
 
 namespace gp::audit {
 
-Finding identify_mma(backends::Device&, const backends::MmaConfig&, std::span<const Finding>, const ProbeContext&,
-                     nlohmann::json&) {
-  return unsupported("MMA identification is being written");
+using namespace gp::mma;
+
+Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, std::span<const Finding> findings,
+                     const ProbeContext& ctx, nlohmann::json& profile_entry) {
+  if (!usable(cfg)) return unsupported("the configuration's formats are not floating-point formats the model knows");
+  Finding f;
+  f.title = "Identification of the algorithm and its parameters, random validation";
+  f.source = "MMA-Sim (Xie et al. 2025), sections III, IV and V";
+  const int K = cfg.k;
+  Pool pool;
+  pool.K = std::size_t(K);
+  for (const Finding& x : findings)
+    for (const Observation& o : x.observations)
+      if (const auto c = case_of(cfg, o)) add_to(pool, cfg, *c, o.output);
+  const std::size_t probe_observations = pool.size();
+  const Hints hints = hints_of(findings);
+  std::uint64_t checked = 0;
+
+  // Passes 1 and 2: the candidates of a space that predict every observation.
+  const auto survivors_of = [&](const Space& space) {
+    Checker safe(pool, true);
+    std::vector<DotConfig> first;
+    for_each_candidate(cfg, space, [&](const DotConfig& c) {
+      if (safe.fits(c)) first.push_back(c);
+    });
+    checked += safe.checked();
+    Checker all(pool, false);
+    std::vector<DotConfig> out;
+    const std::vector<int> floors = floor_range(cfg);
+    for (const DotConfig& c : first) {
+      if (all.fits(c)) out.push_back(c);
+      if (!fused(c.algorithm)) continue;
+      DotConfig x = c;
+      for (int fl : floors) {
+        x.align_floor = fl;
+        if (all.fits(x)) out.push_back(x);
+      }
+    }
+    checked += all.checked();
+    return out;
+  };
+
+  // Inputs drawn to separate the survivors; those where they disagree go to the device.
+  std::size_t rounds = 0, run_inputs = 0;
+  std::vector<DotConfig> closest;
+  const auto separate = [&](std::vector<DotConfig>& s) -> Expected<bool> {
+    for (int round = 0; round < 8 && s.size() > 1; ++round) {
+      ++rounds;
+      RandomInputs gen(cfg, ctx.seed * 7919 + std::uint64_t(round) * 104729 + pool.size());
+      std::vector<DotCase> inputs;
+      for (Gen g : all_gens)
+        for (int i = 0; i < 40; ++i) {
+          DotCase x;
+          x.a.resize(std::size_t(K));
+          x.b.resize(std::size_t(K));
+          gen.draw(g, x.c, x.a.data(), x.b.data());
+          x.note = fmt::format("separating input ({})", name(g));
+          inputs.push_back(std::move(x));
+        }
+      // Behaviour classes: the candidates' predictions on these inputs.
+      std::vector<std::vector<std::uint64_t>> pred(s.size());
+      std::map<std::vector<std::uint64_t>, std::size_t> classes;
+      std::vector<std::size_t> rep;
+      for (std::size_t i = 0; i < s.size(); ++i) {
+        const model::Dot dot(s[i]);
+        for (const DotCase& x : inputs) pred[i].push_back(predict(dot, x));
+        if (classes.emplace(pred[i], rep.size()).second) rep.push_back(i);
+      }
+      if (rep.size() <= 1) break;
+      // For each class, an input where it differs from the first class; then the inputs that
+      // split the most classes.
+      std::set<std::size_t> chosen;
+      for (std::size_t r = 1; r < rep.size() && chosen.size() < 256; ++r)
+        for (std::size_t n = 0; n < inputs.size(); ++n)
+          if (pred[rep[r]][n] != pred[rep[0]][n]) {
+            chosen.insert(n);
+            break;
+          }
+      for (std::size_t n = 0; n < inputs.size() && chosen.size() < 64; ++n) {
+        std::set<std::uint64_t> values;
+        for (std::size_t r : rep) values.insert(pred[r][n]);
+        if (values.size() > 1) chosen.insert(n);
+      }
+      std::vector<DotCase> cases;
+      for (std::size_t n : chosen) cases.push_back(inputs[n]);
+      auto out = mma::run(device, cfg, cases);
+      if (!out) return out.error();
+      run_inputs += cases.size();
+      const std::size_t from = pool.size();
+      for (std::size_t i = 0; i < cases.size(); ++i) {
+        add_to(pool, cfg, cases[i], (*out)[i]);
+        std::vector<std::pair<std::string, std::uint64_t>> p;
+        for (std::size_t r = 0; r < rep.size() && r < 6; ++r) {
+          const std::size_t n = *std::next(chosen.begin(), std::ptrdiff_t(i));
+          p.emplace_back(algorithm_name(s[rep[r]], K) + " " + parameters_json(s[rep[r]], K).dump(), pred[rep[r]][n]);
+        }
+        if (f.observations.size() < 200) f.observations.push_back(observation(cfg, cases[i], (*out)[i], std::move(p)));
+      }
+      Checker fresh(pool, false, from);
+      std::vector<DotConfig> kept;
+      for (const DotConfig& c : s)
+        if (fresh.fits(c)) kept.push_back(c);
+      if (kept.empty()) {
+        closest = s;
+        s.clear();
+        break;
+      }
+      const bool progress = kept.size() < s.size();
+      s = std::move(kept);
+      if (!progress) break;
+    }
+    return true;
+  };
+
+  const auto rank_less = [&](const DotConfig& x, const DotConfig& y) { return canonical_rank(cfg, x) < canonical_rank(cfg, y); };
+
+  // First the ranges the probes measured, then everything.
+  // The full tier always searches every parameter: the reported ambiguity is then complete.
+  bool widened = ctx.tier == Tier::full;
+  std::vector<DotConfig> survivors = survivors_of(widened ? full_space(cfg) : hinted_space(cfg, hints));
+  const auto widen = [&] {
+    widened = true;
+    survivors = survivors_of(full_space(cfg));
+  };
+  if (survivors.empty()) widen();
+  if (auto sep = separate(survivors); !sep) return failed(sep.error().message);
+  if (survivors.empty() && !widened) {
+    widen();
+    if (auto sep = separate(survivors); !sep) return failed(sep.error().message);
+  }
+  // A first look at random tiles: a wrong choice from the narrow pass is caught here.
+  if (!survivors.empty()) {
+    std::sort(survivors.begin(), survivors.end(), rank_less);
+    auto look = validate(device, cfg, survivors.front(), 64, ctx.seed ^ 0x5EED, 32);
+    if (!look) return failed(look.error().message);
+    if (look->mismatches && !widened) {
+      for (const Observation& o : look->examples)
+        if (const auto c = case_of(cfg, o)) add_to(pool, cfg, *c, o.output);
+      widen();
+      if (auto sep = separate(survivors); !sep) return failed(sep.error().message);
+    }
+  }
+  f.parameters["observations"] = {{"probes", probe_observations}, {"separating_inputs", run_inputs},
+                                  {"separation_rounds", rounds}};
+  f.parameters["candidates_checked"] = checked;
+  f.parameters["search"] = widened ? "all parameters" : "the ranges the probes measured";
+  if (survivors.empty()) {
+    f.verdict = fmt::format("MODEL: none of the nine algorithms predicts every observation ({} checked)", checked);
+    if (!closest.empty()) {
+      std::sort(closest.begin(), closest.end(), rank_less);
+      f.message = "the last candidates standing before the device ruled them out: " + describe(cfg, closest.front());
+    }
+    return f;
+  }
+  std::sort(survivors.begin(), survivors.end(), rank_less);
+  const DotConfig chosen = survivors.front();
+  // Ambiguity: what the equivalent candidates leave open.
+  {
+    std::set<std::string> algs;
+    std::vector<int> Fs, blocks, floors, bits, groups;
+    std::set<std::string> rounds_seen, nans, rdas;
+    for (const DotConfig& c : survivors) {
+      algs.insert(algorithm_name(c, K));
+      if (fused(c.algorithm)) {
+        Fs.push_back(c.F);
+        blocks.push_back(effective_block(c, K));
+        floors.push_back(c.align_floor);
+        bits.push_back(c.out_fraction_bits);
+        rounds_seen.insert(std::string(model::name(c.out_rounding)));
+        nans.insert(c.nan == MmaNan::nvidia ? "nvidia" : "format");
+        if (fdrda_family(c.algorithm)) rdas.insert(c.round_down_alignment ? "true" : "false");
+      } else if (c.algorithm == MmaAlgorithm::gps) {
+        groups.push_back(c.group);
+      }
+    }
+    nlohmann::json amb = nlohmann::json::object();
+    const auto note = [&](const char* key, const std::vector<int>& v, std::string_view none = "") {
+      std::vector<int> u = v;
+      std::sort(u.begin(), u.end());
+      u.erase(std::unique(u.begin(), u.end()), u.end());
+      if (u.size() > 1) amb[key] = span_of(u, none);
+    };
+    if (algs.size() > 1) amb["algorithm"] = join({algs.begin(), algs.end()}, ", ", ", ");
+    note("F", Fs);
+    note("block", blocks);
+    note("align_floor", floors, "none");
+    note("out_fraction_bits", bits);
+    note("group", groups);
+    if (rounds_seen.size() > 1) amb["out_rounding"] = join({rounds_seen.begin(), rounds_seen.end()}, ", ", ", ");
+    if (nans.size() > 1) amb["nan"] = join({nans.begin(), nans.end()}, ", ", ", ");
+    if (rdas.size() > 1) amb["round_down_alignment"] = "true, false";
+    f.parameters["consistent_candidates"] = survivors.size();
+    f.parameters["ambiguous"] = amb;
+    if (!amb.empty()) {
+      std::vector<std::string> parts;
+      for (const auto& [k, v] : amb.items()) parts.push_back(k + " " + v.get<std::string>());
+      f.message = "no input separates these, all predict every observation: " + join(parts, "; ", "; ") +
+                  " (canonical choice reported)";
+    }
+  }
+  f.parameters["algorithm"] = algorithm_name(chosen, K);
+  f.parameters["parameters"] = parameters_json(chosen, K);
+  // Validation on random tiles.
+  const std::uint64_t tiles = validation_tiles(ctx);
+  auto v = validate(device, cfg, chosen, tiles, ctx.seed ^ 0x7A11DA7EULL, 16);
+  if (!v) return failed(v.error().message);
+  for (Observation& o : v->examples) f.observations.push_back(std::move(o));
+  f.parameters["validation"] = {{"tiles", v->tiles},           {"elements", v->elements},
+                                {"mismatches", v->mismatches}, {"mismatched_tiles", v->mismatched_tiles},
+                                {"seconds", v->seconds},       {"seed", ctx.seed ^ 0x7A11DA7EULL}};
+  DotConfig named = chosen;
+  if (const auto a = model::find_mma_algorithm(algorithm_name(chosen, K))) named.algorithm = *a;
+  profile_entry = {{"config", cfg.name()},
+                   {"algorithm", algorithm_name(chosen, K)},
+                   {"parameters", parameters_json(chosen, K)},
+                   {"validation", {{"tiles", v->tiles}, {"mismatches", v->mismatches}, {"elements", v->elements}}}};
+  if (!cfg.instruction.empty()) profile_entry["instruction"] = cfg.instruction;
+  f.verdict = fmt::format("MODEL: {} predicts all {} observations{}; {} random tiles, {} mismatches", describe(cfg, named),
+                          pool.size(), survivors.size() > 1 ? fmt::format(" ({} equivalent candidates)", survivors.size()) : "",
+                          v->tiles, v->mismatches);
+  return f;
 }
 
 }  // namespace gp::audit

@@ -9,6 +9,7 @@ namespace gp::scalar {
 
 void add_rounding_probes(std::vector<const audit::ScalarProbe*>& out);
 void add_division_probes(std::vector<const audit::ScalarProbe*>& out);
+void add_subnormal_intermediate_probes(std::vector<const audit::ScalarProbe*>& out);
 void add_storage_probes(std::vector<const audit::ScalarProbe*>& out);
 void add_register_probes(std::vector<const audit::ScalarProbe*>& out);
 void add_mad_probes(std::vector<const audit::ScalarProbe*>& out);

@@ -12,6 +12,7 @@ std::span<const ScalarProbe* const> scalar_probes() {
     scalar::add_mad_probes(v);
     scalar::add_sign_symmetry_probes(v);
     scalar::add_subnormal_probes(v);
+    scalar::add_subnormal_intermediate_probes(v);
     scalar::add_zero_probes(v);
     scalar::add_infinity_probes(v);
     scalar::add_nan_probes(v);

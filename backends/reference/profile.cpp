@@ -226,14 +226,11 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
     GP_TRY(r.optional_int("guard_bits", u.add.guard_bits));
     GP_TRY(r.boolean("sticky", u.add.sticky));
   }
-  if (const json* v = top.find("sub")) {  // the adder does both: a separate rounding must agree
+  if (const json* v = top.find("sub")) {
+    // One adder does both; what the rounding probe saw of subtraction is informational.
     const Reader r(*v, top.at("sub"));
     GP_TRY(r.check_object());
     GP_TRY(r.only({"rounding"}));
-    model::UnitRounding sr = u.add.rounding;
-    GP_TRY(r.rounding("rounding", sr));
-    if (!(sr == u.add.rounding) && !(sr.effective() == u.add.rounding.effective()))
-      return Error{fmt::format("{}: differs from add.rounding, and one adder does both", r.at("rounding"))};
   }
   if (const json* v = top.find("mul")) {
     const Reader r(*v, top.at("mul"));

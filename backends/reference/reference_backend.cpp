@@ -29,6 +29,11 @@ ReferenceDevice::ReferenceDevice(Profile profile) : profile_(std::move(profile))
   caps_.mma = profile_.mma;
 }
 
+ReferenceDevice::ReferenceDevice(Profile profile, std::map<std::string, model::DotConfig> models)
+    : ReferenceDevice(std::move(profile)) {
+  models_ = std::move(models);
+}
+
 Expected<std::vector<std::uint64_t>> ReferenceDevice::scalar(const ScalarBatch& batch) {
   const Expr& e = *batch.expr;
   if (const std::string why = e.check(); !why.empty()) return Error{why};
@@ -39,6 +44,13 @@ Expected<std::vector<std::uint64_t>> ReferenceDevice::scalar(const ScalarBatch& 
     units[i] = unit_for(profile_, e.format_of(i));
     if (!units[i]) return Error{fmt::format("{} does not compute in {}", info_.id, e.format_of(i)->name)};
   }
+  // The first of two dependent additions runs on the unit's cascaded adder (Daumas et al. 2.3).
+  const auto is_sum = [&](std::size_t i) { return e.code[i].op == Node::add || e.code[i].op == Node::sub; };
+  std::vector<model::Adder> adder(e.code.size(), model::Adder::single);
+  for (std::size_t i = 0; i < e.code.size(); ++i)
+    if (is_sum(i))
+      for (int k = 0; k < 2; ++k)
+        if (is_sum(e.code[i].arg[k])) adder[e.code[i].arg[k]] = model::Adder::cascaded_first;
   const std::size_t n = batch.operands.size() / std::size_t(e.inputs);
   std::vector<std::uint64_t> result(n), r(e.code.size());
   for (std::size_t t = 0; t < n; ++t) {
@@ -49,8 +61,8 @@ Expected<std::vector<std::uint64_t>> ReferenceDevice::scalar(const ScalarBatch& 
       const auto a = [&](int k) { return r[in.arg[k]]; };
       switch (in.op) {
         case Node::input: r[i] = model::unit_load(u, x[in.arg[0]]).bits; break;
-        case Node::add: r[i] = model::unit_add(u, a(0), a(1)).bits; break;
-        case Node::sub: r[i] = model::unit_sub(u, a(0), a(1)).bits; break;
+        case Node::add: r[i] = model::unit_add(u, a(0), a(1), adder[i]).bits; break;
+        case Node::sub: r[i] = model::unit_sub(u, a(0), a(1), adder[i]).bits; break;
         case Node::mul: r[i] = model::unit_mul(u, a(0), a(1)).bits; break;
         case Node::div: r[i] = model::unit_div(u, a(0), a(1)).bits; break;
         case Node::sqrt: r[i] = model::unit_sqrt(u, a(0)).bits; break;
@@ -67,13 +79,16 @@ Expected<std::vector<std::uint64_t>> ReferenceDevice::scalar(const ScalarBatch& 
 
 Expected<std::vector<std::uint64_t>> ReferenceDevice::mma(const MmaBatch& batch) {
   const MmaConfig& cfg = *batch.config;
-  const model::MmaInstruction* inst = model::find_mma_instruction(cfg.instruction);
-  if (!inst) return Error{fmt::format("{} has no MMA configuration {}", info_.id, cfg.name())};
+  const auto custom = models_.find(cfg.instruction);
+  const model::MmaInstruction* inst = custom == models_.end() ? model::find_mma_instruction(cfg.instruction) : nullptr;
+  if (custom == models_.end() && !inst) return Error{fmt::format("{} has no MMA configuration {}", info_.id, cfg.name())};
+  const model::DotConfig& dot_config = custom != models_.end() ? custom->second : inst->config;
   const std::size_t sa = std::size_t(cfg.m) * cfg.k, sb = std::size_t(cfg.k) * cfg.n, sc = std::size_t(cfg.m) * cfg.n;
   if (batch.a.size() % sa || batch.b.size() != batch.a.size() / sa * sb || batch.c.size() != batch.a.size() / sa * sc)
     return Error{"A, B and C hold different numbers of tiles"};
   const std::size_t tiles = batch.a.size() / sa;
-  const model::Dot dot(inst->config);
+  if (const std::string why = model::check(dot_config); !why.empty()) return Error{why};
+  const model::Dot dot(dot_config);
   std::vector<std::uint64_t> d(tiles * sc), row(std::size_t(cfg.k)), col(std::size_t(cfg.k));
   for (std::size_t t = 0; t < tiles; ++t) {
     const std::uint64_t *a = &batch.a[t * sa], *b = &batch.b[t * sb], *c = &batch.c[t * sc];

@@ -6,17 +6,23 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "backends/device.hpp"
 #include "backends/reference/profile.hpp"
+#include "model/mma_algorithms.hpp"
 
 namespace gp::backends {
 
 class ReferenceDevice final : public Device {
  public:
   explicit ReferenceDevice(Profile profile);
+  // A device whose MMA configurations compute with the given models, looked up by the
+  // configuration's `instruction` before the instruction table: virtual devices with hidden
+  // parameters for the blind tests and the benchmarks (the probes see only the MmaConfig).
+  ReferenceDevice(Profile profile, std::map<std::string, model::DotConfig> models);
   const DeviceInfo& info() const override { return info_; }
   const Capabilities& caps() const override { return caps_; }
   Expected<std::vector<std::uint64_t>> scalar(const ScalarBatch& batch) override;
@@ -27,6 +33,7 @@ class ReferenceDevice final : public Device {
   Profile profile_;
   DeviceInfo info_;
   Capabilities caps_;
+  std::map<std::string, model::DotConfig> models_;
 };
 
 class ReferenceBackend final : public Backend {

@@ -1,0 +1,579 @@
+// The tests of Fasi, Higham, Mikaitis and Pranesh, "Numerical behavior of NVIDIA tensor cores"
+// (section 3.1; section 3.2 reruns them with constants moved by the extra bit of the T4): exact
+// products, the number of roundings and the order of accumulation, the rounding of the
+// accumulation on both signs, the rounding of a narrow output, extra alignment bits,
+// normalization in addition and in subtraction, carry-out bits and monotonicity.
+//
+// The paper's constants assume binary16 inputs, binary32 accumulation and 23 kept bits; here they
+// follow the configuration: 2^-24 becomes 2^-(F+1) with F the kept bits measured first (as the
+// paper does for the T4), 1 - 2^-24 the largest value below 1 that c can hold, and so on. Each
+// case lists what the hypotheses predict.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "model/ops.hpp"
+#include "tests_mma/families.hpp"
+
+namespace gp::mma {
+namespace {
+
+using model::Rounding;
+
+constexpr const char* kFasi = "Fasi, Higham, Mikaitis, Pranesh 2021, section ";
+
+// The kept fraction bits below the largest summand (MMA-Sim's -X + X + y), or the output's
+// fraction bits when the sum keeps everything.
+struct Kept {
+  int F;
+  bool measured;
+};
+Expected<Kept> kept_bits(backends::Device& device, const MmaConfig& cfg) {
+  auto cal = measure_kept_bits(device, cfg);
+  if (!cal) return cal.error();
+  if (cal->F) return Kept{*cal->F, true};
+  return Kept{cfg.d->man_bits, false};
+}
+
+std::string kept_note(const Kept& k) {
+  return k.measured ? fmt::format("F = {} kept bits measured first", k.F)
+                    : fmt::format("no bits lost beside X when measured; F taken as d's {} fraction bits", k.F);
+}
+
+DotConfig fused(const MmaConfig& cfg, int F, Rounding r) {
+  DotConfig c = base_config(cfg, MmaAlgorithm::fda);
+  c.F = std::clamp(F, 0, model::kMaxF);
+  c.out_rounding = r;
+  return c;
+}
+
+// A hypothesis given by a table of predictions, one per case note.
+Hypothesis table_hypothesis(std::string name, std::map<std::string, std::uint64_t> table) {
+  return {std::move(name), [t = std::move(table)](const DotCase& c) {
+            const auto it = t.find(c.note);
+            return it == t.end() ? ~std::uint64_t{0} : it->second;
+          }};
+}
+
+bool consistent(const Selection& s, std::string_view name) {
+  return std::find(s.consistent.begin(), s.consistent.end(), name) != s.consistent.end();
+}
+
+// ---------------------------------------------------------------------------------------------
+class ExactProductsProbe final : public ProbeBase {
+ public:
+  ExactProductsProbe() : ProbeBase("mma.fasi.exact_products", "Exact products", std::string(kFasi) + "3.1.2") {}
+
+  audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
+    const Format &fa = *cfg.a, &fb = *cfg.b, &fd = *cfg.d;
+    const int K = cfg.k, pa = fa.precision(), pb = fb.precision();
+    // The largest values below 2: every significand bit set.
+    const Val xa = {false, (std::uint64_t{1} << pa) - 1, 1 - pa}, xb = {false, (std::uint64_t{1} << pb) - 1, 1 - pb};
+    const Val p = {false, xa.sig * xb.sig, xa.exp + xb.exp};
+    std::vector<DotCase> cases;
+    std::map<std::string, std::uint64_t> exact, rounded_d, rounded_a;
+    const auto round_d = [&](Val v) { return decode(fd, round_to(fd, fd.man_bits, Rounding::rne, v)); };
+    const auto round_a = [&](Val v) { return decode(fa, model::round_pack(fa, model::Options{}, v.neg, v.exp, v.sig).bits); };
+    // (a) every product x_a x_b, c = 0: K x_a x_b.
+    {
+      CaseBuilder b(cfg);
+      for (int k = 0; k < K; ++k) b.product(k, p);
+      Val sum{}, sd{}, sa{};
+      for (int k = 0; k < K; ++k) {
+        sum = add(sum, p);
+        sd = add(sd, round_d(p));
+        sa = add(sa, round_a(p));
+      }
+      const auto e = encode(fd, sum);
+      if (b.ok() && e) {
+        const std::string note = fmt::format("{} products ({})^2 = {}", K, show(xa), show(p));
+        cases.push_back(b.done(note));
+        exact[note] = *e;
+        rounded_d[note] = round_to(fd, fd.man_bits, Rounding::rne, sd);
+        rounded_a[note] = round_to(fd, fd.man_bits, Rounding::rne, sa);
+      }
+    }
+    // (b) x_a b_0 + x_a b_1 with b_0 + b_1 a power of two: x_a 2^s exactly, though x_a b_0 is long.
+    for (int s : {pb - 1, 0}) {
+      const Val b0 = {false, xb.sig, 1 - pb + s}, b1 = pow2(1 - pb + s);
+      CaseBuilder b(cfg);
+      const auto a0 = encode(fa, xa), e0 = encode(fb, b0), e1 = encode(fb, b1);
+      if (!a0 || !e0 || !e1 || K < 2) continue;
+      b.raw(0, *a0, *e0);
+      b.raw(1, *a0, *e1);
+      const Val q0 = {false, xa.sig * b0.sig, xa.exp + b0.exp}, q1 = {false, xa.sig, xa.exp + b1.exp};
+      const auto e = encode(fd, add(q0, q1));
+      if (!e) continue;
+      const std::string note = fmt::format("({}) ({}) + ({}) ({})", show(xa), show(b0), show(xa), show(b1));
+      cases.push_back(b.done(note));
+      exact[note] = *e;
+      rounded_d[note] = round_to(fd, fd.man_bits, Rounding::rne, add(round_d(q0), round_d(q1)));
+      rounded_a[note] = round_to(fd, fd.man_bits, Rounding::rne, add(round_a(q0), round_a(q1)));
+      break;
+    }
+    if (cases.empty()) return audit::unsupported("the exact products cannot be shown in d with these formats");
+    const std::vector<Hypothesis> hyps = {
+        table_hypothesis("exact products", exact),
+        table_hypothesis(fmt::format("products rounded to {} first", fd.name), rounded_d),
+        table_hypothesis(fmt::format("products rounded to {} first", fa.name), rounded_a)};
+    audit::Finding f;
+    auto sel = select(device, cfg, cases, hyps, f);
+    if (!sel) return audit::failed(sel.error().message);
+    const bool is_exact = consistent(*sel, "exact products");
+    f.parameters["exact_products"] = is_exact;
+    f.parameters["consistent"] = sel->consistent;
+    f.verdict = is_exact ? fmt::format("PRODUCTS: exact: ({})^2 = {} needs {} bits and is kept", show(xa), show(p), pa + pb)
+                         : "PRODUCTS: not kept exactly (" +
+                               (sel->consistent.empty() ? std::string("no hypothesis fits") : join(sel->consistent)) + ")";
+    return f;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+class OrderProbe final : public ProbeBase {
+ public:
+  OrderProbe()
+      : ProbeBase("mma.fasi.order", "Number of roundings and order of accumulation: 1 and K copies of 2^-(F+1)",
+                  std::string(kFasi) + "3.1.2") {}
+
+  audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
+    const int K = cfg.k;
+    const Format& fd = *cfg.d;
+    auto kept = kept_bits(device, cfg);
+    if (!kept) return audit::failed(kept.error().message);
+    const Val y = pow2(-(kept->F + 1));
+    Val exact = pow2(0);
+    for (int k = 0; k < K; ++k) exact = add(exact, y);
+    const std::uint64_t one = *encode(fd, pow2(0));
+    const std::uint64_t rz = round_to(fd, fd.man_bits, Rounding::rz, exact), rne = round_to(fd, fd.man_bits, Rounding::rne, exact);
+    if (rz == one && rne == one)
+      return audit::unsupported(fmt::format("d cannot show {} copies of {} beside 1 ({})", K, show(y), kept_note(*kept)));
+    std::vector<DotCase> cases;
+    for (int pos = 0; pos <= K; ++pos) {
+      CaseBuilder b(cfg);
+      for (int s = 0; s <= K; ++s) b.set(s, s == pos ? pow2(0) : y);
+      if (b.ok()) cases.push_back(b.done(fmt::format("1 at {}, {} elsewhere", pos == K ? std::string("c") : "p" + std::to_string(pos), show(y))));
+    }
+    if (cases.empty()) return audit::unsupported("1 and " + show(y) + " cannot be expressed in these formats");
+    const std::vector<Hypothesis> hyps = {
+        {"aligned to the largest first (the small summands dropped)", [one](const DotCase&) { return one; }},
+        {"exact sum rounded toward zero", [rz](const DotCase&) { return rz; }},
+        {"exact sum rounded to nearest", [rne](const DotCase&) { return rne; }}};
+    audit::Finding f;
+    auto sel = select(device, cfg, cases, hyps, f);
+    if (!sel) return audit::failed(sel.error().message);
+    std::vector<std::string> exact_at;
+    for (std::size_t i = 0; i < cases.size(); ++i)
+      if (sel->outputs[i] != one) exact_at.push_back(cases[i].note.substr(0, cases[i].note.find(',')));
+    f.parameters["aligned_to_largest"] = exact_at.empty();
+    f.parameters["small_summands_kept"] = exact_at;
+    f.message = kept_note(*kept);
+    f.verdict = exact_at.empty()
+                    ? fmt::format("ORDER: 1 + {} x {} gives 1 wherever the 1 is: every summand is aligned to the largest "
+                                  "before it is added (up to {} rounding errors, none summed before alignment)",
+                                  K, show(y), K)
+                    : fmt::format("ORDER: 1 + {} x {} keeps the small summands with {}: they are summed before they "
+                                  "meet the 1",
+                                  K, show(y), join(exact_at));
+    return f;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+class AccumulationRoundingProbe final : public ProbeBase {
+ public:
+  AccumulationRoundingProbe()
+      : ProbeBase("mma.fasi.rounding", "Rounding of the accumulation on both signs: 2 + 0.75 ulp(2)",
+                  std::string(kFasi) + "3.1.3") {}
+
+  audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
+    const Format& fd = *cfg.d;
+    const Val small = {false, 3, -1 - fd.man_bits};  // 0.75 ulp(2) in d
+    std::vector<DotCase> cases;
+    for (bool negative : {false, true}) {
+      CaseBuilder b(cfg);
+      b.product(0, pow2(1, negative));
+      Val s = small;
+      s.neg = negative;
+      if (cfg.k >= 2) b.product(1, s);
+      if (!b.ok() || cfg.k < 2) {
+        b = CaseBuilder(cfg);
+        b.product(0, pow2(1, negative));
+        b.c(s);
+      }
+      if (b.ok()) cases.push_back(b.done(negative ? fmt::format("-2 - ({})", show(small)) : fmt::format("2 + {}", show(small))));
+    }
+    if (cases.size() < 2) return audit::unsupported("2 and 0.75 ulp(2) cannot be expressed in these formats");
+    std::vector<Hypothesis> hyps;
+    for (Rounding r : {Rounding::rz, Rounding::rd, Rounding::ru, Rounding::rne, Rounding::ra}) {
+      std::map<std::string, std::uint64_t> t;
+      t[cases[0].note] = round_to(fd, fd.man_bits, r, add(pow2(1), small));
+      t[cases[1].note] = round_to(fd, fd.man_bits, r, neg(add(pow2(1), small)));
+      hyps.push_back(table_hypothesis(std::string(model::name(r)), t));
+    }
+    audit::Finding f;
+    auto sel = select(device, cfg, cases, hyps, f);
+    if (!sel) return audit::failed(sel.error().message);
+    const Val up = add(pow2(1), pow2(1 - fd.man_bits));
+    const bool pos_up = sel->outputs[0] == *encode(fd, up);
+    const bool neg_away = sel->outputs[1] == *encode(fd, neg(up));
+    const std::string mode = !pos_up && !neg_away ? "toward zero" : !pos_up && neg_away ? "down" : pos_up && !neg_away ? "up"
+                                                                                                     : "to nearest or away";
+    f.parameters["rounding"] = mode;
+    f.parameters["consistent"] = sel->consistent;
+    f.verdict = fmt::format("ACCUMULATION ROUNDING: {} ({} -> {}, {} -> {})", mode, cases[0].note,
+                            show(fd, sel->outputs[0]), cases[1].note, show(fd, sel->outputs[1]));
+    f.message = "Valpey et al. (4.2) show that bits shifted out at alignment are dropped: truncation, which this test "
+                "cannot tell from round-toward-zero (see mma.valpey.truncation)";
+    return f;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+class OutputRoundingProbe final : public ProbeBase {
+ public:
+  OutputRoundingProbe()
+      : ProbeBase("mma.fasi.output_rounding",
+                  "Rounding of a narrow (binary16) output: 0.75, 0.25, 0.5 and 1.5 times d's smallest subnormal",
+                  std::string(kFasi) + "3.1.3") {}
+
+  audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
+    const Format& fd = *cfg.d;
+    if (!fd.has_subnormals()) return audit::unsupported("d has no subnormals");
+    const int q = fd.quantum_min();  // the smallest subnormal is 2^q
+    struct Row {
+      const char* text;
+      std::vector<Val> terms;
+    };
+    const std::vector<Row> rows = {{"0.75", {pow2(q - 1), pow2(q - 2)}},
+                                   {"0.25", {pow2(q - 2)}},
+                                   {"0.5", {pow2(q - 1)}},
+                                   {"1.5", {pow2(q), pow2(q - 1)}}};
+    std::vector<DotCase> cases;
+    std::vector<Val> exact;
+    for (const Row& r : rows)
+      for (bool negative : {false, true}) {
+        if (int(r.terms.size()) > cfg.k) continue;
+        CaseBuilder b(cfg);
+        Val sum{};
+        for (std::size_t i = 0; i < r.terms.size(); ++i) {
+          Val t = r.terms[i];
+          t.neg = negative;
+          b.product(int(i), t);
+          sum = add(sum, t);
+        }
+        if (b.ok()) {
+          cases.push_back(b.done(fmt::format("{}{} x 2^{}", negative ? "-" : "", r.text, q)));
+          exact.push_back(sum);
+        }
+      }
+    if (cases.size() < 4) return audit::unsupported(fmt::format("products cannot reach 2^{} in these formats", q - 2));
+    std::vector<Hypothesis> hyps;
+    for (Rounding r : model::all_roundings) {
+      std::map<std::string, std::uint64_t> t;
+      for (std::size_t i = 0; i < cases.size(); ++i) t[cases[i].note] = round_to(fd, fd.man_bits, r, exact[i]);
+      hyps.push_back(table_hypothesis(std::string(model::name(r)), t));
+    }
+    audit::Finding f;
+    auto sel = select(device, cfg, cases, hyps, f);
+    if (!sel) return audit::failed(sel.error().message);
+    std::vector<std::string> rows_out;
+    for (std::size_t i = 0; i < cases.size(); ++i) rows_out.push_back(cases[i].note + " -> " + show(fd, sel->outputs[i]));
+    f.parameters["rounding"] = sel->consistent;
+    f.message = join(rows_out, "; ", "; ");
+    f.verdict = sel->consistent.empty()
+                    ? fmt::format("OUTPUT ROUNDING ({}): no rounding mode explains the subnormal results", fd.name)
+                    : fmt::format("OUTPUT ROUNDING ({}): {} (0.75 x 2^{} -> {})", fd.name, join(sel->consistent, ", ", " or "),
+                                  q, show(fd, sel->outputs[0]));
+    return f;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+class AlignmentBitsProbe final : public ProbeBase {
+ public:
+  AlignmentBitsProbe()
+      : ProbeBase("mma.fasi.alignment_bits", "Extra bits in the alignment of significands: 1 + (-(1 - 2^-t))",
+                  std::string(kFasi) + "3.1.4") {}
+
+  audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
+    const Format &fa = *cfg.a, &fb = *cfg.b, &fc = *cfg.c, &fd = *cfg.d;
+    const int pc = fc.precision(), pp = fa.precision() + fb.precision();
+    std::vector<DotCase> cases;
+    std::vector<int> ts;
+    for (int t = 1; t <= std::max(pc, pp) && t <= 60; ++t) {
+      const Val x = {true, (std::uint64_t{1} << t) - 1, -t};  // -(1 - 2^-t)
+      CaseBuilder b(cfg);
+      if (t <= pc) {
+        b.product(0, pow2(0));
+        b.c(x);
+      } else {
+        b.c(pow2(0));
+        b.product(0, x);
+      }
+      if (!b.ok() || !encode(fd, pow2(-t))) continue;
+      cases.push_back(b.done(t <= pc ? fmt::format("1 + c, c = {}", show(x)) : fmt::format("c = 1, p0 = {}", show(x))));
+      ts.push_back(t);
+    }
+    if (cases.empty()) return audit::unsupported("1 - 2^-t cannot be expressed in these formats");
+    std::map<std::string, std::uint64_t> exact;
+    for (std::size_t i = 0; i < cases.size(); ++i) exact[cases[i].note] = *encode(fd, pow2(-ts[i]));
+    audit::Finding f;
+    auto sel = select(device, cfg, cases, {table_hypothesis("exact", exact)}, f);
+    if (!sel) return audit::failed(sel.error().message);
+    int kept = 0;
+    std::size_t first_bad = cases.size();
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      if (sel->outputs[i] == exact[cases[i].note]) {
+        if (first_bad == cases.size()) kept = ts[i];
+      } else if (first_bad == cases.size()) {
+        first_bad = i;
+      }
+    }
+    f.parameters["kept_bits"] = kept;
+    if (first_bad == cases.size()) {
+      f.parameters["guard_bits"] = nullptr;
+      f.verdict = fmt::format("ALIGNMENT: 1 - (1 - 2^-t) exact for every t up to {}: at least {} bits kept below the "
+                              "leading bit of the largest summand",
+                              kept, kept);
+      return f;
+    }
+    const Val got = decode(fd, sel->outputs[first_bad]);
+    const int t = ts[first_bad];
+    f.verdict = fmt::format("ALIGNMENT: 1 - (1 - 2^-{}) gives {}: {} bits kept below the leading bit of the largest "
+                            "summand, no guard bit beyond them{}",
+                            t, show(fd, sel->outputs[first_bad]), kept,
+                            got.sig != 0 && lead(got) == -kept && t == kept + 1 ? " (relative error 1)" : "");
+    return f;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Normalization in addition and in subtraction, carry-out bits, monotonicity: each compares the
+// fused hypothesis (model FDA with the measured F, rounding toward zero or to nearest) with
+// IEEE additions that normalize every partial sum.
+class NormalizationProbe final : public ProbeBase {
+ public:
+  explicit NormalizationProbe(bool subtraction)
+      : ProbeBase(subtraction ? "mma.fasi.normalization_sub" : "mma.fasi.normalization_add",
+                  subtraction ? "Normalization in subtraction: 1 + (-(1 - 2^-q)) - 2^-(F+1)"
+                              : "Normalization in addition: (1 - 2^-q) + K x 2^-q",
+                  std::string(kFasi) + "3.1.4"),
+        sub_(subtraction) {}
+
+  audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
+    const int K = cfg.k;
+    const Format &fc = *cfg.c, &fd = *cfg.d;
+    auto kept = kept_bits(device, cfg);
+    if (!kept) return audit::failed(kept.error().message);
+    const int q = std::min(fc.precision(), kept->F + 1);
+    const Val c = {sub_, (std::uint64_t{1} << q) - 1, -q};  // +-(1 - 2^-q)
+    std::vector<Val> terms = {c};
+    CaseBuilder b(cfg);
+    b.c(c);
+    if (!sub_) {
+      for (int k = 0; k < K; ++k) {
+        b.product(k, pow2(-q));
+        terms.push_back(pow2(-q));
+      }
+    } else {
+      if (K < 2) return audit::unsupported("K = 1 leaves no room for 1 and -2^-(F+1)");
+      const Val y = pow2(-(kept->F + 1), true);
+      b.product(0, pow2(0));
+      b.product(1, y);
+      terms = {pow2(0), c, y};
+    }
+    if (!b.ok()) return audit::unsupported("the summands cannot be expressed in these formats");
+    const DotCase x = b.done(sub_ ? fmt::format("c = {}, p0 = 1, p1 = {}", show(c), show(pow2(-(kept->F + 1), true)))
+                                  : fmt::format("c = {}, {} products {}", show(c), K, show(pow2(-q))));
+    std::vector<Hypothesis> hyps = {
+        model_hypothesis("not normalized (fused, rounded toward zero)", fused(cfg, kept->F, Rounding::rz)),
+        model_hypothesis("not normalized (fused, rounded to nearest)", fused(cfg, kept->F, Rounding::rne))};
+    const std::uint64_t nrz = ieee_sum(fd, Rounding::rz, terms), nrne = ieee_sum(fd, Rounding::rne, terms);
+    hyps.push_back({"normalized after each addition (toward zero)", [nrz](const DotCase&) { return nrz; }});
+    hyps.push_back({"normalized after each addition (to nearest)", [nrne](const DotCase&) { return nrne; }});
+    if (sub_) {
+      // Fasi's other order: (-2^-(F+1) + 1) + c.
+      const std::vector<Val> other = {terms[2], terms[0], terms[1]};
+      const std::uint64_t orz = ieee_sum(fd, Rounding::rz, other);
+      hyps.push_back({"normalized, smallest first (toward zero)", [orz](const DotCase&) { return orz; }});
+    }
+    const std::uint64_t fz = hyps[0].predict(x), fn = hyps[1].predict(x);
+    if ((fz == nrz || fz == nrne) && (fn == nrz || fn == nrne))
+      return audit::unsupported("normalized and unnormalized sums agree here (" + kept_note(*kept) + ")");
+    audit::Finding f;
+    auto sel = select(device, cfg, {x}, hyps, f);
+    if (!sel) return audit::failed(sel.error().message);
+    const bool normalized = consistent(*sel, hyps[2].name) || consistent(*sel, hyps[3].name);
+    const bool unnormalized = consistent(*sel, hyps[0].name) || consistent(*sel, hyps[1].name);
+    f.parameters["normalized_partial_sums"] = normalized && !unnormalized ? nlohmann::json(true)
+                                              : unnormalized && !normalized ? nlohmann::json(false)
+                                                                            : nlohmann::json(nullptr);
+    f.parameters["consistent"] = sel->consistent;
+    f.message = kept_note(*kept);
+    const std::string what = sub_ ? "NORMALIZATION IN SUBTRACTION" : "NORMALIZATION";
+    const std::string out = show(fd, sel->outputs[0]);
+    f.verdict = unnormalized && !normalized
+                    ? fmt::format("{}: only the final sum is normalized: {} gives {} (normalizing each partial sum "
+                                  "gives {})",
+                                  what, x.note, out, show(fd, nrz))
+                : normalized && !unnormalized
+                    ? fmt::format("{}: partial sums are normalized: {} gives {}", what, x.note, out)
+                    : fmt::format("{}: {} gives {} ({})", what, x.note, out,
+                                  sel->consistent.empty() ? "no hypothesis fits" : join(sel->consistent));
+    return f;
+  }
+
+ private:
+  bool sub_;
+};
+
+class CarryBitsProbe final : public ProbeBase {
+ public:
+  CarryBitsProbe()
+      : ProbeBase("mma.fasi.carry_bits", "Extra bits for carry-out: 2 bits, then 3 bits",
+                  std::string(kFasi) + "3.1.4") {}
+
+  audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
+    const int K = cfg.k;
+    const Format &fc = *cfg.c, &fd = *cfg.d;
+    if (K < 4) return audit::unsupported("the carry tests need four products");
+    auto kept = kept_bits(device, cfg);
+    if (!kept) return audit::failed(kept.error().message);
+    std::vector<DotCase> cases;
+    std::map<std::string, std::uint64_t> exact, normalized, wrapped;
+    // Two bits: c = 1 + 2^-(f-1) + 2^-f, products 1, 1, 1, 2^-f in every order: 4 + 2^-(f-2).
+    const int f2 = std::min({kept->F, fc.precision() - 1, fd.man_bits});
+    if (f2 >= 2) {
+      const Val c = {false, (std::uint64_t{1} << f2) + 3, -f2};
+      const Val sum = {false, (std::uint64_t{1} << f2) + 1, 2 - f2};
+      for (int small = 0; small < 4; ++small) {
+        CaseBuilder b(cfg);
+        b.c(c);
+        std::vector<Val> terms = {c};
+        for (int k = 0; k < 4; ++k) {
+          const Val v = k == small ? pow2(-f2) : pow2(0);
+          b.product(k, v);
+          terms.push_back(v);
+        }
+        const auto e = encode(fd, sum);
+        if (!b.ok() || !e) continue;
+        const std::string note = fmt::format("2 bits: c = {}, 2^-{} at p{}", show(c), f2, small);
+        cases.push_back(b.done(note));
+        exact[note] = *e;
+        normalized[note] = ieee_sum(fd, Rounding::rz, terms);
+        wrapped[note] = *e;
+      }
+    }
+    // Three bits: 1.875 + 1 + 1.5 + 1.75 + 1.875 = 8; two carry bits would wrap it to 0.
+    {
+      CaseBuilder b(cfg);
+      b.c({false, 15, -3});
+      b.product(0, pow2(0));
+      b.product(1, {false, 3, -1});
+      b.product(2, {false, 7, -2});
+      b.product(3, {false, 15, -3});
+      if (b.ok()) {
+        const std::string note = "3 bits: 1.875 + 1 + 1.5 + 1.75 + 1.875";
+        cases.push_back(b.done(note));
+        exact[note] = *encode(fd, pow2(3));
+        normalized[note] = ieee_sum(fd, Rounding::rz, {{false, 15, -3}, pow2(0), {false, 3, -1}, {false, 7, -2}, {false, 15, -3}});
+        wrapped[note] = model::zero(fd, false).bits;
+      }
+    }
+    if (cases.empty()) return audit::unsupported("the carry sums cannot be expressed in these formats");
+    const std::vector<Hypothesis> hyps = {table_hypothesis("carries kept (exact)", exact),
+                                          table_hypothesis("normalized after each addition (toward zero)", normalized),
+                                          table_hypothesis("two carry-out bits (wraps modulo 8)", wrapped)};
+    audit::Finding f;
+    auto sel = select(device, cfg, cases, hyps, f);
+    if (!sel) return audit::failed(sel.error().message);
+    int two_ok = 0, two_n = 0;
+    std::optional<bool> three;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const bool ok = sel->outputs[i] == exact[cases[i].note];
+      if (cases[i].note.starts_with("2 bits")) {
+        ++two_n;
+        two_ok += ok;
+      } else {
+        three = ok;
+      }
+    }
+    f.parameters["two_bits"] = two_n ? nlohmann::json(two_ok == two_n) : nlohmann::json(nullptr);
+    f.parameters["three_bits"] = three ? nlohmann::json(*three) : nlohmann::json(nullptr);
+    std::vector<std::string> parts;
+    if (two_n)
+      parts.push_back(two_ok == two_n ? fmt::format("at least 2 carry-out bits ({} + 1 + 1 + 1 + 2^-{} = {} in all 4 "
+                                                    "orders)",
+                                                    show(Val{false, (std::uint64_t{1} << f2) + 3, -f2}), f2,
+                                                    show(Val{false, (std::uint64_t{1} << f2) + 1, 2 - f2}))
+                                      : fmt::format("carries lost in {} of 4 orders", two_n - two_ok));
+    if (three)
+      parts.push_back(*three ? "a third one (1.875 + 1 + 1.5 + 1.75 + 1.875 = 8, not 0)"
+                             : "no third one (1.875 + 1 + 1.5 + 1.75 + 1.875 gives " +
+                                   show(fd, sel->outputs[cases.size() - 1]) + ")");
+    f.verdict = "CARRIES: " + join(parts, "; ", "; ");
+    f.message = kept_note(*kept);
+    return f;
+  }
+};
+
+class MonotonicityProbe final : public ProbeBase {
+ public:
+  MonotonicityProbe()
+      : ProbeBase("mma.fasi.monotonicity", "Monotonicity of the dot product: c = 1 - 2^-q and c = 1 with K x 2^-(F+1)",
+                  std::string(kFasi) + "3.1.4") {}
+
+  audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
+    const int K = cfg.k;
+    const Format &fc = *cfg.c, &fd = *cfg.d;
+    auto kept = kept_bits(device, cfg);
+    if (!kept) return audit::failed(kept.error().message);
+    const int q = std::min(fc.precision(), kept->F + 1);
+    const Val y = pow2(-(kept->F + 1));
+    const Val c1 = {false, (std::uint64_t{1} << q) - 1, -q};
+    std::vector<DotCase> cases;
+    for (const Val& c : {c1, pow2(0)}) {
+      CaseBuilder b(cfg);
+      b.c(c);
+      for (int k = 0; k < K; ++k) b.product(k, y);
+      if (!b.ok()) return audit::unsupported("the summands cannot be expressed in these formats");
+      cases.push_back(b.done(fmt::format("c = {}, {} products {}", show(c), K, show(y))));
+    }
+    audit::Finding f;
+    auto sel = select(device, cfg, cases,
+                      {model_hypothesis("fused (toward zero)", fused(cfg, kept->F, Rounding::rz)),
+                       model_hypothesis("fused (to nearest)", fused(cfg, kept->F, Rounding::rne))},
+                      f);
+    if (!sel) return audit::failed(sel.error().message);
+    const auto& o = sel->outputs;
+    const Val v1 = decode(fd, o[0]), v2 = decode(fd, o[1]);
+    const bool finite = model::is_finite_nonzero(model::classify(fd, o[0])) && model::is_finite_nonzero(model::classify(fd, o[1]));
+    const bool violated = finite && add(v1, neg(v2)).sig != 0 && !add(v1, neg(v2)).neg;
+    f.parameters["monotonic"] = !violated;
+    f.message = kept_note(*kept);
+    f.verdict = violated ? fmt::format("MONOTONICITY: violated: c = {} gives {}, the larger c = 1 gives {}", show(c1),
+                                       show(fd, o[0]), show(fd, o[1]))
+                         : fmt::format("MONOTONICITY: not violated here: c = {} gives {}, c = 1 gives {}", show(c1),
+                                       show(fd, o[0]), show(fd, o[1]));
+    return f;
+  }
+};
+
+}  // namespace
+
+void add_fasi_probes(std::vector<const audit::MmaProbe*>& out) {
+  static const ExactProductsProbe exact;
+  static const OrderProbe order;
+  static const AccumulationRoundingProbe rounding;
+  static const OutputRoundingProbe output;
+  static const AlignmentBitsProbe alignment;
+  static const NormalizationProbe add_norm(false), sub_norm(true);
+  static const CarryBitsProbe carries;
+  static const MonotonicityProbe monotonicity;
+  for (const audit::MmaProbe* p : std::initializer_list<const audit::MmaProbe*>{
+           &exact, &order, &rounding, &output, &alignment, &add_norm, &sub_norm, &carries, &monotonicity})
+    out.push_back(p);
+}
+
+}  // namespace gp::mma

@@ -1,0 +1,38 @@
+// Identification of an MMA unit's arithmetic (DESIGN.md section 6): the algorithm of MMA-Sim's nine
+// and the parameters that predict every probe observation, then random validation.
+//
+// Method: the candidates are the nine algorithms with their parameters free: F 0..40 (fdrda
+// family 0..31), fused blocks of every power of two up to K, GPS and GDFS group sizes, the final
+// rounding (all eleven modes) at 0..p(d)-1 fraction bits, the NaN encoding, rounding down or
+// toward zero in the FDRDA alignment, and the alignment floor. A first pass takes the ranges the
+// probes measured (F, block, rounding, output bits, NaN) and widens to everything when nothing fits
+// or the model fails validation. Every candidate is evaluated with model::Dot on the inputs of
+// every observation (all probes' cases) and kept only if it predicts each output bit for bit
+// (any NaN for units whose NaN payloads are not modelled). The alignment floor is searched for
+// the survivors between the lowest exponent a summand can have and emin(d). The survivors then
+// face inputs drawn to separate them (random bit patterns, normal values, cancellations, tiny
+// sums, ties, overflow, specials): those where they disagree are run on the device, until one
+// behaviour is left. Parameters that no input separates are reported as ambiguous, and one
+// canonical value is chosen (see canonical_rank in identify.cpp). The chosen model is validated
+// on random tiles: 10^4 (quick), 10^5 (standard) or 10^6 (full).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "audit/probe.hpp"
+#include "model/mma_algorithms.hpp"
+
+namespace gp::mma {
+
+// The algorithm's name for K products: the chained variant (cofda, cofdrda, cogfdrda) when the
+// fused block holds fewer than K products.
+std::string algorithm_name(const model::DotConfig& cfg, int k);
+// The parameters of a configuration as the profile writes them (DESIGN.md section 7).
+nlohmann::json parameters_json(const model::DotConfig& cfg, int k);
+// The configuration a profile.mma entry describes, for this MMA configuration's formats.
+Expected<model::DotConfig> config_from_entry(const backends::MmaConfig& config, const nlohmann::json& entry);
+// Random tiles the validation draws at a tier: 10^4, 10^5, 10^6.
+std::uint64_t validation_tiles(const audit::ProbeContext& ctx);
+
+}  // namespace gp::mma

@@ -1,0 +1,471 @@
+// The detection methods of MMA-Sim (Xie et al., section III): the same computation for every
+// element (III-B), the summation tree from X, -X and K-1 copies of a small y at every pair of
+// positions (III-C), the accumulation precision of each summand, "1 + e" halving and "-1 + 1 + e"
+// for fused sums (III-D), and the rounding mode from tables I and II (III-E), after the output's
+// precision. Every input is built for the configuration's formats and K.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "model/ops.hpp"
+#include "tests_mma/families.hpp"
+
+namespace gp::mma {
+namespace {
+
+constexpr const char* kMmaSim = "MMA-Sim (Xie et al. 2025), section III";
+
+// Block sizes worth trying for K products: the powers of two up to K, and K itself.
+std::vector<int> blocks_of(int K) {
+  std::vector<int> v;
+  for (int b = 1; b < K; b *= 2) v.push_back(b);
+  v.push_back(K);
+  return v;
+}
+
+// v = m * 2^e exactly: m, else nullopt.
+std::optional<std::int64_t> multiple_of(Val v, int e) {
+  if (v.sig == 0) return 0;
+  if (v.exp >= e) {
+    if (v.exp - e + model::msb(v.sig) > 60) return std::nullopt;
+    const auto m = std::int64_t(v.sig << (v.exp - e));
+    return v.neg ? -m : m;
+  }
+  const int s = e - v.exp;
+  if (s >= 64 || (v.sig & ((std::uint64_t{1} << s) - 1))) return std::nullopt;
+  const auto m = std::int64_t(v.sig >> s);
+  return v.neg ? -m : m;
+}
+
+std::string summand_name(int s, int K) { return s == K ? "c" : fmt::format("p{}", s); }
+
+// ---------------------------------------------------------------------------------------------
+class ElementsProbe final : public ProbeBase {
+ public:
+  ElementsProbe()
+      : ProbeBase("mma.elements", "The same computation for every element of D", std::string(kMmaSim) + "-B") {}
+
+  audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext& ctx) const override {
+    const int tiles = int(ctx.cases(4, 16, 64));
+    const std::size_t M = std::size_t(cfg.m), N = std::size_t(cfg.n), K = std::size_t(cfg.k);
+    RandomInputs gen(cfg, ctx.seed ^ 0xE1E3E475ULL);
+    std::vector<std::uint64_t> a(tiles * M * K), b(tiles * K * N), c(tiles * M * N);
+    std::vector<DotCase> cases(static_cast<std::size_t>(tiles));
+    for (std::size_t t = 0; t < std::size_t(tiles); ++t) {
+      DotCase& x = cases[t];
+      x.a.resize(K);
+      x.b.resize(K);
+      const Gen g = t % 2 ? Gen::wide : Gen::normal;
+      gen.draw(g, x.c, x.a.data(), x.b.data());
+      x.note = fmt::format("tile {}: every row of A, column of B and element of C equal ({})", t, name(g));
+      for (std::size_t i = 0; i < M; ++i)
+        for (std::size_t k = 0; k < K; ++k) a[t * M * K + i * K + k] = x.a[k];
+      for (std::size_t k = 0; k < K; ++k)
+        for (std::size_t j = 0; j < N; ++j) b[t * K * N + k * N + j] = x.b[k];
+      for (std::size_t e = 0; e < M * N; ++e) c[t * M * N + e] = x.c;
+    }
+    auto d = device.mma({&cfg, a, b, c});
+    if (!d) return audit::failed(d.error().message);
+    if (d->size() != c.size()) return audit::failed("the device returned a D of the wrong size");
+    audit::Finding f;
+    int differing = 0;
+    std::string first;
+    for (std::size_t t = 0; t < std::size_t(tiles); ++t) {
+      const std::uint64_t d00 = (*d)[t * M * N];
+      f.observations.push_back(observation(cfg, cases[t], d00));
+      for (std::size_t e = 1; e < M * N; ++e) {
+        const std::uint64_t x = (*d)[t * M * N + e];
+        if (x == d00) continue;
+        if (differing++ < 8) {
+          audit::Observation o = observation(cfg, cases[t], x, {{"d(0,0)", d00}});
+          o.note = fmt::format("tile {}: element ({},{}) differs from element (0,0)", t, e / N, e % N);
+          f.observations.push_back(std::move(o));
+        }
+        if (first.empty()) first = fmt::format("element ({},{}) of tile {}", e / N, e % N, t);
+      }
+    }
+    f.parameters["uniform"] = differing == 0;
+    f.parameters["tiles"] = tiles;
+    f.verdict = differing == 0
+                    ? fmt::format("ELEMENTS: every element of D computed the same way ({} tiles of {}x{})", tiles, M, N)
+                    : fmt::format("ELEMENTS: {} elements differ from element (0,0) on equal inputs, first {}", differing,
+                                  first);
+    if (differing) f.message = "the identification assumes one dot-add for every element; it may fail";
+    return f;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+class TreeProbe final : public ProbeBase {
+ public:
+  TreeProbe()
+      : ProbeBase("mma.summation_tree", "Summation tree: X, -X and K-1 copies of a small y at every pair of positions",
+                  std::string(kMmaSim) + "-C") {}
+
+  audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
+    const int K = cfg.k;
+    const Format &fa = *cfg.a, &fb = *cfg.b, &fc = *cfg.c, &fd = *cfg.d;
+    if (K < 2) return audit::unsupported("K = 1: one product and c, no tree to find");
+    const ProductRange pr = product_range(cfg);
+    // y normal everywhere (units that flush subnormals must not flush it), X as large as allowed.
+    const int ey = std::max({fa.emin() + fb.emin(), fd.emin(), fc.emin()});
+    const int ex = std::min({pr.max_exp, fd.emax() - 1, fc.emax(), ey + 62});
+    const int gap = ex - ey;
+    if (gap < 4) return audit::unsupported(fmt::format("the formats cannot make y small beside X (X / y <= 2^{})", gap));
+    audit::Finding f;
+    auto cal = measure_kept_bits(device, cfg);
+    if (!cal) return audit::failed(cal.error().message);
+    const int F = cal->F && *cal->F < gap ? *cal->F : std::min(gap - 1, 24);
+    std::vector<DotCase> cases;
+    std::vector<std::pair<int, int>> pairs;
+    for (int i = 0; i <= K; ++i)
+      for (int j = i + 1; j <= K; ++j) {
+        CaseBuilder b(cfg);
+        for (int s = 0; s <= K; ++s) b.set(s, s == i ? pow2(ex) : s == j ? pow2(ex, true) : pow2(ey));
+        if (!b.ok()) return audit::unsupported("X, -X and y cannot all be expressed in these formats");
+        cases.push_back(b.done(fmt::format("X = 2^{} at {}, -X at {}, y = 2^{} elsewhere", ex, summand_name(i, K),
+                                           summand_name(j, K), ey)));
+        pairs.emplace_back(i, j);
+      }
+    std::vector<Hypothesis> hyps;
+    std::vector<std::pair<std::string, nlohmann::json>> described;
+    const auto add = [&](std::string name, DotConfig c, nlohmann::json params) {
+      if (!model::check(c).empty()) return;
+      hyps.push_back(model_hypothesis(name, c));
+      described.emplace_back(std::move(name), std::move(params));
+    };
+    add("sequential FMA chain from c (SFMA)", base_config(cfg, MmaAlgorithm::sfma), {{"structure", "sequential"}});
+    for (int g : blocks_of(K)) {
+      DotConfig c = base_config(cfg, MmaAlgorithm::gps);
+      c.group = g;
+      add(g == 1 ? "sequential FP32 additions from c (GPS G=1)"
+                 : fmt::format("pairwise sums in groups of {}, then sequential from c (GPS G={})", g, g),
+          c, {{"structure", g == 1 ? "sequential" : "pairwise"}, {"group", g}});
+    }
+    for (int bl : blocks_of(K)) {
+      DotConfig c = base_config(cfg, MmaAlgorithm::fda);
+      c.F = F;
+      c.block = bl;
+      add(bl == K ? fmt::format("one fused sum of c and the {} products (FDA)", K)
+                  : fmt::format("fused blocks of {} products, each partial result the next block's c (CoFDA)", bl),
+          c, {{"structure", "fused"}, {"block", bl}});
+    }
+    for (int bl : blocks_of(K)) {
+      DotConfig c = base_config(cfg, MmaAlgorithm::fdrda);
+      c.F = std::min(F, 31);
+      c.block = bl;
+      add(fmt::format("fused products, c aligned with the dot product after them, blocks of {} (FDRDA)", bl), c,
+          {{"structure", "fused, c after"}, {"block", bl}});
+      DotConfig g = base_config(cfg, MmaAlgorithm::gfdrda);
+      g.F = std::min(F, 31);
+      g.block = bl;
+      add(fmt::format("even and odd products fused apart, then c, blocks of {} (GFDRDA)", bl), g,
+          {{"structure", "fused in even/odd groups, c after"}, {"block", bl}});
+    }
+    for (int gs : blocks_of(K)) {
+      DotConfig c = base_config(cfg, MmaAlgorithm::gdfs);
+      c.group = gs;
+      c.F = F;
+      add(fmt::format("exact sums of groups of {} products, then fused with c (GDFS)", gs), c,
+          {{"structure", "grouped exact sums"}, {"group", gs}});
+    }
+    auto sel = select(device, cfg, cases, hyps, f);
+    if (!sel) return audit::failed(sel.error().message);
+    // The counts: d / y is the number of y summed after X and -X cancelled.
+    std::string counts;
+    for (std::size_t n = 0; n < cases.size() && n < 12; ++n) {
+      const auto m = multiple_of(decode(fd, sel->outputs[n]), ey);
+      counts += fmt::format("{}({},{})={}", n ? " " : "", summand_name(pairs[n].first, K),
+                            summand_name(pairs[n].second, K), m ? std::to_string(*m) : "?");
+    }
+    f.message = fmt::format("d / y for the first pairs: {}{}; X = 2^{}, y = 2^{}, fused hypotheses with F = {}", counts,
+                            cases.size() > 12 ? " ..." : "", ex, ey, F);
+    f.parameters["consistent"] = sel->consistent;
+    if (sel->consistent.empty()) {
+      f.verdict = "ORDER: no summation tree of the nine algorithms explains d / y";
+      if (!cal->F || *cal->F >= gap)
+        f.message += fmt::format("; the sum keeps y beside X (X / y = 2^{}), which hides fused blocks", gap);
+      return f;
+    }
+    for (const auto& [n, p] : described)
+      if (n == sel->consistent.front()) f.parameters.update(p);
+    f.verdict = "ORDER: " + sel->consistent.front();
+    if (sel->consistent.size() > 1)
+      f.verdict += fmt::format(" (also consistent: {})",
+                               join({sel->consistent.begin() + 1, sel->consistent.end()}, "; ", "; "));
+    return f;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+class PrecisionProbe final : public ProbeBase {
+ public:
+  PrecisionProbe()
+      : ProbeBase("mma.accumulation_precision",
+                  "Accumulation precision of each summand: -X + X + 2^-t X (fused) and 1 + 2^-t (binary)",
+                  std::string(kMmaSim) + "-D; Fasi et al. 3.1.4 (extra alignment bits)") {}
+
+  audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
+    const int K = cfg.k;
+    const Format &fc = *cfg.c, &fd = *cfg.d;
+    const ProductRange pr = product_range(cfg);
+    struct Series {
+      std::string label;
+      std::size_t first;
+      int count;
+      std::vector<std::uint64_t> expect;
+    };
+    std::vector<DotCase> cases;
+    std::vector<Series> series;
+    // Part A: X and -X at a pair of positions, 2^-t X at each other one.
+    std::vector<std::pair<int, int>> pairs;
+    if (K >= 3) pairs.emplace_back(0, 1);
+    else if (K == 2) pairs.emplace_back(K, 0);
+    if (K >= 4) pairs.emplace_back(K - 2, K - 1);
+    const int dbottom = fd.has_subnormals() ? fd.quantum_min() : fd.emin();
+    for (auto [i, j] : pairs) {
+      int ex = std::min(pr.max_exp, fd.emax() - 1);
+      if (i == K || j == K) ex = std::min(ex, fc.emax());
+      for (int k = 0; k <= K; ++k) {
+        if (k == i || k == j) continue;
+        const int bottom = std::max(dbottom, k == K ? (fc.has_subnormals() ? fc.quantum_min() : fc.emin()) : pr.min_exp);
+        const int T = std::min(64, ex - bottom);
+        Series s{fmt::format("X at {}, -X at {}, 2^-t X at {}", summand_name(i, K), summand_name(j, K), summand_name(k, K)),
+                 cases.size(), 0, {}};
+        for (int t = 0; t <= T; ++t) {
+          CaseBuilder b(cfg);
+          b.set(i, pow2(ex));
+          b.set(j, pow2(ex, true));
+          b.set(k, pow2(ex - t));
+          const auto y = encode(fd, pow2(ex - t));
+          if (!b.ok() || !y) break;
+          cases.push_back(b.done(fmt::format("{}, t = {}, X = 2^{}", s.label, t, ex)));
+          s.expect.push_back(*y);
+          ++s.count;
+        }
+        if (s.count > 1) series.push_back(std::move(s));
+        else cases.resize(s.first);
+      }
+    }
+    const std::size_t part_b = series.size();
+    // Part B: c = 1 and 2^-t at each product.
+    for (int k = 0; k < K; ++k) {
+      Series s{fmt::format("1 at c, 2^-t at p{}", k), cases.size(), 0, {}};
+      for (int t = 1; t <= fd.man_bits + 2; ++t) {
+        CaseBuilder b(cfg);
+        b.c(pow2(0));
+        b.product(k, pow2(-t));
+        const auto y = encode(fd, add(pow2(0), pow2(-t)));
+        if (!b.ok()) break;
+        cases.push_back(b.done(fmt::format("{}, t = {}", s.label, t)));
+        s.expect.push_back(y ? *y : ~std::uint64_t{0});
+        ++s.count;
+      }
+      if (s.count > 1) series.push_back(std::move(s));
+      else cases.resize(s.first);
+    }
+    if (cases.empty()) return audit::unsupported("the formats cannot express the precision cases");
+    auto out = mma::run(device, cfg, cases);
+    if (!out) return audit::failed(out.error().message);
+    audit::Finding f;
+    std::map<int, int> finite;  // t* -> how many summands
+    int exact = 0;
+    nlohmann::json per = nlohmann::json::object(), binary = nlohmann::json::object();
+    int one_plus_e = -1;
+    for (std::size_t s = 0; s < series.size(); ++s) {
+      const Series& x = series[s];
+      int first_lost = -1;
+      for (int t = 0; t < x.count; ++t) {
+        const std::size_t n = x.first + std::size_t(t);
+        f.observations.push_back(observation(cfg, cases[n], (*out)[n], {{"kept", x.expect[std::size_t(t)]}}));
+        if ((*out)[n] != x.expect[std::size_t(t)] && first_lost < 0) first_lost = t;
+      }
+      if (s < part_b) {
+        if (first_lost < 0) {
+          per[x.label] = "exact";
+          ++exact;
+        } else {
+          per[x.label] = first_lost - 1;
+          if (first_lost > 0) ++finite[first_lost - 1];
+        }
+      } else {
+        const int kept = first_lost < 0 ? x.count : first_lost;  // t runs from 1
+        binary[x.label] = kept;
+        one_plus_e = std::max(one_plus_e, kept);
+      }
+    }
+    f.parameters["per_summand"] = per;
+    f.parameters["one_plus_e"] = binary;
+    int F = -1, most = 0;
+    for (auto [t, n] : finite)
+      if (n > most) F = t, most = n;
+    if (F >= 0) f.parameters["F"] = F;
+    else f.parameters["F"] = nullptr;
+    const int total = int(part_b);
+    if (total == 0) {
+      f.verdict = fmt::format("ACCUMULATION: 1 + 2^-t keeps 2^-t down to t = {} (no fused test fits these formats)",
+                              one_plus_e);
+    } else if (F >= 0 && most == total) {
+      f.verdict = fmt::format("ACCUMULATION: X + (-X) + 2^-t X keeps 2^-t X down to t = {} for every summand: {} "
+                              "fraction bits kept below the largest exponent (F = {})",
+                              F, F, F);
+    } else if (F < 0) {
+      f.verdict = "ACCUMULATION: X + (-X) + 2^-t X is exact at every position tested: no bits lost beside X "
+                  "(the cancelling pair is summed first, or the sum is exact)";
+    } else {
+      std::vector<std::string> parts;
+      for (auto [t, n] : finite) parts.push_back(fmt::format("{} summand tests keep {} bits", n, t));
+      if (exact) parts.push_back(fmt::format("{} are exact (summed apart from X)", exact));
+      f.verdict = fmt::format("ACCUMULATION: mostly F = {} fraction bits below the largest exponent ({})", F, join(parts));
+    }
+    f.message = fmt::format("1 + 2^-t (binary addition test) keeps 2^-t down to t = {} (bounded by the output's "
+                            "precision)",
+                            one_plus_e);
+    return f;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+std::string describe(model::Rounding r) {
+  using model::Rounding;
+  switch (r) {
+    case Rounding::rne: return "to nearest, ties to even";
+    case Rounding::rna: return "to nearest, ties away from zero";
+    case Rounding::rnz: return "to nearest, ties toward zero";
+    case Rounding::rnu: return "to nearest, ties up";
+    case Rounding::rnd: return "to nearest, ties down";
+    case Rounding::rno: return "to nearest, ties to odd";
+    case Rounding::rz: return "toward zero";
+    case Rounding::ru: return "up";
+    case Rounding::rd: return "down";
+    case Rounding::ra: return "away from zero";
+    case Rounding::ro: return "to odd";
+  }
+  return "?";
+}
+
+class RoundingProbe final : public ProbeBase {
+ public:
+  RoundingProbe()
+      : ProbeBase("mma.rounding", "Precision and rounding of the output: tables I and II",
+                  std::string(kMmaSim) + "-E, tables I and II") {}
+
+  audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
+    const int K = cfg.k;
+    const Format &fc = *cfg.c, &fd = *cfg.d;
+    audit::Finding f;
+    auto cal = measure_kept_bits(device, cfg, &f.observations);
+    if (!cal) return audit::failed(cal.error().message);
+    // n ones (n a power of two) and a small summand: c when it can hold it, else product n.
+    const auto build = [&](int n, Val small, bool negative, CaseBuilder& b) {
+      const int ones_in_products = std::min(n, K);
+      for (int k = 0; k < ones_in_products; ++k) b.product(k, pow2(0, negative));
+      const bool c_free = ones_in_products == n;
+      if (!c_free) b.c(pow2(0, negative));  // n = K + 1 is never asked: n is a power of two <= K
+      if (small.sig == 0) return;
+      small.neg = negative;
+      if (c_free && encode(fc, small)) b.c(small);
+      else if (ones_in_products < K) b.product(ones_in_products, small);
+      else b.set(-1, small);  // no room: spoil the case
+    };
+    // Output precision: n + 2^(L - j) exact for j up to the output's fraction bits.
+    std::vector<DotCase> scan;
+    std::vector<std::pair<int, int>> scan_at;  // (n, j)
+    std::vector<std::uint64_t> scan_expect;
+    for (int n = 1; n <= K; n *= 2) {
+      const int L = model::msb(std::uint64_t(n));
+      for (int j = 1; j <= fd.man_bits; ++j) {
+        CaseBuilder b(cfg);
+        build(n, pow2(L - j), false, b);
+        const auto e = encode(fd, add(pow2(L), pow2(L - j)));
+        if (!b.ok() || !e) break;
+        scan.push_back(b.done(fmt::format("{} ones + 2^{}", n, L - j)));
+        scan_at.emplace_back(n, j);
+        scan_expect.push_back(*e);
+      }
+    }
+    if (scan.empty()) return audit::unsupported("the formats cannot express 1 + 2^-j");
+    auto out = mma::run(device, cfg, scan);
+    if (!out) return audit::failed(out.error().message);
+    std::map<int, int> kept;  // n -> largest j exact (from j = 1 on)
+    std::map<int, bool> broken;
+    for (std::size_t i = 0; i < scan.size(); ++i) {
+      f.observations.push_back(observation(cfg, scan[i], (*out)[i], {{"exact", scan_expect[i]}}));
+      const auto [n, j] = scan_at[i];
+      if (broken[n]) continue;
+      if ((*out)[i] == scan_expect[i]) kept[n] = j;
+      else broken[n] = true;
+    }
+    int ob = 0, ob_n = 1;
+    for (auto [n, j] : kept)
+      if (j > ob) ob = j, ob_n = n;
+    f.parameters["out_fraction_bits"] = ob;
+    if (ob == 0) {
+      f.verdict = "ROUNDING: the output does not show 1 + 2^-1 exactly; the output precision is unknown";
+      return f;
+    }
+    // Tables I and II at u = ulp(n): n large enough that 0.25u lies within the kept bits.
+    int n = 1;
+    if (cal->F)
+      while (n * 2 <= K && model::msb(std::uint64_t(n)) < ob + 2 - *cal->F) n *= 2;
+    const int L = model::msb(std::uint64_t(n));
+    struct Entry {
+      const char* text;
+      std::uint64_t r;  // r * 2^(L - ob - 2): 1 = 0.25u, 2 = 0.5u, 3 = 0.75u, 6 = 1.5u
+    };
+    static constexpr Entry entries[] = {{"0.75u", 3}, {"0.25u", 1}, {"0.5u", 2}, {"1.5u", 6}};
+    std::vector<DotCase> cases;
+    std::vector<Val> exact;
+    for (const Entry& e : entries)
+      for (bool negative : {false, true}) {
+        CaseBuilder b(cfg);
+        build(n, Val{false, e.r, L - ob - 2}, negative, b);
+        if (!b.ok()) continue;
+        const Val v = add(Val{negative, std::uint64_t(n), 0}, Val{negative, e.r, L - ob - 2});
+        cases.push_back(b.done(fmt::format("{}({} + {})", negative ? "-" : "", n, e.text)));
+        exact.push_back(v);
+      }
+    if (cases.size() < 8) {
+      f.verdict = fmt::format("ROUNDING: output keeps {} fraction bits; tables I and II cannot be built in these formats", ob);
+      return f;
+    }
+    std::vector<Hypothesis> hyps;
+    for (model::Rounding r : model::all_roundings) {
+      std::map<std::string, std::uint64_t> table;
+      for (std::size_t i = 0; i < cases.size(); ++i) table[cases[i].note] = round_to(fd, ob, r, exact[i]);
+      hyps.push_back({std::string(model::name(r)), [table](const DotCase& c) { return table.at(c.note); }});
+    }
+    auto sel = select(device, cfg, cases, hyps, f);
+    if (!sel) return audit::failed(sel.error().message);
+    std::vector<std::string> rows;
+    for (std::size_t i = 0; i < cases.size(); ++i) rows.push_back(cases[i].note + " -> " + show(fd, sel->outputs[i]));
+    f.message = fmt::format("u = 2^{} (the output keeps {} fraction bits{}); {}", L - ob, ob,
+                            ob_n > 1 ? fmt::format(", seen on sums of {} ones", ob_n) : "", join(rows, "; ", "; "));
+    f.parameters["rounding"] = sel->consistent;
+    f.parameters["ones"] = n;
+    if (sel->consistent.empty()) {
+      f.verdict = fmt::format("ROUNDING: no rounding mode of tables I and II explains the output (u = 2^{})", L - ob);
+      return f;
+    }
+    const auto first = *model::find_rounding(sel->consistent.front());
+    f.verdict = fmt::format("ROUNDING: the output keeps {} fraction bits, rounded {}", ob, describe(first));
+    if (sel->consistent.size() > 1) f.verdict += " (ambiguous: " + join(sel->consistent, ", ", " or ") + ")";
+    return f;
+  }
+};
+
+}  // namespace
+
+void add_mmasim_probes(std::vector<const audit::MmaProbe*>& out) {
+  static const ElementsProbe elements;
+  static const TreeProbe tree;
+  static const PrecisionProbe precision;
+  static const RoundingProbe rounding;
+  out.push_back(&elements);
+  out.push_back(&tree);
+  out.push_back(&precision);
+  out.push_back(&rounding);
+}
+
+}  // namespace gp::mma

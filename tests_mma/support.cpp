@@ -1,0 +1,515 @@
+#include "tests_mma/support.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+
+#include "model/ops.hpp"
+
+namespace gp::mma {
+
+using model::Class;
+
+namespace {
+
+int ctz(std::uint64_t x) { return std::countr_zero(x); }
+
+// 2^k written for a verdict: small integers as such, others as 2^k.
+std::string power(int k) { return k >= 0 && k <= 10 ? std::to_string(1u << k) : fmt::format("2^{}", k); }
+
+}  // namespace
+
+Val add(Val x, Val y) {
+  if (x.sig == 0) return y.sig == 0 ? Val{x.neg && y.neg, 0, 0} : y;
+  if (y.sig == 0) return x;
+  const int e = std::min(x.exp, y.exp);
+  const auto xs = std::int64_t(x.sig << (x.exp - e)), ys = std::int64_t(y.sig << (y.exp - e));
+  const std::int64_t s = (x.neg ? -xs : xs) + (y.neg ? -ys : ys);
+  return val(s, e);
+}
+
+int lead(Val v) { return v.exp + model::msb(v.sig); }
+
+std::string show(Val v) {
+  if (v.sig == 0) return v.neg ? "-0" : "0";
+  const int tz = ctz(v.sig);
+  const std::uint64_t s = v.sig >> tz;
+  const int e = v.exp + tz;
+  std::string body;
+  if (std::popcount(s) <= 3) {
+    std::vector<std::string> terms;
+    for (int bit = model::msb(s); bit >= 0; --bit)
+      if ((s >> bit) & 1) terms.push_back(power(bit + e));
+    for (std::size_t i = 0; i < terms.size(); ++i) body += (i ? " + " : "") + terms[i];
+    if (terms.size() > 1 && v.neg) return "-(" + body + ")";
+  } else if (std::has_single_bit(s + 1)) {
+    body = power(model::msb(s + 1) + e) + " - " + power(e);
+    if (v.neg) return "-(" + body + ")";
+  } else {
+    body = fmt::format("{} * {}", s, power(e));
+  }
+  return (v.neg ? "-" : "") + body;
+}
+
+std::optional<std::uint64_t> encode(const Format& f, Val v) {
+  if (v.neg && !f.has_sign()) return std::nullopt;
+  if (v.sig == 0) {
+    if (!f.has_zero() || (v.neg && !f.has_negative_zero())) return std::nullopt;
+    return model::zero(f, v.neg).bits;
+  }
+  model::Options o;
+  o.rounding = model::Rounding::rz;
+  const model::Result r = model::round_pack(f, o, v.neg, v.exp, v.sig);
+  if (r.flags & (model::Flag::inexact | model::Flag::overflow | model::Flag::invalid)) return std::nullopt;
+  const Class c = model::classify(f, r.bits);
+  if (!model::is_finite_nonzero(c)) return std::nullopt;
+  return r.bits;
+}
+
+Val decode(const Format& f, std::uint64_t bits) {
+  const model::Unpacked u = model::unpack(f, bits);
+  if (!model::is_finite_nonzero(u.cls)) return {u.neg, 0, 0};
+  return {u.neg, u.sig, u.exp};
+}
+
+bool is_nan(const Format& f, std::uint64_t bits) { return model::is_nan(model::classify(f, bits)); }
+
+std::string show(const Format& f, std::uint64_t bits) {
+  const Class c = model::classify(f, bits);
+  const int w = (f.storage_bits + 3) / 4;
+  if (model::is_nan(c)) return fmt::format("NaN ({:0{}x})", bits, w);
+  if (c == Class::infinite) return model::sign_of(f, bits) ? "-inf" : "inf";
+  return show(decode(f, bits));
+}
+
+std::optional<std::pair<std::uint64_t, std::uint64_t>> factor(const Format& fa, const Format& fb, Val v) {
+  if (v.sig == 0) {
+    // A zero product: the sign goes on a where it can.
+    const auto a = encode(fa, {v.neg && fa.has_sign(), 0, 0});
+    const auto b = encode(fb, {v.neg && !fa.has_sign(), 0, 0});
+    if (!a || !b) return std::nullopt;
+    return std::pair{*a, *b};
+  }
+  const int tz = ctz(v.sig);
+  const std::uint64_t s = v.sig >> tz;
+  const int e = v.exp + tz;
+  const bool sign_on_a = fa.has_sign();
+  if (v.neg && !fa.has_sign() && !fb.has_sign()) return std::nullopt;
+  // Divisor pairs of the odd significand (short ones only: probes use few-bit values).
+  std::vector<std::uint64_t> divisors;
+  if (model::msb(s) < fa.precision() + fb.precision() + 1 && s < (std::uint64_t{1} << 24)) {
+    for (std::uint64_t d = 1; d * d <= s; ++d)
+      if (s % d == 0) {
+        divisors.push_back(d);
+        if (d != s / d) divisors.push_back(s / d);
+      }
+  } else {
+    divisors = {s, 1};
+  }
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> best;
+  long best_score = 0;
+  const int lo = fa.quantum_min() - 2, hi = fa.emax() + 1;
+  for (std::uint64_t s1 : divisors) {
+    const std::uint64_t s2 = s / s1;
+    if (model::msb(s1) >= fa.precision() || model::msb(s2) >= fb.precision()) continue;
+    for (int x = lo - model::msb(s1); x <= hi; ++x) {
+      const auto a = encode(fa, {v.neg && sign_on_a, s1, x});
+      if (!a) continue;
+      const auto b = encode(fb, {v.neg && !sign_on_a, s2, e - x});
+      if (!b) continue;
+      const bool sub_a = model::classify(fa, *a) == Class::subnormal, sub_b = model::classify(fb, *b) == Class::subnormal;
+      const int la = x + model::msb(s1), lb = e - x + model::msb(s2);
+      // Subnormal factors last, then a power-of-two factor, then balanced magnitudes.
+      const long score = 10000L * (sub_a + sub_b) + 1000L * (s1 != 1 && s2 != 1) + std::abs(la - lb);
+      if (!best || score < best_score) {
+        best = std::pair{*a, *b};
+        best_score = score;
+      }
+    }
+  }
+  return best;
+}
+
+std::uint64_t round_to(const Format& d, int bits, model::Rounding r, Val v) {
+  model::Options o;
+  o.rounding = r;
+  if (bits >= d.man_bits) return model::round_pack(d, o, v.neg, v.exp, v.sig).bits;
+  Format narrow = d;
+  narrow.name = "narrowed output";
+  narrow.man_bits = bits;
+  narrow.storage_bits = d.storage_bits - d.pad_bits - (d.man_bits - bits);
+  narrow.pad_bits = 0;
+  const std::uint64_t x = model::round_pack(narrow, o, v.neg, v.exp, v.sig).bits;
+  const std::uint64_t m = model::magnitude_of(narrow, x);
+  const std::uint64_t widened = ((m >> narrow.man_bits) << d.man_bits) | ((m & narrow.man_mask()) << (d.man_bits - bits));
+  return model::pack(d, model::sign_of(narrow, x), widened);
+}
+
+std::uint64_t ieee_sum(const Format& d, model::Rounding r, const std::vector<Val>& terms) {
+  model::Options o;
+  o.rounding = r;
+  std::uint64_t acc = 0;
+  bool first = true;
+  for (const Val& t : terms) {
+    const std::uint64_t x = t.sig == 0 ? model::zero(d, t.neg).bits : model::round_pack(d, o, t.neg, t.exp, t.sig).bits;
+    acc = first ? x : model::add(d, o, acc, x).bits;
+    first = false;
+  }
+  return acc;
+}
+
+bool usable(const MmaConfig& cfg) {
+  return cfg.a && cfg.b && cfg.c && cfg.d && cfg.k >= 1 && cfg.m >= 1 && cfg.n >= 1 && cfg.d->has_sign();
+}
+
+CaseBuilder::CaseBuilder(const MmaConfig& cfg) : cfg_(&cfg), k_(cfg.k) {
+  case_.a.assign(std::size_t(k_), model::zero(*cfg.a, false).bits);
+  case_.b.assign(std::size_t(k_), model::zero(*cfg.b, false).bits);
+  case_.c = model::zero(*cfg.c, false).bits;
+}
+
+bool CaseBuilder::set(int s, Val v) {
+  if (s < 0 || s > k_) {
+    ok_ = false;
+    return false;
+  }
+  if (s == k_) {
+    const auto c = encode(*cfg_->c, v);
+    if (!c) return ok_ = false;
+    case_.c = *c;
+    return true;
+  }
+  const auto ab = factor(*cfg_->a, *cfg_->b, v);
+  if (!ab) return ok_ = false;
+  case_.a[std::size_t(s)] = ab->first;
+  case_.b[std::size_t(s)] = ab->second;
+  return true;
+}
+
+void CaseBuilder::raw(int k, std::uint64_t a, std::uint64_t b) {
+  case_.a[std::size_t(k)] = a;
+  case_.b[std::size_t(k)] = b;
+}
+void CaseBuilder::raw_c(std::uint64_t c) { case_.c = c; }
+
+DotCase CaseBuilder::done(std::string note) const {
+  DotCase d = case_;
+  d.note = std::move(note);
+  return d;
+}
+
+Expected<std::vector<std::uint64_t>> run(backends::Device& device, const MmaConfig& cfg,
+                                         const std::vector<DotCase>& cases) {
+  const std::size_t M = std::size_t(cfg.m), N = std::size_t(cfg.n), K = std::size_t(cfg.k);
+  const std::size_t per = std::min(M, N);
+  const std::size_t tiles = (cases.size() + per - 1) / per;
+  const std::uint64_t za = model::zero(*cfg.a, false).bits, zb = model::zero(*cfg.b, false).bits,
+                      zc = model::zero(*cfg.c, false).bits;
+  std::vector<std::uint64_t> a(tiles * M * K, za), b(tiles * K * N, zb), c(tiles * M * N, zc);
+  std::vector<std::pair<std::size_t, std::size_t>> where(cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const DotCase& x = cases[i];
+    if (x.a.size() != K || x.b.size() != K) return Error{fmt::format("case '{}' does not have K = {} products", x.note, K)};
+    const std::size_t t = i / per, r = i % per;
+    const std::size_t row = M <= N ? r : (r + t) % M, col = M <= N ? (r + t) % N : r;
+    for (std::size_t k = 0; k < K; ++k) {
+      a[t * M * K + row * K + k] = x.a[k];
+      b[t * K * N + k * N + col] = x.b[k];
+    }
+    c[t * M * N + row * N + col] = x.c;
+    where[i] = {t, row * N + col};
+  }
+  auto d = device.mma({&cfg, a, b, c});
+  if (!d) return d.error();
+  if (d->size() != tiles * M * N)
+    return Error{fmt::format("the device returned {} elements for {} tiles of {}x{}", d->size(), tiles, M, N)};
+  std::vector<std::uint64_t> out(cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) out[i] = (*d)[where[i].first * M * N + where[i].second];
+  return out;
+}
+
+audit::Observation observation(const MmaConfig& cfg, const DotCase& c, std::uint64_t output,
+                               std::vector<std::pair<std::string, std::uint64_t>> predictions) {
+  audit::Observation o;
+  o.inputs.reserve(c.a.size() * 2 + 1);
+  o.inputs.push_back(c.c);
+  o.inputs.insert(o.inputs.end(), c.a.begin(), c.a.end());
+  o.inputs.insert(o.inputs.end(), c.b.begin(), c.b.end());
+  o.output = output;
+  o.predictions = std::move(predictions);
+  o.input_bits = std::max({cfg.a->storage_bits, cfg.b->storage_bits, cfg.c->storage_bits});
+  o.output_bits = cfg.d->storage_bits;
+  o.note = c.note;
+  return o;
+}
+
+std::optional<DotCase> case_of(const MmaConfig& cfg, const audit::Observation& o) {
+  const std::size_t K = std::size_t(cfg.k);
+  if (o.inputs.size() != 2 * K + 1) return std::nullopt;
+  DotCase c;
+  c.c = o.inputs[0];
+  c.a.assign(o.inputs.begin() + 1, o.inputs.begin() + 1 + std::ptrdiff_t(K));
+  c.b.assign(o.inputs.begin() + 1 + std::ptrdiff_t(K), o.inputs.end());
+  c.note = o.note;
+  return c;
+}
+
+DotConfig base_config(const MmaConfig& cfg, MmaAlgorithm alg) {
+  return model::default_dot_config(alg, *cfg.a, *cfg.b, *cfg.c, *cfg.d, cfg.k);
+}
+
+std::uint64_t predict(const model::Dot& dot, const DotCase& c) { return dot(c.c, c.a, c.b); }
+
+bool nan_free(const DotConfig& cfg) {
+  return cfg.algorithm == MmaAlgorithm::sfma || cfg.algorithm == MmaAlgorithm::gps || cfg.nan == model::MmaNan::format;
+}
+
+bool agrees(const DotConfig& cfg, std::uint64_t predicted, std::uint64_t output) {
+  if (predicted == output) return true;
+  return nan_free(cfg) && is_nan(*cfg.d, predicted) && is_nan(*cfg.d, output);
+}
+
+Hypothesis model_hypothesis(std::string name, const DotConfig& cfg) {
+  auto dot = std::make_shared<model::Dot>(cfg);
+  return {std::move(name), [dot](const DotCase& c) { return predict(*dot, c); }, nan_free(cfg)};
+}
+
+Expected<Selection> select(backends::Device& device, const MmaConfig& cfg, const std::vector<DotCase>& cases,
+                           const std::vector<Hypothesis>& hypotheses, audit::Finding& finding) {
+  auto out = run(device, cfg, cases);
+  if (!out) return out.error();
+  Selection s{{}, *out};
+  std::vector<bool> alive(hypotheses.size(), true);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    std::vector<std::pair<std::string, std::uint64_t>> predictions;
+    for (std::size_t h = 0; h < hypotheses.size(); ++h) {
+      const std::uint64_t p = hypotheses[h].predict(cases[i]);
+      predictions.emplace_back(hypotheses[h].name, p);
+      const bool same = p == s.outputs[i] || (hypotheses[h].nan_any && is_nan(*cfg.d, p) && is_nan(*cfg.d, s.outputs[i]));
+      if (!same) alive[h] = false;
+    }
+    finding.observations.push_back(observation(cfg, cases[i], s.outputs[i], std::move(predictions)));
+  }
+  for (std::size_t h = 0; h < hypotheses.size(); ++h)
+    if (alive[h]) s.consistent.push_back(hypotheses[h].name);
+  return s;
+}
+
+std::string join(const std::vector<std::string>& v, std::string_view sep, std::string_view last) {
+  std::string r;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) r += i + 1 == v.size() ? last : sep;
+    r += v[i];
+  }
+  return r;
+}
+
+ProductRange product_range(const MmaConfig& cfg) {
+  const Format &a = *cfg.a, &b = *cfg.b;
+  const int lo_a = a.has_subnormals() ? a.quantum_min() : a.emin(), lo_b = b.has_subnormals() ? b.quantum_min() : b.emin();
+  return {a.emax() + b.emax(), lo_a + lo_b};
+}
+
+Expected<Calibration> measure_kept_bits(backends::Device& device, const MmaConfig& cfg,
+                                        std::vector<audit::Observation>* observations) {
+  Calibration cal;
+  if (cfg.k < 2) return cal;
+  const Format& d = *cfg.d;
+  const ProductRange pr = product_range(cfg);
+  // X as large as the products and d allow, so that 2^(e(X) - t) stays representable far down.
+  int E = std::min(pr.max_exp, d.emax());
+  const int bottom = std::max(pr.min_exp, d.has_subnormals() ? d.quantum_min() : d.emin());
+  const int T = std::min(64, E - bottom);
+  if (T < 1) return cal;
+  std::vector<DotCase> cases;
+  std::vector<std::uint64_t> expect;
+  for (int t = 0; t <= T; ++t) {
+    CaseBuilder b(cfg);
+    if (cfg.k >= 3) {
+      b.product(0, pow2(E));
+      b.product(1, pow2(E, true));
+      b.product(2, pow2(E - t));
+    } else {
+      b.c(pow2(E));
+      b.product(0, pow2(E, true));
+      b.product(1, pow2(E - t));
+    }
+    const auto y = encode(d, pow2(E - t));
+    if (!b.ok() || !y) break;
+    cases.push_back(b.done(fmt::format("X + (-X) + X * 2^-{}, X = {}", t, show(pow2(E)))));
+    expect.push_back(*y);
+  }
+  if (cases.size() < 2) return cal;
+  auto out = run(device, cfg, cases);
+  if (!out) return out.error();
+  cal.tested_up_to = int(cases.size()) - 1;
+  int first_lost = -1;
+  for (std::size_t t = 0; t < cases.size(); ++t) {
+    if (observations) observations->push_back(observation(cfg, cases[t], (*out)[t], {{"small summand kept", expect[t]}}));
+    if ((*out)[t] != expect[t] && first_lost < 0) first_lost = int(t);
+  }
+  if (first_lost < 0) cal.exact = true;
+  else if (first_lost > 0) cal.F = first_lost - 1;
+  return cal;
+}
+
+std::string_view name(Gen g) {
+  switch (g) {
+    case Gen::bits: return "random bit patterns";
+    case Gen::normal: return "random normal values";
+    case Gen::wide: return "random finite values";
+    case Gen::cancel: return "cancelling summands";
+    case Gen::tiny: return "tiny summands";
+    case Gen::tie: return "near rounding boundaries";
+    case Gen::overflow: return "near overflow";
+    case Gen::special: return "special values";
+  }
+  return "random";
+}
+
+RandomInputs::RandomInputs(const MmaConfig& cfg, std::uint64_t seed) : cfg_(&cfg), rng_(seed) {}
+
+// A finite value of f with leading exponent in [lo, hi] (clipped to the format), or a subnormal.
+std::uint64_t RandomInputs::random_finite(const Format& f, int lo, int hi, bool allow_sub) {
+  lo = std::max(lo, f.emin());
+  hi = std::min(hi, f.emax());
+  if (lo > hi) lo = hi;
+  for (int tries = 0; tries < 16; ++tries) {
+    std::uint64_t mag;
+    const std::uint64_t frac = f.man_bits ? rng_() & f.man_mask() : 0;
+    if (allow_sub && f.has_subnormals() && rng_() % 8 == 0) {
+      mag = frac ? frac : 1;
+    } else {
+      const int e = lo + int(rng_() % std::uint64_t(hi - lo + 1));
+      mag = (std::uint64_t(e + f.bias) << f.man_bits) | frac;
+    }
+    const bool neg = f.has_sign() && (rng_() & 1);
+    const std::uint64_t bits = model::pack(f, neg, mag & f.magnitude_mask());
+    const Class c = model::classify(f, bits);
+    if (model::is_finite_nonzero(c)) return bits;
+  }
+  return model::pack(f, false, f.max_finite_magnitude());
+}
+
+std::uint64_t RandomInputs::normal_value(const Format& f, int spread) {
+  if (rng_() % 16 == 0) return model::zero(f, f.has_negative_zero() && (rng_() & 1)).bits;
+  return random_finite(f, -spread, spread, false);
+}
+
+void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t* b) {
+  const MmaConfig& cfg = *cfg_;
+  const Format &fa = *cfg.a, &fb = *cfg.b, &fc = *cfg.c, &fd = *cfg.d;
+  const int K = cfg.k;
+  const auto spread = [](const Format& f) { return std::max(1, std::min(8, (f.emax() - f.emin()) / 6)); };
+  const auto bits = [&](const Format& f) { return rng_() & f.storage_mask(); };
+  switch (g) {
+    case Gen::bits:
+      for (int k = 0; k < K; ++k) a[k] = bits(fa), b[k] = bits(fb);
+      c = bits(fc);
+      return;
+    case Gen::normal:
+      for (int k = 0; k < K; ++k) a[k] = normal_value(fa, spread(fa)), b[k] = normal_value(fb, spread(fb));
+      c = normal_value(fc, std::min(spread(fa) + spread(fb), std::max(1, fc.emax() / 2)));
+      return;
+    case Gen::wide: {
+      for (int k = 0; k < K; ++k) {
+        a[k] = random_finite(fa, fa.emin(), fa.emax(), true);
+        b[k] = random_finite(fb, fb.emin(), fb.emax(), true);
+      }
+      const ProductRange pr = product_range(cfg);
+      c = rng_() % 4 == 0 ? random_finite(fc, fc.emin(), fc.emax(), true)
+                          : random_finite(fc, pr.min_exp, pr.max_exp, true);
+      return;
+    }
+    case Gen::cancel: {
+      // Two products that cancel exactly, the others smaller by random gaps.
+      for (int k = 0; k < K; ++k) a[k] = normal_value(fa, spread(fa)), b[k] = normal_value(fb, spread(fb));
+      const int i = int(rng_() % std::uint64_t(K)), j = int(rng_() % std::uint64_t(K));
+      const int ea = fa.emax() - int(rng_() % std::uint64_t(std::max(1, spread(fa))));
+      const int eb = fb.emax() - int(rng_() % std::uint64_t(std::max(1, spread(fb))));
+      a[i] = random_finite(fa, ea, ea, false);
+      b[i] = random_finite(fb, eb, eb, false);
+      for (int k = 0; k < K; ++k) {
+        if (k == i) continue;
+        const int gap = int(rng_() % 48);
+        a[k] = random_finite(fa, ea - gap / 2, ea - gap / 2, rng_() % 4 == 0);
+        b[k] = random_finite(fb, eb - (gap - gap / 2), eb - (gap - gap / 2), rng_() % 4 == 0);
+      }
+      if (j != i && fa.has_sign()) {
+        a[j] = a[i] ^ fa.sign_mask();
+        b[j] = b[i];
+      }
+      const Val x = [&] {
+        const Val va = decode(fa, a[i]), vb = decode(fb, b[i]);
+        return Val{va.neg != vb.neg, va.sig * vb.sig, va.exp + vb.exp};
+      }();
+      const auto cx = encode(fc, neg(x));
+      if (j == i && cx) c = *cx;
+      else c = random_finite(fc, lead(x) - int(rng_() % 60), lead(x), true);
+      return;
+    }
+    case Gen::tiny: {
+      for (int k = 0; k < K; ++k) {
+        a[k] = rng_() % 8 == 0 ? model::zero(fa, false).bits : random_finite(fa, fa.emin(), fa.emin() + 2, true);
+        b[k] = rng_() % 8 == 0 ? model::zero(fb, false).bits : random_finite(fb, fb.emin(), fb.emin() + 2, true);
+      }
+      const ProductRange pr = product_range(cfg);
+      const int e = std::max(pr.min_exp + fa.man_bits + fb.man_bits, fc.emin());
+      c = rng_() % 4 == 0 ? model::zero(fc, false).bits : random_finite(fc, e - 4, e + 8, true);
+      return;
+    }
+    case Gen::tie: {
+      // c with random low bits; one product at a rounding position of d (or near it).
+      for (int k = 0; k < K; ++k) a[k] = model::zero(fa, false).bits, b[k] = model::zero(fb, false).bits;
+      const ProductRange pr = product_range(cfg);
+      const int top = std::min({pr.max_exp, fc.emax(), fd.emax()}) - 2;
+      const int bottom = std::max(pr.min_exp, fc.emin());
+      const int ec = bottom + int(rng_() % std::uint64_t(std::max(1, top - bottom + 1)));
+      c = random_finite(fc, ec, ec, false);
+      const int j = int(rng_() % std::uint64_t(fd.man_bits + 6));
+      const Val target = {rng_() % 2 == 0, 1 + 2 * (rng_() % 2), ec - j - 1};
+      if (const auto p = factor(fa, fb, target)) a[0] = p->first, b[0] = p->second;
+      if (K > 1 && rng_() % 2) {
+        const Val tiny = {rng_() % 2 == 0, 1, ec - j - 2 - int(rng_() % 30)};
+        if (const auto p = factor(fa, fb, tiny)) a[1] = p->first, b[1] = p->second;
+      }
+      for (int k = 2; k < K; ++k)
+        if (rng_() % 4 == 0) {
+          a[k] = normal_value(fa, spread(fa));
+          b[k] = normal_value(fb, spread(fb));
+        }
+      return;
+    }
+    case Gen::overflow: {
+      for (int k = 0; k < K; ++k) {
+        a[k] = rng_() % 2 ? random_finite(fa, fa.emax() - 2, fa.emax(), false) : normal_value(fa, spread(fa));
+        b[k] = rng_() % 2 ? random_finite(fb, fb.emax() - 2, fb.emax(), false) : normal_value(fb, spread(fb));
+      }
+      const int e = std::min(fc.emax(), fd.emax());
+      c = random_finite(fc, e - 1, e, false);
+      return;
+    }
+    case Gen::special: {
+      const auto special = [&](const Format& f) -> std::uint64_t {
+        switch (rng_() % 7) {
+          case 0: return model::zero(f, f.has_negative_zero() && (rng_() & 1)).bits;
+          case 1: return f.has_inf() ? model::pack(f, f.has_sign() && (rng_() & 1), f.inf_magnitude()) : bits(f);
+          case 2: return model::canonical_nan(f);
+          case 3: return model::pack(f, f.has_sign() && (rng_() & 1), f.max_finite_magnitude());
+          case 4: return f.has_subnormals() ? model::pack(f, f.has_sign() && (rng_() & 1), 1) : bits(f);
+          case 5: return bits(f);
+          default: return f.nan == model::NanStyle::ieee ? model::pack(f, rng_() & 1, f.inf_magnitude() | (rng_() & f.man_mask()) | 1) : bits(f);
+        }
+      };
+      for (int k = 0; k < K; ++k) {
+        a[k] = rng_() % 4 == 0 ? special(fa) : normal_value(fa, spread(fa));
+        b[k] = rng_() % 4 == 0 ? special(fb) : normal_value(fb, spread(fb));
+      }
+      c = rng_() % 4 == 0 ? special(fc) : normal_value(fc, spread(fa) + spread(fb));
+      return;
+    }
+  }
+}
+
+}  // namespace gp::mma

@@ -1,0 +1,542 @@
+// Truncated multiplier: the columns of partial products it generates and its correction constant
+// (Daumas, da Graca, Defour 2006, section 2.2; Schulte and Swartzlander 1993).
+//
+// The paper multiplies 2^(p-1) + 3 by y1 = 1, y2i = y2i-1 + 1, y2i+1 = 4 y2i-1 + 2 (a chain of ones
+// without carries below the result, then one that carries from the rightmost column), and
+// (2^(p-1) + 1) by every odd 2i + 1; it finds partial products generated down to the 6th column
+// below the result on NVIDIA, the 9th on ATI, and a constant added to make up for the rest.
+// Operands here are those integers normalised into [1, 2) (the multiplier only sees significands).
+//
+// Every multiplier of model/scalar_unit.hpp is a hypothesis: the exact product rounded in each
+// mode, or t = 0 .. p-1 columns generated below the result's last bit, a correction c in units of
+// the lowest generated column, and chop or a rounding mode. The result grows with c, so for each
+// (rounding, t) the constants that reproduce an output form an interval, found by bisection; the
+// intervals of all cases intersect to the constants consistent with the device. What survives is
+// reported, several survivors as an ambiguity.
+//
+// scalar.mul.truncated_columns runs the first sequence and random pairs; scalar.mul.correction
+// runs the odd multiples (all of them for binary32 in the full tier, 2^23 products), the first
+// sequence and a few random pairs.
+#include <fmt/format.h>
+
+#include <functional>
+#include <random>
+
+#include "model/scalar_unit.hpp"
+#include "tests_scalar/daumas_support.hpp"
+#include "tests_scalar/families.hpp"
+
+namespace gp::scalar {
+namespace {
+
+using model::MultiplierParams;
+using model::Rounding;
+using model::UnitRounding;
+
+// An integer significand m (1 <= m < 2^p) as a value of f in [1, 2).
+std::uint64_t normalised(const Format& f, std::uint64_t m) { return value(f, false, -model::msb(m), m); }
+
+std::vector<Case> paper_sequence(const Format& f) {
+  const int p = f.precision();
+  const std::uint64_t x = (std::uint64_t{1} << (p - 1)) + 3;
+  std::vector<Case> v;
+  std::uint64_t odd = 1;  // y_{2i-1}
+  for (int n = 1;; ++n) {
+    const std::uint64_t y = n % 2 ? odd : odd + 1;
+    if (y >> p) break;
+    v.push_back({{normalised(f, x), normalised(f, y)}, fmt::format("(2^{} + 3) * y{} (y{} = {:#x})", p - 1, n, n, y)});
+    if (n % 2 == 0) odd = 4 * odd + 2;
+  }
+  return v;
+}
+
+// The odd multiples in chunks (a full run makes 2^23 of them): chunk `c` of `size`, empty past the end.
+std::vector<Case> odd_multiples(const Format& f, std::uint64_t n, std::uint64_t seed, std::uint64_t c,
+                                std::uint64_t size) {
+  const int p = f.precision();
+  const std::uint64_t x = (std::uint64_t{1} << (p - 1)) + 1, last = (std::uint64_t{1} << (p - 1)) - 1;  // 0 < i < 2^(p-1)
+  const std::uint64_t count = std::min(n, last);
+  std::vector<Case> v;
+  std::mt19937_64 rng(seed ^ 0x636f72726563ULL ^ c);
+  for (std::uint64_t k = c * size; k < count && k < (c + 1) * size; ++k) {
+    // All of them when they fit, else the first half of the count and random ones.
+    const std::uint64_t i = last <= n || k < n / 2 ? k + 1 : 1 + rng() % last;
+    v.push_back({{normalised(f, x), normalised(f, 2 * i + 1)},
+                 k < 4096 ? fmt::format("(2^{} + 1) * {}", p - 1, 2 * i + 1) : std::string()});
+  }
+  return v;
+}
+
+// (2^(p-1) + 1) * B with B's bits below the result's last bit set to half, zero or one ulp, plus or
+// minus one bit in column j, for every j: whether column j is generated decides the rounding of
+// a product just off a tie or an exact value (for every rounding, chopping included).
+std::vector<Case> column_probes(const Format& f) {
+  const int p = f.precision();
+  const std::uint64_t a = (std::uint64_t{1} << (p - 1)) + 1, top = std::uint64_t{1} << (p - 1), half = top >> 1;
+  std::vector<Case> v;
+  // Exact ties, kept part odd then even, both signs: they separate the ways of breaking ties.
+  for (std::uint64_t x : {a, a + 2})
+    for (bool neg : {false, true})
+      v.push_back({{value(f, neg, -(p - 1), x), normalised(f, top + half)},
+                   fmt::format("{}(2^{} + {}) * {:#x}: a tie", neg ? "-" : "", p - 1, x - top, top + half)});
+  for (int j = 0; j + 2 < p; ++j) {
+    const std::uint64_t bit = std::uint64_t{1} << j;
+    const std::pair<std::uint64_t, const char*> bs[] = {
+        {top + half + bit, "tie + 2^{}"}, {top + half - bit, "tie - 2^{}"}, {top + bit, "exact + 2^{}"}, {2 * top - bit, "ulp - 2^{}"}};
+    for (const auto& [b, what] : bs)
+      v.push_back({{normalised(f, a), normalised(f, b)},
+                   fmt::format("(2^{} + 1) * {:#x}: below the last bit, {}", p - 1, b, fmt::format(fmt::runtime(what), j))});
+  }
+  return v;
+}
+
+// Dense random significands A, B whose exact product has a chosen rest below its last bit: 1 and
+// one ulp minus 1 (in units of column 0: a truncated array, missing the many bits of the low
+// columns, falls below the multiple; a correction constant carries over it), half plus and minus 1
+// (the same around a tie). B solves A * B = rest modulo 2^(p-1); a product with a carry-out has its
+// last bit one column higher, and its rest is what it is.
+std::vector<Case> residue_probes(const Format& f, std::uint64_t n, std::uint64_t seed) {
+  using model::u128;
+  const int p = f.precision();
+  const std::uint64_t top = std::uint64_t{1} << (p - 1), mask = top - 1;
+  std::mt19937_64 rng(seed ^ 0x7265736964756573ULL);
+  const std::uint64_t rests[] = {1, mask, (top >> 1) + 1, (top >> 1) - 1};
+  static constexpr const char* what[] = {"1", "ulp - 1", "half + 1", "half - 1"};
+  std::vector<Case> v;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t r = rests[i % 4];
+    const std::uint64_t a = top | (rng() & mask) | 1;
+    std::uint64_t inv = a;  // a^-1 modulo 2^64 by Newton's iteration (a odd)
+    for (int k = 0; k < 6; ++k) inv *= 2 - a * inv;
+    const std::uint64_t b = top | ((r * inv) & mask);
+    const u128 prod = u128(a) * b;
+    const int lsb = prod >> (2 * p - 1) ? p : p - 1;
+    const std::uint64_t rest = std::uint64_t(prod & ((u128{1} << lsb) - 1));
+    v.push_back({{normalised(f, a), normalised(f, b)},
+                 fmt::format("{:#x} * {:#x}: rest below the last bit {:#x} (aimed at {})", a, b, rest, what[i % 4])});
+  }
+  return v;
+}
+
+std::vector<Case> random_pairs(const Format& f, std::uint64_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed ^ 0x6d756c2d636f6cULL);
+  std::vector<Case> v;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t a = random_normal(f, rng(), 0, rng() & 1, 0, 0), b = random_normal(f, rng(), 0, rng() & 1, 0, 0);
+    v.push_back({{a, b}, fmt::format("{} * {}", show(f, a), show(f, b))});
+  }
+  return v;
+}
+
+std::vector<UnitRounding> roundings() {
+  std::vector<UnitRounding> v = {UnitRounding::chopped()};
+  for (Rounding r : model::all_roundings)
+    if (r != Rounding::rz) v.push_back(UnitRounding::ieee(r));
+  return v;
+}
+
+std::string rounded(const UnitRounding& r) {
+  return r.chop ? std::string("chopped") : fmt::format("rounded {}", model::name(r.mode));
+}
+
+// A surviving multiplier: exact (t null) or t columns with corrections lo..hi.
+struct Candidate {
+  UnitRounding r;
+  std::optional<int> t;
+  std::uint64_t lo = 0, hi = 0;
+  bool alive = true;
+};
+
+std::string name(const Format& f, const UnitRounding& r, std::optional<int> t, std::uint64_t c) {
+  if (!t) return fmt::format("exact product, {}", rounded(r));
+  if (*t >= f.precision() - 1) return fmt::format("every column, correction {} (units of column 0), {}", c, rounded(r));
+  return fmt::format("{} columns, correction {}, {}", *t, c, rounded(r));
+}
+
+std::uint64_t mul(const Format& f, const UnitRounding& r, std::optional<int> t, std::uint64_t c, const Case& k) {
+  return model::multiplier_mul(f, MultiplierParams{r, t, c}, model::Options{}, k.operands[0], k.operands[1]).bits;
+}
+
+// Narrows the candidate's correction interval to the constants that give `out` for case k.
+void narrow(const Format& f, Candidate& cand, const Case& k, std::uint64_t out) {
+  if (!cand.t) {
+    cand.alive = mul(f, cand.r, std::nullopt, 0, k) == out;
+    return;
+  }
+  const auto m = [&](std::uint64_t c) { return mul(f, cand.r, cand.t, c, k); };
+  const model::Class oc = model::classify(f, out);
+  const bool comparable = (oc == model::Class::normal || oc == model::Class::infinite) &&
+                          model::sign_of(f, out) == model::sign_of(f, m(cand.lo));
+  if (!comparable) {  // a special or mis-signed output: only exact agreement at both ends keeps it
+    cand.alive = m(cand.lo) == out && m(cand.hi) == out;
+    return;
+  }
+  const std::uint64_t target = model::magnitude_of(f, out);
+  const auto mag = [&](std::uint64_t c) { return model::magnitude_of(f, m(c)); };
+  // Smallest c in [lo, hi] with mag >= target, largest with mag <= target (mag grows with c).
+  std::uint64_t a = cand.lo, b = cand.hi;
+  const std::uint64_t at_lo = mag(a), at_hi = a == b ? at_lo : mag(b);
+  if (at_hi < target || at_lo > target) {
+    cand.alive = false;
+    return;
+  }
+  if (at_lo == target && at_hi == target) return;  // the whole interval fits: nothing to narrow
+  while (a < b) {
+    const std::uint64_t mid = a + (b - a) / 2;
+    if (mag(mid) >= target) b = mid;
+    else a = mid + 1;
+  }
+  const std::uint64_t lo = a;
+  a = cand.lo;
+  b = cand.hi;
+  while (a < b) {
+    const std::uint64_t mid = a + (b - a + 1) / 2;
+    if (mag(mid) <= target) a = mid;
+    else b = mid - 1;
+  }
+  const std::uint64_t hi = a;
+  if (lo > hi || mag(lo) != target) {
+    cand.alive = false;
+    return;
+  }
+  cand.lo = lo;
+  cand.hi = hi;
+}
+
+struct Identification {
+  std::vector<Candidate> survivors;
+  std::vector<std::vector<std::uint64_t>> outputs;  // per case set
+};
+
+// The truncated array's exact sum A * B of hypothesis (t, c), in units of column 0, over the rows
+// of B's bits below `below` only (the definition of model/scalar_unit.hpp, to aim inputs; the
+// predictions themselves always come from the model).
+model::u128 array_sum(int p, int t, std::uint64_t c, std::uint64_t a, std::uint64_t b, int below) {
+  const int low = t >= p - 1 ? 0 : p - 1 - t;
+  model::u128 sum = model::u128(c) << low;
+  for (int j = 0; j < below && j < p; ++j)
+    if (b >> j & 1) sum += (model::u128(j >= low ? a << (j - low) : a >> (low - j))) << low;
+  return sum;
+}
+
+// An operand pair on which two multipliers (exact products count as t = p - 1, c = 0) give
+// different results, if one is found. Rows of B at or above both lowest generated columns add the
+// same to both sums; B's lower bits are drawn at random and its upper bits chosen so that a
+// rounding boundary (a multiple of the ulp, or of half of it, with or without a carry-out) falls
+// between the two sums.
+std::optional<Case> separate(const Format& f, const Candidate& h1, std::uint64_t c1, const Candidate& h2,
+                             std::uint64_t c2, std::mt19937_64& rng) {
+  using model::u128;
+  __extension__ typedef __int128 i128;
+  const int p = f.precision();
+  const int t1 = h1.t ? *h1.t : p - 1, t2 = h2.t ? *h2.t : p - 1;
+  const int lmax = std::max(t1 >= p - 1 ? 0 : p - 1 - t1, t2 >= p - 1 ? 0 : p - 1 - t2);
+  const std::uint64_t top = std::uint64_t{1} << (p - 1);
+  for (int attempt = 0; attempt < 400; ++attempt) {
+    const std::uint64_t a = top | (rng() & (top - 1)) | 1;
+    const std::uint64_t blow = lmax ? rng() & ((std::uint64_t{1} << lmax) - 1) : 0;
+    const u128 x1 = array_sum(p, t1, c1, a, blow, lmax), x2 = array_sum(p, t2, c2, a, blow, lmax);
+    const i128 delta = i128(x2) - i128(x1);
+    if (delta == 0 && h1.r == h2.r) continue;
+    const int space_bits = p - 1 + int(rng() % 2);  // boundary spacing: the ulp without or with a carry-out
+    const u128 space = u128{1} << space_bits;
+    const u128 boundary = rng() % 2 ? 0 : space / 2;
+    // X1 + shift must end just below the boundary (delta > 0), on it (delta < 0: X2 falls below it),
+    // or exactly on it (a tie or an exact result, for roundings that differ there); shift is a
+    // multiple of 2^lmax, so the distance r from the boundary has X1's residue modulo 2^lmax.
+    const u128 g = u128{1} << lmax;
+    const i128 adelta = delta < 0 ? -delta : delta;
+    u128 target;
+    if (delta > 0 && rng() % 3) {
+      u128 r = (boundary - x1) & (g - 1);  // X1 + shift == boundary - r (mod space), r in [1, delta]
+      if (r == 0) r = g;
+      if (i128(r) > adelta) continue;
+      target = (boundary - r) & (space - 1);
+    } else if (delta < 0 && rng() % 3) {
+      const u128 r = (x1 - boundary) & (g - 1);  // X1 + shift == boundary + r, r in [0, -delta)
+      if (i128(r) >= adelta) continue;
+      target = (boundary + r) & (space - 1);
+    } else {
+      if (((boundary - x1) & (g - 1)) != 0) continue;  // X1 exactly on the boundary
+      target = boundary;
+    }
+    // shift = a * k * 2^lmax == target - x1 (mod space)
+    const u128 need = ((target - x1) & (space - 1)) >> lmax;
+    const int kbits = space_bits - lmax;
+    if (kbits <= 0) continue;
+    std::uint64_t inv = a;
+    for (int k = 0; k < 6; ++k) inv *= 2 - a * inv;
+    const u128 kmask = (u128{1} << kbits) - 1;
+    const std::uint64_t k = std::uint64_t((need * inv) & kmask);
+    std::uint64_t b = blow | (k << lmax);
+    if (b >> p) continue;
+    if (!(b & top)) {
+      if (space_bits == p) continue;  // adding the top bit would move the residue
+      b |= top;
+    }
+    const bool neg = rng() % 2;  // roundings toward an infinity tell the signs apart
+    const Case cs{{value(f, neg, -(p - 1), a), normalised(f, b)},
+                  fmt::format("{}{:#x} * {:#x}: aimed between two multipliers", neg ? "-" : "", a, b)};
+    if (mul(f, h1.r, h1.t, c1, cs) != mul(f, h2.r, h2.t, c2, cs)) return cs;
+  }
+  return std::nullopt;
+}
+
+// `more` yields further cases, chunk by chunk (empty at the end), that narrow the candidates but are
+// not kept for the observations.
+using Chunks = std::function<std::vector<Case>(std::uint64_t)>;
+
+Expected<Identification> identify(backends::Device& device, const Format& f, std::vector<std::vector<Case>>& sets,
+                                  std::uint64_t seed, const Chunks& more = {}) {
+  const int p = f.precision();
+  std::vector<Candidate> cands;
+  for (const UnitRounding& r : roundings()) {
+    cands.push_back({r, std::nullopt, 0, 0, true});
+    for (int t = 0; t <= p - 1; ++t) {
+      const int bits = std::min(t + 2, 62);
+      cands.push_back({r, t, 0, (std::uint64_t{1} << bits), true});
+    }
+  }
+  Identification id;
+  const Expr expr = backends::binary(Node::mul, f);
+  const auto feed = [&](const std::vector<Case>& cases) -> Expected<bool> {
+    auto out = run_cases(device, expr, cases);
+    if (!out) return out.error();
+    for (std::size_t i = 0; i < cases.size(); ++i)
+      for (Candidate& c : cands)
+        if (c.alive) narrow(f, c, cases[i], (*out)[i]);
+    id.outputs.push_back(std::move(*out));
+    return true;
+  };
+  for (const std::vector<Case>& cases : sets)
+    if (auto r = feed(cases); !r) return r.error();
+  if (more)
+    for (std::uint64_t c = 0;; ++c) {
+      const std::vector<Case> chunk = more(c);
+      if (chunk.empty()) break;
+      if (auto r = feed(chunk); !r) return r.error();
+      id.outputs.pop_back();
+    }
+  // Adaptive rounds: operands aimed between the surviving multipliers (pairs of survivors, and the
+  // two ends of a survivor's interval of constants), until one remains or none can be told apart.
+  std::mt19937_64 rng(seed ^ 0x61696d6564ULL);
+  std::vector<Case> aimed;
+  for (int round = 0; round < 40; ++round) {
+    std::vector<const Candidate*> alive;
+    for (const Candidate& c : cands)
+      if (c.alive) alive.push_back(&c);
+    if (alive.empty()) break;
+    std::vector<Case> batch;
+    const std::size_t m = std::min<std::size_t>(alive.size(), 24);
+    for (std::size_t i = 0; i < m; ++i) {
+      const Candidate& x = *alive[i];
+      // The two ends of the interval of constants (and its middle, to halve it).
+      if (x.t && x.lo != x.hi) {
+        const std::uint64_t mid = x.lo + (x.hi - x.lo) / 2;
+        for (std::uint64_t c : {x.lo, mid})
+          if (auto k = separate(f, x, c, x, c == x.lo ? x.hi : mid + 1, rng)) batch.push_back(*k);
+      }
+      // Against the first survivor, at both ends.
+      if (i == 0) continue;
+      const Candidate& y = *alive[0];
+      if (auto k = separate(f, y, y.lo, x, x.lo, rng)) batch.push_back(*k);
+      if (x.hi != x.lo || y.hi != y.lo)
+        if (auto k = separate(f, y, y.hi, x, x.hi, rng)) batch.push_back(*k);
+    }
+    if (batch.empty()) break;
+    if (auto r = feed(batch); !r) return r.error();
+    id.outputs.pop_back();
+    aimed.insert(aimed.end(), batch.begin(), batch.end());
+  }
+  if (!aimed.empty()) {
+    auto out = run_cases(device, expr, aimed);
+    if (!out) return out.error();
+    sets.push_back(std::move(aimed));
+    id.outputs.push_back(std::move(*out));
+  }
+  for (const Candidate& c : cands)
+    if (c.alive) id.survivors.push_back(c);
+  return id;
+}
+
+// Observations: the references and the survivors' predictions at the ends of their intervals.
+void observe(const Format& f, const std::vector<std::vector<Case>>& sets, const Identification& id,
+             audit::Finding& finding, std::size_t head) {
+  std::vector<Hypothesis> hyps;
+  const auto add = [&](UnitRounding r, std::optional<int> t, std::uint64_t c) {
+    const std::string n = name(f, r, t, c);
+    for (const Hypothesis& h : hyps)
+      if (h.name == n) return;
+    hyps.push_back({n, [&f, r, t, c](const Case& k) { return mul(f, r, t, c, k); }});
+  };
+  add(UnitRounding::ieee(Rounding::rne), std::nullopt, 0);
+  add(UnitRounding::chopped(), std::nullopt, 0);
+  for (std::size_t i = 0; i < id.survivors.size() && i < 8; ++i) {
+    const Candidate& c = id.survivors[i];
+    add(c.r, c.t, c.lo);
+    if (c.hi != c.lo) add(c.r, c.t, c.hi);
+  }
+  const Expr expr = backends::binary(Node::mul, f);
+  for (std::size_t s = 0; s < sets.size(); ++s)
+    judge(expr, sets[s], id.outputs[s], hyps, finding, keep_some(s == 0 ? head : 4, 4), false, 64);
+}
+
+struct MulVerdict {
+  std::string text;
+  nlohmann::json columns = nullptr, correction = nullptr, rounding = nullptr;
+  bool ok = false;
+};
+
+MulVerdict decide(const Format& f, const Identification& id) {
+  MulVerdict v;
+  const auto& s = id.survivors;
+  if (s.empty()) {
+    v.text = "fits no multiplier model (neither the exact product rounded, nor truncated columns with a constant)";
+    return v;
+  }
+  v.ok = true;
+  // The exact product, if it fits, is the simplest description.
+  std::vector<std::string> exact;
+  for (const Candidate& c : s)
+    if (!c.t) exact.push_back(rounded(c.r));
+  if (!exact.empty()) {
+    v.text = fmt::format("every partial product generated (no truncated columns), {}", join(exact, " or "));
+    for (const Candidate& c : s)
+      if (!c.t) {
+        v.rounding = std::string(model::name(c.r));
+        break;
+      }
+    return v;
+  }
+  std::vector<int> ts;
+  std::vector<std::string> rs;
+  for (const Candidate& c : s) {
+    if (std::find(ts.begin(), ts.end(), *c.t) == ts.end()) ts.push_back(*c.t);
+    if (std::find(rs.begin(), rs.end(), rounded(c.r)) == rs.end()) rs.push_back(rounded(c.r));
+  }
+  const Candidate& c = s.front();
+  const int p = f.precision();
+  const bool every = *c.t >= p - 1;
+  const std::string constant =
+      c.lo == c.hi ? fmt::format("correction {} ({:#x})", c.lo, c.lo) : fmt::format("correction {} to {}", c.lo, c.hi);
+  const double ulps = double(c.lo) / double(std::uint64_t{1} << std::min(*c.t, p - 1));
+  if (every) v.text = fmt::format("every partial product generated, {} (units of column 0), {}", constant, rounded(c.r));
+  else
+    v.text = fmt::format("truncated, {} columns kept below the LSB, {} (units of the last kept column: {:.4g} ulp), {}",
+                         *c.t, constant, ulps, rounded(c.r));
+  if (s.size() == 1) {
+    v.columns = *c.t;
+    if (c.lo == c.hi) v.correction = c.lo;
+    v.rounding = std::string(model::name(c.r));
+    if (c.lo != c.hi) v.text += " (the constant is not pinned down by these cases)";
+  } else {
+    if (ts.size() == 1) v.columns = ts.front();
+    if (rs.size() == 1) v.rounding = std::string(model::name(c.r));
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < s.size() && i < 6; ++i)
+      names.push_back(s[i].lo == s[i].hi ? name(f, s[i].r, s[i].t, s[i].lo)
+                                         : fmt::format("{} columns, correction {} to {}, {}", *s[i].t, s[i].lo, s[i].hi,
+                                                       rounded(s[i].r)));
+    v.text += fmt::format(" (ambiguous among {}: {}{})", s.size(), join(names, "; "), s.size() > 6 ? "; ..." : "");
+  }
+  return v;
+}
+
+nlohmann::json survivors_json(const Format& f, const Identification& id) {
+  nlohmann::json a = nlohmann::json::array();
+  for (std::size_t i = 0; i < id.survivors.size() && i < 32; ++i) {
+    const Candidate& c = id.survivors[i];
+    a.push_back({{"rounding", model::name(c.r)},
+                 {"truncated_columns", c.t ? nlohmann::json(*c.t) : nlohmann::json(nullptr)},
+                 {"correction_min", c.lo},
+                 {"correction_max", c.hi}});
+  }
+  (void)f;
+  return a;
+}
+
+class ColumnsProbe final : public audit::ScalarProbe {
+ public:
+  std::string_view id() const override { return "scalar.mul.truncated_columns"; }
+  std::string_view title() const override { return "Truncated partial products of the multiplier"; }
+  std::string_view source() const override {
+    return "Daumas, da Graca, Defour 2006, section 2.2; Schulte and Swartzlander 1993";
+  }
+  bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 3 && f.precision() <= 62; }
+
+  audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
+    if (!computes_in(device, f)) return no_format(f);
+    std::vector<std::vector<Case>> sets = {paper_sequence(f), column_probes(f),
+                                                 residue_probes(f, ctx.cases(32, 128, 4096), ctx.seed),
+                                                 random_pairs(f, ctx.cases(64, 256, 65536), ctx.seed)};
+    auto id = identify(device, f, sets, ctx.seed);
+    if (!id) return audit::failed(id.error().message);
+    audit::Finding finding;
+    observe(f, sets, *id, finding, 64);
+    const MulVerdict v = decide(f, *id);
+    finding.parameters["truncated_columns"] = v.columns;
+    finding.parameters["correction"] = v.correction;
+    finding.parameters["rounding"] = v.rounding;
+    finding.parameters["candidates"] = survivors_json(f, *id);
+    if (v.ok && (v.columns.is_number() || v.rounding.is_string()))
+      finding.profile["mul"]["truncated_columns"] = v.columns;
+    // The multiplier's own rounding ("chop" when truncating), which tables I and II cannot name.
+    if (v.ok && v.rounding.is_string()) finding.profile["mul"]["rounding"] = v.rounding;
+    finding.verdict = "MULTIPLICATION: " + v.text;
+    return finding;
+  }
+};
+
+class CorrectionProbe final : public audit::ScalarProbe {
+ public:
+  std::string_view id() const override { return "scalar.mul.correction"; }
+  std::string_view title() const override { return "Correction constant of the truncated multiplier"; }
+  std::string_view source() const override {
+    return "Daumas, da Graca, Defour 2006, section 2.2; Schulte and Swartzlander 1993";
+  }
+  bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 3 && f.precision() <= 62; }
+
+  audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
+    if (!computes_in(device, f)) return no_format(f);
+    // The odd multiples: the first chunk is kept for the observations, the rest streams through.
+    const std::uint64_t n = ctx.cases(256, 4096, std::uint64_t{1} << 23), chunk = 1 << 16;
+    // The aimed sets first: they leave few candidates for the many odd multiples to narrow.
+    std::vector<std::vector<Case>> sets = {paper_sequence(f), column_probes(f),
+                                           residue_probes(f, ctx.cases(32, 128, 4096), ctx.seed + 1),
+                                           random_pairs(f, ctx.cases(32, 64, 4096), ctx.seed + 1),
+                                           odd_multiples(f, n, ctx.seed, 0, chunk)};
+    const Chunks rest = [&](std::uint64_t c) { return odd_multiples(f, n, ctx.seed, c + 1, chunk); };
+    auto id = identify(device, f, sets, ctx.seed, rest);
+    if (!id) return audit::failed(id.error().message);
+    audit::Finding finding;
+    observe(f, sets, *id, finding, 32);
+    const MulVerdict v = decide(f, *id);
+    finding.parameters["truncated_columns"] = v.columns;
+    finding.parameters["correction"] = v.correction;
+    finding.parameters["rounding"] = v.rounding;
+    finding.parameters["products"] = std::min(n, (std::uint64_t{1} << (f.precision() - 1)) - 1);
+    finding.parameters["candidates"] = survivors_json(f, *id);
+    if (v.ok && (v.correction.is_number() || (v.columns.is_null() && v.rounding.is_string())))
+      finding.profile["mul"]["correction"] = v.correction;
+    if (!v.ok) finding.verdict = "MULTIPLICATION: " + v.text;
+    else if (v.correction.is_number())
+      finding.verdict = fmt::format("MULTIPLICATION: correction constant {} ({:#x}) in units of the last kept column; {}",
+                                    v.correction.get<std::uint64_t>(), v.correction.get<std::uint64_t>(), v.text);
+    else if (v.columns.is_null() && v.rounding.is_string())
+      finding.verdict = "MULTIPLICATION: no correction constant: " + v.text;
+    else
+      finding.verdict = "MULTIPLICATION: correction constant not decided: " + v.text;
+    return finding;
+  }
+};
+
+}  // namespace
+
+void add_multiplier_probes(std::vector<const audit::ScalarProbe*>& out) {
+  static const ColumnsProbe columns;
+  static const CorrectionProbe correction;
+  out.push_back(&columns);
+  out.push_back(&correction);
+}
+
+}  // namespace gp::scalar

@@ -1,0 +1,426 @@
+// The probes of Daumas et al. and the special-value probes, run blind: on small model devices
+// whose policy the test states (extended registers, flushes, fused MAD), on the reference
+// backend's IEEE and historical devices (the paper's findings), and on random scalar units whose
+// hidden parameters they must recover. GP_BLIND_TRIALS=300 runs a longer blind sweep by hand.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+#include <random>
+
+#include "audit/probe.hpp"
+#include "backends/reference/reference_backend.hpp"
+#include "tests_scalar/daumas_support.hpp"
+
+namespace gp::scalar {
+namespace {
+
+using model::binary16;
+using model::binary32;
+using model::binary64;
+
+// A test-only device: the model's IEEE operations under a ModelPolicy; optionally every
+// operation computes in a wider register format, converted on load and store (x87 style).
+class ModelDevice final : public backends::Device {
+ public:
+  ModelDevice(std::vector<const Format*> formats, ModelPolicy p, const Format* reg = nullptr) : policy_(p), reg_(reg) {
+    info_.id = "test:model";
+    info_.backend = "test";
+    caps_.formats = std::move(formats);
+  }
+  const backends::DeviceInfo& info() const override { return info_; }
+  const backends::Capabilities& caps() const override { return caps_; }
+  Expected<std::vector<std::uint64_t>> scalar(const backends::ScalarBatch& batch) override {
+    const Expr e = reg_ ? widen(*batch.expr) : *batch.expr;
+    std::vector<std::uint64_t> out;
+    const std::size_t n = std::size_t(batch.expr->inputs);
+    for (std::size_t i = 0; i < batch.operands.size(); i += n)
+      out.push_back(model_eval(e, batch.operands.subspan(i, n), policy_));
+    return out;
+  }
+  Expected<std::vector<std::uint64_t>> mma(const backends::MmaBatch&) override { return Error{"no MMA"}; }
+
+ private:
+  // Every node of the input format computes in reg_; the result is converted back on the store.
+  Expr widen(const Expr& e) const {
+    Expr w = e;
+    w.code.clear();
+    std::vector<std::uint8_t> map(e.code.size());
+    for (std::size_t i = 0; i < e.code.size(); ++i) {
+      backends::Instr in = e.code[i];
+      if (in.op == Node::input) {
+        w.code.push_back(in);
+        w.code.push_back({Node::cvt, {std::uint8_t(w.code.size() - 1), 0, 0}, reg_});
+      } else {
+        for (auto& a : in.arg) a = map[a];
+        if (in.format == e.input_format) in.format = reg_;
+        w.code.push_back(in);
+      }
+      map[i] = std::uint8_t(w.code.size() - 1);
+    }
+    w.code.push_back({Node::cvt, {std::uint8_t(w.code.size() - 1), 0, 0}, e.output_format});
+    return w;
+  }
+
+  ModelPolicy policy_;
+  const Format* reg_;
+  backends::DeviceInfo info_;
+  backends::Capabilities caps_;
+};
+
+const audit::ScalarProbe& probe(std::string_view id) {
+  for (const audit::ScalarProbe* p : audit::scalar_probes())
+    if (p->id() == id) return *p;
+  throw std::runtime_error("no probe " + std::string(id));
+}
+
+audit::Finding run(backends::Device& d, std::string_view id, const Format& f) {
+  audit::Finding r = probe(id).run(d, f, audit::ProbeContext{audit::Tier::quick, 7});
+  EXPECT_EQ(r.status, audit::Status::ok) << id << ": " << r.message;
+  return r;
+}
+
+ModelDevice ieee32() { return ModelDevice({&binary32, &binary64}, ModelPolicy{}); }
+
+TEST(ModelDevice, IeeeVerdicts) {
+  ModelDevice d = ieee32();
+  for (const Format* f : {&binary32, &binary64}) {
+    SCOPED_TRACE(f->name);
+    auto t = run(d, "scalar.storage.transfer", *f);
+    EXPECT_EQ(t.parameters["subnormals"], "preserve");
+    EXPECT_EQ(t.parameters["nan"], "preserve");
+    EXPECT_EQ(t.profile["subnormals"]["transfer"], "preserve");
+    auto o = run(d, "scalar.storage.operation", *f);
+    EXPECT_EQ(o.parameters["mul_one"]["nan"], "quiet") << o.verdict;
+    EXPECT_EQ(o.parameters["mul_one"]["subnormals"], "preserve") << o.verdict;
+    auto range = run(d, "scalar.register.range", *f);
+    EXPECT_EQ(range.parameters["extended_range"], false) << range.verdict;
+    auto prec = run(d, "scalar.register.precision", *f);
+    EXPECT_EQ(prec.parameters["extended_precision"], false) << prec.verdict;
+    EXPECT_EQ(prec.parameters["register_bits"], f->precision());
+    auto mad = run(d, "scalar.mad.extra_precision", *f);
+    EXPECT_EQ(mad.parameters["fused"], false) << mad.verdict;
+    auto sym = run(d, "scalar.mul.sign_symmetry", *f);
+    EXPECT_EQ(sym.parameters["symmetric"], true) << sym.verdict;
+    auto sub = run(d, "scalar.subnormals.flush", *f);
+    EXPECT_EQ(sub.profile["subnormals"]["input"], "preserve") << sub.verdict;
+    EXPECT_EQ(sub.profile["subnormals"]["output"], "preserve") << sub.verdict;
+    auto zero = run(d, "scalar.zero.sign", *f);
+    EXPECT_EQ(zero.parameters["ieee"], true) << zero.verdict;
+    EXPECT_EQ(zero.parameters["x_minus_x"], "0") << zero.verdict;
+    auto inf = run(d, "scalar.inf.arithmetic", *f);
+    EXPECT_EQ(inf.parameters["overflow"], "infinity") << inf.verdict;
+    EXPECT_NE(inf.verdict.find("as IEEE 754"), std::string::npos) << inf.verdict;
+    auto nan = run(d, "scalar.nan.propagation", *f);
+    EXPECT_NE(nan.verdict.find("first NaN operand, quieted comes out"), std::string::npos) << nan.verdict;
+    EXPECT_NE(nan.verdict.find("quiet NaN, no payload"), std::string::npos) << nan.verdict;
+  }
+}
+
+TEST(ModelDevice, FusedMad) {
+  ModelPolicy p;
+  p.fused_mad = true;
+  ModelDevice d({&binary32}, p);
+  auto mad = run(d, "scalar.mad.extra_precision", binary32);
+  EXPECT_EQ(mad.parameters["fused"], true) << mad.verdict;
+  EXPECT_EQ(mad.parameters["product_bits"], 48);
+}
+
+TEST(ModelDevice, ExtendedRegisters) {
+  // binary16 computed in binary32 registers: 24 bits and binary32's range.
+  ModelDevice d({&binary16}, ModelPolicy{}, &binary32);
+  auto range = run(d, "scalar.register.range", binary16);
+  EXPECT_EQ(range.parameters["extended_range"], true) << range.verdict;
+  auto prec = run(d, "scalar.register.precision", binary16);
+  EXPECT_EQ(prec.parameters["extended_precision"], true) << prec.verdict;
+  EXPECT_EQ(prec.parameters["register_bits"], 24) << prec.verdict;
+}
+
+TEST(ModelDevice, FlushOnTransfer) {
+  ModelPolicy p;
+  p.flush_load = p.flush_store = true;
+  p.quiet_load = true;
+  ModelDevice d({&binary32}, p);
+  auto t = run(d, "scalar.storage.transfer", binary32);
+  EXPECT_EQ(t.profile["subnormals"]["transfer"], "flush") << t.verdict;
+  EXPECT_EQ(t.parameters["nan"], "quiet") << t.verdict;
+  auto sub = run(d, "scalar.subnormals.flush", binary32);
+  EXPECT_EQ(sub.parameters["load"], "flush") << sub.verdict;
+  EXPECT_EQ(sub.parameters["store"], "flush") << sub.verdict;
+  // The operations keep subnormals in registers: the chains show it.
+  EXPECT_EQ(sub.parameters["mul"]["input"], "preserve") << sub.verdict;
+  EXPECT_EQ(sub.parameters["mul"]["output"], "preserve") << sub.verdict;
+  // A square root only has the input case, which the load hides.
+  EXPECT_EQ(sub.parameters["sqrt"]["input"], nullptr) << sub.verdict;
+}
+
+TEST(ModelDevice, FlushInOperations) {
+  ModelPolicy p;
+  p.o.ftz_in = true;
+  ModelDevice d({&binary32, &binary64}, p);
+  auto sub = run(d, "scalar.subnormals.flush", binary32);
+  EXPECT_EQ(sub.profile["subnormals"]["input"], "flush") << sub.verdict;
+  EXPECT_EQ(sub.profile["subnormals"]["output"], "preserve") << sub.verdict;
+  EXPECT_EQ(sub.parameters["load"], "preserve") << sub.verdict;
+  ModelPolicy q;
+  q.o.ftz_out = true;
+  ModelDevice e({&binary32, &binary64}, q);
+  auto out = run(e, "scalar.subnormals.flush", binary32);
+  EXPECT_EQ(out.profile["subnormals"]["input"], "preserve") << out.verdict;
+  EXPECT_EQ(out.profile["subnormals"]["output"], "flush") << out.verdict;
+}
+
+TEST(ModelDevice, RoundingDownAndCanonicalNan) {
+  ModelPolicy p;
+  p.o.rounding = model::Rounding::rd;
+  p.o.canonical_nan = true;
+  ModelDevice d({&binary32}, p);
+  auto zero = run(d, "scalar.zero.sign", binary32);
+  EXPECT_EQ(zero.parameters["x_minus_x"], "-0") << zero.verdict;
+  EXPECT_NE(zero.verdict.find("rounding down"), std::string::npos) << zero.verdict;
+  auto nan = run(d, "scalar.nan.propagation", binary32);
+  EXPECT_NE(nan.verdict.find("canonical NaN"), std::string::npos) << nan.verdict;
+  auto sym = run(d, "scalar.mul.sign_symmetry", binary32);
+  EXPECT_EQ(sym.parameters["symmetric"], false) << sym.verdict;
+  auto inf = run(d, "scalar.inf.arithmetic", binary32);
+  EXPECT_EQ(inf.verdict.find("as IEEE 754:"), std::string::npos) << inf.verdict;
+}
+
+
+// --- The reference backend's devices ---------------------------------------------------------
+
+std::unique_ptr<backends::Device> ref(std::string_view id) {
+  auto devices = backends::ReferenceBackend().enumerate();
+  if (!devices) throw std::runtime_error(devices.error().message);
+  for (auto& d : *devices)
+    if (d->info().id == id) return std::move(d);
+  throw std::runtime_error("no device " + std::string(id));
+}
+
+backends::ReferenceDevice unit_device(const model::ScalarUnit& u) {
+  backends::Profile p;
+  p.name = "blind";
+  p.device_name = "blind unit";
+  p.units = {u};
+  return backends::ReferenceDevice(std::move(p));
+}
+
+TEST(Reference, IeeeDevicesGiveIeeeVerdicts) {
+  for (const char* id : {"ref:ieee-binary32", "ref:ieee-binary16", "ref:ieee-binary64"}) {
+    auto d = ref(id);
+    for (const Format* f : d->caps().formats) {
+      SCOPED_TRACE(std::string(id) + " " + std::string(f->name));
+      auto add = run(*d, "scalar.add.guard_bits", *f);
+      EXPECT_EQ(add.verdict.rfind("ADDITION: correctly rounded (rne)", 0), 0u) << add.verdict;
+      EXPECT_EQ(add.profile["add"]["guard_bits"], nullptr);
+      EXPECT_EQ(add.profile["add"]["sticky"], false);
+      auto cas = run(*d, "scalar.add.cascaded", *f);
+      EXPECT_EQ(cas.parameters["same_as_single"], true) << cas.verdict;
+      EXPECT_EQ(cas.parameters["zero_from_i"], f->precision()) << cas.verdict;
+      auto cols = run(*d, "scalar.mul.truncated_columns", *f);
+      EXPECT_EQ(cols.parameters["truncated_columns"], nullptr) << cols.verdict;
+      EXPECT_EQ(cols.parameters["rounding"], "rne") << cols.verdict;
+      auto corr = run(*d, "scalar.mul.correction", *f);
+      EXPECT_EQ(corr.profile["mul"]["correction"], nullptr) << corr.verdict;
+      auto t = run(*d, "scalar.storage.transfer", *f);
+      EXPECT_EQ(t.profile["subnormals"]["transfer"], "preserve") << t.verdict;
+      EXPECT_EQ(t.parameters["nan"], "preserve") << t.verdict;
+      EXPECT_EQ(run(*d, "scalar.register.range", *f).parameters["extended_range"], false);
+      EXPECT_EQ(run(*d, "scalar.register.precision", *f).parameters["register_bits"], f->precision());
+      auto mad = run(*d, "scalar.mad.extra_precision", *f);
+      EXPECT_EQ(mad.parameters["fused"], false) << mad.verdict;  // a*b+c with contraction off
+      EXPECT_EQ(run(*d, "scalar.mul.sign_symmetry", *f).parameters["symmetric"], true);
+      auto sub = run(*d, "scalar.subnormals.flush", *f);
+      EXPECT_EQ(sub.profile["subnormals"]["input"], "preserve") << sub.verdict;
+      EXPECT_EQ(sub.profile["subnormals"]["output"], "preserve") << sub.verdict;
+      EXPECT_EQ(run(*d, "scalar.zero.sign", *f).parameters["ieee"], true);
+      EXPECT_EQ(run(*d, "scalar.inf.arithmetic", *f).parameters["overflow"], "infinity");
+      auto nan = run(*d, "scalar.nan.propagation", *f);
+      EXPECT_EQ(nan.parameters["propagation"][0], "first NaN operand, quieted") << nan.verdict;
+      if (f == &binary16) {
+        auto w = run(*d, "scalar.binary16.wider_sums", *f);
+        EXPECT_EQ(w.parameters["wider"], nullptr) << w.verdict;  // rne twice through binary32 is innocuous
+        EXPECT_NE(w.verdict.find("correctly rounded (rne)"), std::string::npos) << w.verdict;
+      }
+    }
+  }
+}
+
+// The paper's findings on the GeForce 7800 GTX, through the reference device that models them.
+TEST(Reference, NvidiaG70ReproducesThePaper) {
+  auto d = ref("ref:nvidia-g70");
+  auto add = run(*d, "scalar.add.guard_bits", binary32);
+  EXPECT_EQ(add.verdict, "ADDITION: chopped, 2 guard bits, no sticky bit; 1.5 - 2^-i = 1.5 from i = 26");
+  EXPECT_EQ(add.profile["add"], (nlohmann::json{{"guard_bits", 2}, {"rounding", "chop"}, {"sticky", false}}));
+  auto cas = run(*d, "scalar.add.cascaded", binary32);
+  EXPECT_EQ(cas.parameters["zero_from_i"], 26) << cas.verdict;
+  EXPECT_EQ(cas.parameters["same_as_single"], true) << cas.verdict;
+  auto cols = run(*d, "scalar.mul.truncated_columns", binary32);
+  EXPECT_EQ(cols.profile["mul"]["truncated_columns"], 6) << cols.verdict;
+  EXPECT_EQ(cols.parameters["rounding"], "chop") << cols.verdict;
+  auto corr = run(*d, "scalar.mul.correction", binary32);
+  EXPECT_EQ(corr.profile["mul"]["correction"], 40) << corr.verdict;
+  auto mad = run(*d, "scalar.mad.extra_precision", binary32);
+  EXPECT_EQ(mad.parameters["fused"], false) << mad.verdict;
+  EXPECT_EQ(run(*d, "scalar.register.range", binary32).parameters["extended_range"], false);
+  EXPECT_EQ(run(*d, "scalar.register.precision", binary32).parameters["extended_precision"], false);
+  auto t = run(*d, "scalar.storage.transfer", binary32);
+  EXPECT_EQ(t.profile["subnormals"]["transfer"], "flush") << t.verdict;
+  EXPECT_EQ(t.parameters["nan"], "preserve") << t.verdict;
+  EXPECT_EQ(t.parameters["infinities"], "preserve") << t.verdict;
+  EXPECT_EQ(run(*d, "scalar.mul.sign_symmetry", binary32).parameters["symmetric"], true);
+  // binary16: the binary32 adder's 26 bits, then chopped to 11 bits ([DGD] 2.3, last paragraph).
+  auto w = run(*d, "scalar.binary16.wider_sums", binary16);
+  EXPECT_EQ(w.parameters["wider"], true) << w.verdict;
+  EXPECT_NE(w.verdict.find("binary32 adder chopped, 2 guard bits, no sticky bit, then rz to binary16"), std::string::npos)
+      << w.verdict;
+  auto reg16 = run(*d, "scalar.register.precision", binary16);
+  EXPECT_EQ(reg16.parameters["register_bits"], 24) << reg16.verdict;
+}
+
+TEST(Reference, AtiR520) {
+  auto d = ref("ref:ati-r520");
+  auto add = run(*d, "scalar.add.guard_bits", binary32);
+  EXPECT_EQ(add.profile["add"], (nlohmann::json{{"guard_bits", 2}, {"rounding", "chop"}, {"sticky", false}})) << add.verdict;
+  auto cols = run(*d, "scalar.mul.truncated_columns", binary32);
+  EXPECT_EQ(cols.profile["mul"]["truncated_columns"], 9) << cols.verdict;
+  auto corr = run(*d, "scalar.mul.correction", binary32);
+  EXPECT_EQ(corr.profile["mul"]["correction"], 3) << corr.verdict;
+  auto t = run(*d, "scalar.storage.transfer", binary32);
+  EXPECT_EQ(t.parameters["nan"], "quiet") << t.verdict;
+}
+
+// ref:ati-r520's pixel shader runs the first of two dependent additions on a one-guard-bit adder:
+// the reference device must select model::Adder::cascaded_first for it.
+TEST(Reference, AtiR520CascadedAdders) {
+  auto d = ref("ref:ati-r520");
+  auto cas = run(*d, "scalar.add.cascaded", binary32);
+  EXPECT_EQ(cas.parameters["zero_from_i"], 25) << cas.verdict;
+  EXPECT_EQ(cas.parameters["guard_bits"], 1) << cas.verdict;
+  EXPECT_EQ(cas.parameters["same_as_single"], false) << cas.verdict;
+}
+
+// A device that runs the first of two dependent additions on the unit's cascaded adder (as the
+// R520's pixel shaders do, [DGD] 2.3), for the cascaded probe on its own.
+class CascadeDevice final : public backends::Device {
+ public:
+  explicit CascadeDevice(model::ScalarUnit u) : u_(u) { caps_.formats = {u.format}; }
+  const backends::DeviceInfo& info() const override { return info_; }
+  const backends::Capabilities& caps() const override { return caps_; }
+  Expected<std::vector<std::uint64_t>> scalar(const backends::ScalarBatch& batch) override {
+    const Expr& e = *batch.expr;
+    const auto sum = [](Node n) { return n == Node::add || n == Node::sub; };
+    std::vector<bool> feeds_sum(e.code.size(), false);
+    for (const backends::Instr& in : e.code)
+      if (sum(in.op)) feeds_sum[in.arg[0]] = feeds_sum[in.arg[1]] = true;
+    std::vector<std::uint64_t> out, r(e.code.size());
+    for (std::size_t t = 0; t < batch.operands.size(); t += std::size_t(e.inputs)) {
+      for (std::size_t i = 0; i < e.code.size(); ++i) {
+        const backends::Instr& in = e.code[i];
+        const model::Adder which = feeds_sum[i] ? model::Adder::cascaded_first : model::Adder::single;
+        switch (in.op) {
+          case Node::input: r[i] = model::unit_load(u_, batch.operands[t + in.arg[0]]).bits; break;
+          case Node::add: r[i] = model::unit_add(u_, r[in.arg[0]], r[in.arg[1]], which).bits; break;
+          case Node::sub: r[i] = model::unit_sub(u_, r[in.arg[0]], r[in.arg[1]], which).bits; break;
+          default: return Error{"CascadeDevice: only loads, additions and subtractions"};
+        }
+      }
+      out.push_back(model::unit_store(u_, r.back()).bits);
+    }
+    return out;
+  }
+  Expected<std::vector<std::uint64_t>> mma(const backends::MmaBatch&) override { return Error{"no MMA"}; }
+
+ private:
+  model::ScalarUnit u_;
+  backends::DeviceInfo info_;
+  backends::Capabilities caps_;
+};
+
+TEST(Cascade, FirstOfTwoAdditionsOnItsOwnAdder) {
+  CascadeDevice d(model::ati_r520());
+  auto cas = run(d, "scalar.add.cascaded", binary32);
+  EXPECT_EQ(cas.parameters["zero_from_i"], 25) << cas.verdict;
+  EXPECT_EQ(cas.parameters["guard_bits"], 1) << cas.verdict;
+  EXPECT_EQ(cas.parameters["sticky"], false) << cas.verdict;
+  EXPECT_EQ(cas.parameters["same_as_single"], false) << cas.verdict;
+  auto add = run(d, "scalar.add.guard_bits", binary32);
+  EXPECT_EQ(add.parameters["guard_bits"], 2) << add.verdict;
+  CascadeDevice g70(model::nvidia_g70());
+  auto same = run(g70, "scalar.add.cascaded", binary32);
+  EXPECT_EQ(same.parameters["same_as_single"], true) << same.verdict;
+  EXPECT_EQ(same.parameters["zero_from_i"], 26) << same.verdict;
+}
+
+// Blind recovery: random scalar units, built as virtual devices; the probes recover each hidden
+// parameter that the arithmetic exposes. Guard bits 0..3 with a sticky bit only below 2 (a sticky
+// adder with 2 guard bits is correctly rounded, an equivalence the probe reports as such), chop or
+// a mode; truncated columns 3..p-4 with a constant below one ulp; flushing on input and output.
+TEST(Reference, BlindRecovery) {
+  std::mt19937_64 rng(20060501);
+  const model::Rounding modes[] = {model::Rounding::rne, model::Rounding::rna, model::Rounding::ru,
+                                   model::Rounding::rd, model::Rounding::ra};
+  // GP_BLIND_TRIALS raises the count (and adds binary64) for a longer sweep by hand.
+  const char* env = std::getenv("GP_BLIND_TRIALS");
+  const int trials = env ? std::atoi(env) : 8;
+  for (int trial = 0; trial < trials; ++trial) {
+    const Format& f = trial % 3 == 2 ? binary16 : trial % 3 == 1 && env ? binary64 : binary32;
+    const int p = f.precision();
+    model::ScalarUnit u = model::ieee_unit(f);
+    u.name = "blind";
+    const model::UnitRounding r =
+        rng() % 2 ? model::UnitRounding::chopped() : model::UnitRounding::ieee(modes[rng() % 5]);
+    const int g = int(rng() % 4);
+    u.add = {r, g, g < 2 ? bool(rng() % 2) : false};
+    // The multiplier chopped or rounded to nearest, its constant below one ulp (half an ulp when
+    // rounding): products of powers of two stay exact, as the subnormal probe's cases need.
+    const model::UnitRounding rm = rng() % 2 ? model::UnitRounding::chopped() : model::UnitRounding::ieee(model::Rounding::rne);
+    const int t = 3 + int(rng() % std::uint64_t(p - 6));
+    u.mul = {rm, t, rng() % (std::uint64_t{1} << (rm.chop ? t : t - 1))};
+    u.subnormals.flush_input = rng() % 2;
+    u.subnormals.flush_output = rng() % 2;
+    u.subnormals.flush_transfer = rng() % 4 == 0;
+    u.nan.quiet_on_transfer = rng() % 2;
+    u.mad_fused = rng() % 2;
+    SCOPED_TRACE(model::describe(u));
+    auto d = unit_device(u);
+    auto add = run(d, "scalar.add.guard_bits", f);
+    // The hidden adder fits; what the probe reports is it, or one of its known equivalents: a sticky
+    // adder with g >= 1 guard bits chopped is correctly rounded toward zero (g >= 2: in every mode),
+    // and with g + sticky <= 1 the rounding sees only exact or half-way rests, where each
+    // to-nearest mode breaks ties as a directed mode rounds (rna as ra, rnd as rd, ...).
+    const auto& cs = add.parameters["consistent"];
+    EXPECT_TRUE(cs.is_array() && std::find(cs.begin(), cs.end(), describe_adder(u.add)) != cs.end()) << add.verdict;
+    if (add.parameters["guard_bits"].is_null()) {
+      EXPECT_TRUE(u.add.sticky) << add.verdict;
+    } else {
+      EXPECT_EQ(add.parameters["guard_bits"], g) << add.verdict;
+      EXPECT_EQ(add.parameters["sticky"], u.add.sticky) << add.verdict;
+      if (add.parameters["rounding"].is_null()) EXPECT_LE(g + int(u.add.sticky), 1) << add.verdict;
+      else EXPECT_EQ(add.parameters["rounding"], std::string(model::name(r))) << add.verdict;
+    }
+    auto cols = run(d, "scalar.mul.truncated_columns", f);
+    EXPECT_EQ(cols.parameters["truncated_columns"], t) << cols.verdict;
+    EXPECT_EQ(cols.parameters["rounding"], std::string(model::name(rm))) << cols.verdict;
+    auto corr = run(d, "scalar.mul.correction", f);
+    EXPECT_EQ(corr.parameters["correction"], u.mul.correction) << corr.verdict;
+    auto sub = run(d, "scalar.subnormals.flush", f);
+    const auto& subs = sub.profile["subnormals"];
+    if (!u.subnormals.flush_transfer || (!u.subnormals.flush_input && !u.subnormals.flush_output)) {
+      EXPECT_EQ(subs["input"], u.subnormals.flush_input ? "flush" : "preserve") << sub.verdict;
+      EXPECT_EQ(subs["output"], u.subnormals.flush_output ? "flush" : "preserve") << sub.verdict;
+    } else {
+      // Loads and stores that flush hide which of input and output flushing the operations do.
+      EXPECT_FALSE(subs.contains("input") && subs["input"] == "preserve") << sub.verdict;
+      EXPECT_FALSE(subs.contains("output") && subs["output"] == "preserve") << sub.verdict;
+    }
+    auto transfer = run(d, "scalar.storage.transfer", f);
+    EXPECT_EQ(transfer.profile["subnormals"]["transfer"], u.subnormals.flush_transfer ? "flush" : "preserve");
+    EXPECT_EQ(transfer.parameters["nan"], u.nan.quiet_on_transfer ? "quiet" : "preserve") << transfer.verdict;
+    auto mad = run(d, "scalar.mad.extra_precision", f);
+    EXPECT_EQ(mad.parameters["fused"], u.mad_fused) << mad.verdict;
+  }
+}
+
+}  // namespace
+}  // namespace gp::scalar
