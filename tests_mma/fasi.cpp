@@ -67,6 +67,9 @@ class ExactProductsProbe final : public ProbeBase {
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const Format &fa = *cfg.a, &fb = *cfg.b, &fd = *cfg.d;
     const int K = cfg.k, pa = fa.precision(), pb = fb.precision();
+    if (pa + pb > 62 || pa + pb > fd.precision() + 40)
+      return audit::unsupported(fmt::format("products of {} and {} need {} bits, far beyond {}", fa.name, fb.name, pa + pb,
+                                            fd.name));
     // The largest values below 2: every significand bit set.
     const Val xa = {false, (std::uint64_t{1} << pa) - 1, 1 - pa}, xb = {false, (std::uint64_t{1} << pb) - 1, 1 - pb};
     const Val p = {false, xa.sig * xb.sig, xa.exp + xb.exp};
@@ -521,25 +524,64 @@ class CarryBitsProbe final : public ProbeBase {
 class MonotonicityProbe final : public ProbeBase {
  public:
   MonotonicityProbe()
-      : ProbeBase("mma.fasi.monotonicity", "Monotonicity of the dot product: c = 1 - 2^-q and c = 1 with K x 2^-(F+1)",
+      : ProbeBase("mma.fasi.monotonicity",
+                  "Monotonicity of the dot product: c = 1 - 2^-q against c = 1 beside K x 2^-(F+1)",
                   std::string(kFasi) + "3.1.4") {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const int K = cfg.k;
-    const Format &fc = *cfg.c, &fd = *cfg.d;
+    const Format &fa = *cfg.a, &fb = *cfg.b, &fc = *cfg.c, &fd = *cfg.d;
     auto kept = kept_bits(device, cfg);
     if (!kept) return audit::failed(kept.error().message);
-    const int q = std::min(fc.precision(), kept->F + 1);
-    const Val y = pow2(-(kept->F + 1));
-    const Val c1 = {false, (std::uint64_t{1} << q) - 1, -q};
+    // Pairs (x, x') with x <= x' summand by summand; the sum is monotonic if d(x) <= d(x').
     std::vector<DotCase> cases;
-    for (const Val& c : {c1, pow2(0)}) {
-      CaseBuilder b(cfg);
-      b.c(c);
-      for (int k = 0; k < K; ++k) b.product(k, y);
-      if (!b.ok()) return audit::unsupported("the summands cannot be expressed in these formats");
-      cases.push_back(b.done(fmt::format("c = {}, {} products {}", show(c), K, show(y))));
+    std::vector<std::string> labels;
+    {
+      // Fasi's pair: c just below 1, then c = 1, with K copies of 2^-(F+1).
+      const int q = std::min(fc.precision(), kept->F + 1);
+      const Val y = pow2(-(kept->F + 1));
+      bool ok = true;
+      std::vector<DotCase> pair;
+      for (const Val& c : {Val{false, (std::uint64_t{1} << q) - 1, -q}, pow2(0)}) {
+        CaseBuilder b(cfg);
+        b.c(c);
+        for (int k = 0; k < K; ++k) b.product(k, y);
+        ok &= b.ok();
+        pair.push_back(b.done(fmt::format("c = {}, {} products {}", show(c), K, show(y))));
+      }
+      if (ok) {
+        cases.insert(cases.end(), pair.begin(), pair.end());
+        labels.push_back("c");
+      }
     }
+    {
+      // The same product 2.25 as 1.5 x 1.5 (aligned at 2^0) and as 1.125 x 2 (aligned at 2^1),
+      // with 2^-F beside it in every other summand: equal summands, different sums.
+      const auto a1 = encode(fa, {false, 3, -1}), b1 = encode(fb, {false, 3, -1});
+      const auto a2 = encode(fa, {false, 9, -3}), b2 = encode(fb, pow2(1));
+      const Val y = pow2(-kept->F);
+      if (a1 && b1 && a2 && b2 && K >= 2) {
+        bool ok = true;
+        std::vector<DotCase> pair;
+        for (int v = 0; v < 2; ++v) {
+          CaseBuilder b(cfg);
+          b.raw(0, v ? *a2 : *a1, v ? *b2 : *b1);
+          for (int k = 1; k < K; ++k) b.product(k, y);
+          if (!b.c(y)) {
+            b = CaseBuilder(cfg);
+            b.raw(0, v ? *a2 : *a1, v ? *b2 : *b1);
+            for (int k = 1; k < K; ++k) b.product(k, y);
+          }
+          ok &= b.ok();
+          pair.push_back(b.done(fmt::format("2.25 as {}, {} beside it", v ? "1.125 x 2" : "1.5 x 1.5", show(y))));
+        }
+        if (ok) {
+          cases.insert(cases.end(), pair.begin(), pair.end());
+          labels.push_back("factoring");
+        }
+      }
+    }
+    if (cases.empty()) return audit::unsupported("the summands cannot be expressed in these formats");
     audit::Finding f;
     auto sel = select(device, cfg, cases,
                       {model_hypothesis("fused (toward zero)", fused(cfg, kept->F, Rounding::rz)),
@@ -547,15 +589,19 @@ class MonotonicityProbe final : public ProbeBase {
                       f);
     if (!sel) return audit::failed(sel.error().message);
     const auto& o = sel->outputs;
-    const Val v1 = decode(fd, o[0]), v2 = decode(fd, o[1]);
-    const bool finite = model::is_finite_nonzero(model::classify(fd, o[0])) && model::is_finite_nonzero(model::classify(fd, o[1]));
-    const bool violated = finite && add(v1, neg(v2)).sig != 0 && !add(v1, neg(v2)).neg;
-    f.parameters["monotonic"] = !violated;
-    f.message = kept_note(*kept);
-    f.verdict = violated ? fmt::format("MONOTONICITY: violated: c = {} gives {}, the larger c = 1 gives {}", show(c1),
-                                       show(fd, o[0]), show(fd, o[1]))
-                         : fmt::format("MONOTONICITY: not violated here: c = {} gives {}, c = 1 gives {}", show(c1),
-                                       show(fd, o[0]), show(fd, o[1]));
+    std::vector<std::string> shown, held;
+    for (std::size_t p = 0; p < labels.size(); ++p) {
+      const std::uint64_t x = o[2 * p], y = o[2 * p + 1];
+      const bool finite = model::is_finite_nonzero(model::classify(fd, x)) && model::is_finite_nonzero(model::classify(fd, y));
+      const Val diff = add(decode(fd, x), neg(decode(fd, y)));
+      const std::string text = fmt::format("{} gives {}, {} gives {}", cases[2 * p].note, show(fd, x), cases[2 * p + 1].note,
+                                           show(fd, y));
+      (finite && diff.sig != 0 && !diff.neg ? shown : held).push_back(text);
+    }
+    f.parameters["monotonic"] = shown.empty();
+    f.message = kept_note(*kept) + (held.empty() ? "" : "; monotonic here: " + join(held, "; ", "; "));
+    f.verdict = shown.empty() ? "MONOTONICITY: not violated by the pairs tried (" + join(held, "; ", "; ") + ")"
+                              : "MONOTONICITY: violated: " + join(shown, "; ", "; ");
     return f;
   }
 };

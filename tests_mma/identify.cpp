@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -275,6 +277,48 @@ std::vector<int> floor_range(const MmaConfig& cfg) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Candidates equal in every parameter that can matter (block and group at most K).
+std::array<int, 10> key_of(const DotConfig& c, int K) {
+  const bool f = fused(c.algorithm);
+  return {int(unchained(c.algorithm)),
+          f ? c.F : 0,
+          f ? effective_block(c, K) : 0,
+          c.algorithm == MmaAlgorithm::gps || c.algorithm == MmaAlgorithm::gdfs ? std::min(c.group, K) : 0,
+          f ? int(c.out_rounding) : 0,
+          f ? c.out_fraction_bits : 0,
+          f ? c.align_floor : 0,
+          f ? int(c.nan) : 0,
+          f && fdrda_family(c.algorithm) ? int(c.round_down_alignment) : 0,
+          0};
+}
+
+// The candidates that differ from c in one parameter, over its whole range: the first pass
+// searches the ranges the probes measured, and these complete the ambiguity it reports.
+std::vector<DotConfig> neighbors(const MmaConfig& cfg, const DotConfig& c) {
+  std::vector<DotConfig> v;
+  const Space full = full_space(cfg);
+  const auto vary = [&](auto&& set) {
+    DotConfig x = c;
+    set(x);
+    if (model::check(x).empty()) v.push_back(x);
+  };
+  if (c.algorithm == MmaAlgorithm::gps)
+    for (int g : full.gps_groups) vary([&](DotConfig& x) { x.group = g; });
+  if (!fused(c.algorithm)) return v;
+  for (int F : fdrda_family(c.algorithm) ? full.fdrda_F : full.fda_F) vary([&](DotConfig& x) { x.F = F; });
+  for (int b : full.blocks) vary([&](DotConfig& x) { x.block = b; });
+  if (c.algorithm == MmaAlgorithm::gdfs)
+    for (int g : full.gdfs_groups) vary([&](DotConfig& x) { x.group = g; });
+  for (Rounding r : full.roundings) vary([&](DotConfig& x) { x.out_rounding = r; });
+  for (int ob : full.out_bits) vary([&](DotConfig& x) { x.out_fraction_bits = ob; });
+  for (MmaNan n : full.nans) vary([&](DotConfig& x) { x.nan = n; });
+  if (fdrda_family(c.algorithm)) vary([&](DotConfig& x) { x.round_down_alignment = !x.round_down_alignment; });
+  vary([&](DotConfig& x) { x.align_floor = model::kNoAlignFloor; });
+  for (int fl : floor_range(cfg)) vary([&](DotConfig& x) { x.align_floor = fl; });
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Preference among equivalent candidates: the smallest rank wins.
 int family_rank(MmaAlgorithm a) {
   switch (unchained(a)) {
@@ -431,6 +475,24 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
     for (const Observation& o : x.observations)
       if (const auto c = case_of(cfg, o)) add_to(pool, cfg, *c, o.output);
   const std::size_t probe_observations = pool.size();
+  // Random inputs of every generator join the probes' cases: the search never starts blind (a
+  // run of `--probe mma.identify` alone has no probe observations at all).
+  {
+    RandomInputs gen(cfg, ctx.seed ^ 0x1DE7u);
+    std::vector<DotCase> seeds;
+    for (Gen g : all_gens)
+      for (int i = 0; i < 48; ++i) {
+        DotCase x;
+        x.a.resize(std::size_t(K));
+        x.b.resize(std::size_t(K));
+        gen.draw(g, x.c, x.a.data(), x.b.data());
+        x.note = fmt::format("random input ({})", name(g));
+        seeds.push_back(std::move(x));
+      }
+    auto out = mma::run(device, cfg, seeds);
+    if (!out) return failed(out.error().message);
+    for (std::size_t i = 0; i < seeds.size(); ++i) add_to(pool, cfg, seeds[i], (*out)[i]);
+  }
   const Hints hints = hints_of(findings);
   std::uint64_t checked = 0;
 
@@ -462,12 +524,13 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   std::size_t rounds = 0, run_inputs = 0;
   std::vector<DotConfig> closest;
   const auto separate = [&](std::vector<DotConfig>& s) -> Expected<bool> {
-    for (int round = 0; round < 8 && s.size() > 1; ++round) {
+    int quiet = 0;  // rounds in a row whose inputs found one behaviour only
+    for (int round = 0; round < 12 && s.size() > 1 && quiet < 2; ++round) {
       ++rounds;
       RandomInputs gen(cfg, ctx.seed * 7919 + std::uint64_t(round) * 104729 + pool.size());
       std::vector<DotCase> inputs;
       for (Gen g : all_gens)
-        for (int i = 0; i < 40; ++i) {
+        for (int i = 0; i < 80; ++i) {
           DotCase x;
           x.a.resize(std::size_t(K));
           x.b.resize(std::size_t(K));
@@ -484,7 +547,11 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
         for (const DotCase& x : inputs) pred[i].push_back(predict(dot, x));
         if (classes.emplace(pred[i], rep.size()).second) rep.push_back(i);
       }
-      if (rep.size() <= 1) break;
+      if (rep.size() <= 1) {
+        ++quiet;
+        continue;
+      }
+      quiet = 0;
       // For each class, an input where it differs from the first class; then the inputs that
       // split the most classes.
       std::set<std::size_t> chosen;
@@ -525,7 +592,7 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
       }
       const bool progress = kept.size() < s.size();
       s = std::move(kept);
-      if (!progress) break;
+      if (!progress) ++quiet;
     }
     return true;
   };
@@ -541,24 +608,138 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
     survivors = survivors_of(full_space(cfg));
   };
   if (survivors.empty()) widen();
+  // Complete the survivors with their neighbours along every parameter (two steps).
+  const auto expand = [&] {
+    std::set<std::array<int, 10>> seen;
+    for (const DotConfig& c : survivors) seen.insert(key_of(c, K));
+    Checker all(pool, false);
+    std::vector<DotConfig> frontier = survivors;
+    for (int step = 0; step < 2 && !frontier.empty(); ++step) {
+      std::sort(frontier.begin(), frontier.end(), [&](const DotConfig& x, const DotConfig& y) { return canonical_rank(cfg, x) < canonical_rank(cfg, y); });
+      if (frontier.size() > 24) frontier.resize(24);
+      std::vector<DotConfig> next;
+      for (const DotConfig& c : frontier)
+        for (const DotConfig& n : neighbors(cfg, c))
+          if (seen.insert(key_of(n, K)).second && all.fits(n)) next.push_back(n);
+      survivors.insert(survivors.end(), next.begin(), next.end());
+      frontier = std::move(next);
+    }
+    checked += all.checked();
+  };
+  expand();
   if (auto sep = separate(survivors); !sep) return failed(sep.error().message);
   if (survivors.empty() && !widened) {
     widen();
     if (auto sep = separate(survivors); !sep) return failed(sep.error().message);
   }
-  // A first look at random tiles: a wrong choice from the narrow pass is caught here.
-  if (!survivors.empty()) {
-    std::sort(survivors.begin(), survivors.end(), rank_less);
-    auto look = validate(device, cfg, survivors.front(), 64, ctx.seed ^ 0x5EED, 32);
-    if (!look) return failed(look.error().message);
-    if (look->mismatches && !widened) {
-      for (const Observation& o : look->examples)
-        if (const auto c = case_of(cfg, o)) add_to(pool, cfg, *c, o.output);
-      widen();
-      if (auto sep = separate(survivors); !sep) return failed(sep.error().message);
+  // The chosen candidate against the others: many random inputs (every generator), and those where
+  // they disagree are run on the device, until none is found. Differences between close
+  // candidates can be rare (a rounding mode seen only through carries, a floor only through the
+  // sign of a tiny zero): the separation's samples are small, this one is not.
+  const auto challenge = [&](std::vector<DotConfig>& s) -> Expected<bool> {
+    for (int round = 0; round < 10 && s.size() > 1; ++round) {
+      std::sort(s.begin(), s.end(), rank_less);
+      const std::size_t m = std::min<std::size_t>(s.size(), 32);
+      std::vector<model::Dot> dots;
+      for (std::size_t i = 0; i < m; ++i) dots.emplace_back(s[i]);
+      RandomInputs gen(cfg, ctx.seed * 31337 + std::uint64_t(round) * 7 + pool.size());
+      std::vector<DotCase> found;
+      DotCase x;
+      x.a.resize(std::size_t(K));
+      x.b.resize(std::size_t(K));
+      for (int n = 0; n < 12000 && found.size() < 128; ++n) {
+        const Gen g = all_gens[std::size_t(n) % std::size(all_gens)];
+        gen.draw(g, x.c, x.a.data(), x.b.data());
+        const std::uint64_t p0 = predict(dots[0], x);
+        for (std::size_t i = 1; i < m; ++i) {
+          const std::uint64_t pi = predict(dots[i], x);
+          if (agrees(s[0], p0, pi) || agrees(s[i], pi, p0)) continue;
+          x.note = fmt::format("challenging input ({})", name(g));
+          found.push_back(x);
+          break;
+        }
+      }
+      ++rounds;
+      if (found.empty()) break;
+      auto out = mma::run(device, cfg, found);
+      if (!out) return out.error();
+      run_inputs += found.size();
+      const std::size_t from = pool.size();
+      for (std::size_t i = 0; i < found.size(); ++i) {
+        add_to(pool, cfg, found[i], (*out)[i]);
+        if (f.observations.size() < 200)
+          f.observations.push_back(observation(cfg, found[i], (*out)[i],
+                                               {{algorithm_name(s[0], K) + " " + parameters_json(s[0], K).dump(),
+                                                 predict(dots[0], found[i])}}));
+      }
+      Checker fresh(pool, false, from);
+      std::vector<DotConfig> kept;
+      for (const DotConfig& c : s)
+        if (fresh.fits(c)) kept.push_back(c);
+      if (kept.empty()) {
+        closest = s;
+        s.clear();
+        break;
+      }
+      s = std::move(kept);
     }
+    return true;
+  };
+  if (auto ch = challenge(survivors); !ch) return failed(ch.error().message);
+  // A first look at random tiles: a choice that fails there is not the unit; its mismatches join
+  // the observations, and the search goes on (over every parameter when nothing is left).
+  for (int attempt = 0; attempt < 4 && !survivors.empty(); ++attempt) {
+    std::sort(survivors.begin(), survivors.end(), rank_less);
+    auto look = validate(device, cfg, survivors.front(), 64u << (2 * attempt), ctx.seed ^ (0x5EED + std::uint64_t(attempt)), 32);
+    if (!look) return failed(look.error().message);
+    if (!look->mismatches) break;
+    const std::size_t from = pool.size();
+    for (const Observation& o : look->examples)
+      if (const auto c = case_of(cfg, o)) add_to(pool, cfg, *c, o.output);
+    Checker fresh(pool, false, from);
+    std::vector<DotConfig> kept;
+    for (const DotConfig& c : survivors)
+      if (fresh.fits(c)) kept.push_back(c);
+    survivors = std::move(kept);
+    if (survivors.empty() && !widened) widen();
+    if (auto sep = separate(survivors); !sep) return failed(sep.error().message);
+    if (auto ch = challenge(survivors); !ch) return failed(ch.error().message);
   }
-  f.parameters["observations"] = {{"probes", probe_observations}, {"separating_inputs", run_inputs},
+  // Validation on random tiles. A mismatch is an observation like the others: the search resumes
+  // with it (over every parameter when nothing is left), twice at most.
+  std::optional<Validation> val;
+  const std::uint64_t tiles = validation_tiles(ctx);
+  for (int attempt = 0; !survivors.empty(); ++attempt) {
+    // Where a model reproduces the outputs bit for bit (NaN payloads included), models that only
+    // match them up to the NaN encoding are dropped.
+    if (survivors.size() > 1) {
+      std::vector<DotConfig> exact;
+      for (const DotConfig& c : survivors) {
+        const model::Dot dot(c);
+        bool all = true;
+        for (std::size_t i = 0; i < pool.size() && all; ++i) all = dot(pool.c[i], pool.A(i), pool.B(i)) == pool.out[i];
+        if (all) exact.push_back(c);
+      }
+      if (!exact.empty() && exact.size() < survivors.size()) survivors = std::move(exact);
+    }
+    std::sort(survivors.begin(), survivors.end(), rank_less);
+    auto run_v = validate(device, cfg, survivors.front(), tiles, (ctx.seed ^ 0x7A11DA7EULL) + std::uint64_t(attempt), 16);
+    if (!run_v) return failed(run_v.error().message);
+    val = std::move(*run_v);
+    if (!val->mismatches || attempt == 2) break;
+    const std::size_t from = pool.size();
+    for (const Observation& o : val->examples)
+      if (const auto c = case_of(cfg, o)) add_to(pool, cfg, *c, o.output);
+    Checker fresh(pool, false, from);
+    std::vector<DotConfig> kept;
+    for (const DotConfig& c : survivors)
+      if (fresh.fits(c)) kept.push_back(c);
+    survivors = std::move(kept);
+    if (survivors.empty() && !widened) widen();
+    if (auto sep = separate(survivors); !sep) return failed(sep.error().message);
+    if (auto ch = challenge(survivors); !ch) return failed(ch.error().message);
+  }
+  f.parameters["observations"] = {{"probes", probe_observations}, {"random", 48 * std::size(all_gens)}, {"separating_inputs", run_inputs},
                                   {"separation_rounds", rounds}};
   f.parameters["candidates_checked"] = checked;
   f.parameters["search"] = widened ? "all parameters" : "the ranges the probes measured";
@@ -587,8 +768,9 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
         rounds_seen.insert(std::string(model::name(c.out_rounding)));
         nans.insert(c.nan == MmaNan::nvidia ? "nvidia" : "format");
         if (fdrda_family(c.algorithm)) rdas.insert(c.round_down_alignment ? "true" : "false");
+        if (c.algorithm == MmaAlgorithm::gdfs) groups.push_back(std::min(c.group, K));
       } else if (c.algorithm == MmaAlgorithm::gps) {
-        groups.push_back(c.group);
+        groups.push_back(std::min(c.group, K));
       }
     }
     nlohmann::json amb = nlohmann::json::object();
@@ -618,24 +800,20 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   }
   f.parameters["algorithm"] = algorithm_name(chosen, K);
   f.parameters["parameters"] = parameters_json(chosen, K);
-  // Validation on random tiles.
-  const std::uint64_t tiles = validation_tiles(ctx);
-  auto v = validate(device, cfg, chosen, tiles, ctx.seed ^ 0x7A11DA7EULL, 16);
-  if (!v) return failed(v.error().message);
-  for (Observation& o : v->examples) f.observations.push_back(std::move(o));
-  f.parameters["validation"] = {{"tiles", v->tiles},           {"elements", v->elements},
-                                {"mismatches", v->mismatches}, {"mismatched_tiles", v->mismatched_tiles},
-                                {"seconds", v->seconds},       {"seed", ctx.seed ^ 0x7A11DA7EULL}};
+  for (Observation& o : val->examples) f.observations.push_back(std::move(o));
+  f.parameters["validation"] = {{"tiles", val->tiles},           {"elements", val->elements},
+                                {"mismatches", val->mismatches}, {"mismatched_tiles", val->mismatched_tiles},
+                                {"seconds", val->seconds}};
   DotConfig named = chosen;
   if (const auto a = model::find_mma_algorithm(algorithm_name(chosen, K))) named.algorithm = *a;
   profile_entry = {{"config", cfg.name()},
                    {"algorithm", algorithm_name(chosen, K)},
                    {"parameters", parameters_json(chosen, K)},
-                   {"validation", {{"tiles", v->tiles}, {"mismatches", v->mismatches}, {"elements", v->elements}}}};
+                   {"validation", {{"tiles", val->tiles}, {"mismatches", val->mismatches}, {"elements", val->elements}}}};
   if (!cfg.instruction.empty()) profile_entry["instruction"] = cfg.instruction;
   f.verdict = fmt::format("MODEL: {} predicts all {} observations{}; {} random tiles, {} mismatches", describe(cfg, named),
                           pool.size(), survivors.size() > 1 ? fmt::format(" ({} equivalent candidates)", survivors.size()) : "",
-                          v->tiles, v->mismatches);
+                          val->tiles, val->mismatches);
   return f;
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "model/ops.hpp"
 #include "tests_mma/families.hpp"
@@ -39,6 +40,19 @@ std::optional<std::int64_t> multiple_of(Val v, int e) {
 }
 
 std::string summand_name(int s, int K) { return s == K ? "c" : fmt::format("p{}", s); }
+
+// The summand positions a probe visits: all of them up to K = 16; beyond, the first eight, every
+// fourth, the last four and c (every block boundary of a power-of-two block lies among them).
+std::vector<int> positions(int K) {
+  std::vector<int> v;
+  for (int s = 0; s <= K; ++s)
+    if (K <= 16 || s < 8 || s % 4 == 0 || s >= K - 4) v.push_back(s);
+  return v;
+}
+
+// Of a scan whose outcome changes at `edge`, the cases worth keeping as observations: the first
+// and those around the change (the others repeat them).
+bool near_edge(int t, int edge) { return t == 0 || std::abs(t - edge) <= 2; }
 
 // ---------------------------------------------------------------------------------------------
 class ElementsProbe final : public ProbeBase {
@@ -119,8 +133,10 @@ class TreeProbe final : public ProbeBase {
     const int F = cal->F && *cal->F < gap ? *cal->F : std::min(gap - 1, 24);
     std::vector<DotCase> cases;
     std::vector<std::pair<int, int>> pairs;
-    for (int i = 0; i <= K; ++i)
-      for (int j = i + 1; j <= K; ++j) {
+    const std::vector<int> at = positions(K);
+    for (int i : at)
+      for (int j : at) {
+        if (j <= i) continue;
         CaseBuilder b(cfg);
         for (int s = 0; s <= K; ++s) b.set(s, s == i ? pow2(ex) : s == j ? pow2(ex, true) : pow2(ey));
         if (!b.ok()) return audit::unsupported("X, -X and y cannot all be expressed in these formats");
@@ -172,7 +188,9 @@ class TreeProbe final : public ProbeBase {
     }
     auto sel = select(device, cfg, cases, hyps, f);
     if (!sel) return audit::failed(sel.error().message);
-    // The counts: d / y is the number of y summed after X and -X cancelled.
+    // A sum that keeps y beside X (more kept bits than X / y spans) hides fused blocks: every
+    // structure then counts every y.
+    const bool blind = cal->F ? *cal->F >= gap : gap <= 40;
     std::string counts;
     for (std::size_t n = 0; n < cases.size() && n < 12; ++n) {
       const auto m = multiple_of(decode(fd, sel->outputs[n]), ey);
@@ -186,6 +204,12 @@ class TreeProbe final : public ProbeBase {
       f.verdict = "ORDER: no summation tree of the nine algorithms explains d / y";
       if (!cal->F || *cal->F >= gap)
         f.message += fmt::format("; the sum keeps y beside X (X / y = 2^{}), which hides fused blocks", gap);
+      return f;
+    }
+    if (blind) {
+      f.verdict = fmt::format("ORDER: inconclusive: y = X 2^-{} is kept beside X, so every summation tree counts every y "
+                              "(consistent: {})",
+                              gap, join(sel->consistent, "; ", "; "));
       return f;
     }
     for (const auto& [n, p] : described)
@@ -227,10 +251,11 @@ class PrecisionProbe final : public ProbeBase {
     for (auto [i, j] : pairs) {
       int ex = std::min(pr.max_exp, fd.emax() - 1);
       if (i == K || j == K) ex = std::min(ex, fc.emax());
-      for (int k = 0; k <= K; ++k) {
+      for (int k : positions(K)) {
         if (k == i || k == j) continue;
-        const int bottom = std::max(dbottom, k == K ? (fc.has_subnormals() ? fc.quantum_min() : fc.emin()) : pr.min_exp);
-        const int T = std::min(64, ex - bottom);
+        // Normal factors and a normal c only: a unit that flushes subnormals must not lose y for that.
+        const int bottom = std::max(dbottom, k == K ? fc.emin() : cfg.a->emin() + cfg.b->emin());
+        const int T = std::min(48, ex - bottom);
         Series s{fmt::format("X at {}, -X at {}, 2^-t X at {}", summand_name(i, K), summand_name(j, K), summand_name(k, K)),
                  cases.size(), 0, {}};
         for (int t = 0; t <= T; ++t) {
@@ -250,7 +275,8 @@ class PrecisionProbe final : public ProbeBase {
     }
     const std::size_t part_b = series.size();
     // Part B: c = 1 and 2^-t at each product.
-    for (int k = 0; k < K; ++k) {
+    for (int k : positions(K)) {
+      if (k == K) continue;
       Series s{fmt::format("1 at c, 2^-t at p{}", k), cases.size(), 0, {}};
       for (int t = 1; t <= fd.man_bits + 2; ++t) {
         CaseBuilder b(cfg);
@@ -278,8 +304,12 @@ class PrecisionProbe final : public ProbeBase {
       int first_lost = -1;
       for (int t = 0; t < x.count; ++t) {
         const std::size_t n = x.first + std::size_t(t);
-        f.observations.push_back(observation(cfg, cases[n], (*out)[n], {{"kept", x.expect[std::size_t(t)]}}));
         if ((*out)[n] != x.expect[std::size_t(t)] && first_lost < 0) first_lost = t;
+      }
+      for (int t = 0; t < x.count; ++t) {
+        const std::size_t n = x.first + std::size_t(t);
+        if (near_edge(t, first_lost < 0 ? x.count - 1 : first_lost))
+          f.observations.push_back(observation(cfg, cases[n], (*out)[n], {{"kept", x.expect[std::size_t(t)]}}));
       }
       if (s < part_b) {
         if (first_lost < 0) {
@@ -322,6 +352,171 @@ class PrecisionProbe final : public ProbeBase {
     f.message = fmt::format("1 + 2^-t (binary addition test) keeps 2^-t down to t = {} (bounded by the output's "
                             "precision)",
                             one_plus_e);
+    return f;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// "-140..-132" for a set of consecutive exponents.
+std::string span(const std::set<int>& v) {
+  std::vector<std::string> parts;
+  for (auto it = v.begin(); it != v.end();) {
+    if (*it == model::kNoAlignFloor) {
+      ++it;
+      continue;
+    }
+    auto jt = it;
+    while (std::next(jt) != v.end() && *std::next(jt) == *jt + 1) ++jt;
+    parts.push_back(it == jt ? std::to_string(*it) : std::to_string(*it) + ".." + std::to_string(*jt));
+    it = std::next(jt);
+  }
+  return join(parts, ", ", ", ");
+}
+
+// The alignment floor (DESIGN.md section 4; MMA-Sim IV-C step 3 leaves it open): when every
+// summand is tiny, are they aligned to the largest of them, or to a fixed lowest exponent? A
+// leading summand 2^e (or a tie just above it) meets 2^(e-t) on either side; the largest t whose
+// summand still changes the output is F while e lies above the floor, and F - (floor - e) below.
+class FloorProbe final : public ProbeBase {
+ public:
+  FloorProbe()
+      : ProbeBase("mma.alignment_floor", "Alignment floor: kept bits of sums whose summands are all tiny",
+                  "DESIGN.md section 4 (alignment floor); MMA-Sim section IV-C, step 3") {}
+
+  audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
+    const int K = cfg.k;
+    const Format& fd = *cfg.d;
+    if (!fd.has_subnormals()) return audit::unsupported("d has no subnormals");
+    const int q = fd.quantum_min();
+    struct Series {
+      int e, variant;
+      std::size_t first;
+      int count;
+      std::uint64_t reference;
+    };
+    std::vector<DotCase> cases;
+    std::vector<Series> series;
+    // Variants: 2^e - 2^(e-t), 2^e + 2^(e-t), tie + 2^(e-t), tie - 2^(e-t): one of them shows
+    // the small summand whatever the output rounding.
+    static constexpr const char* names[] = {"2^e - 2^(e-t)", "2^e + 2^(e-t)", "tie + 2^(e-t)", "tie - 2^(e-t)"};
+    const auto place = [&](CaseBuilder& b, Val lead_value, Val small) {
+      b.product(0, lead_value);
+      if (small.sig == 0) return;
+      if (K >= 2) b.product(1, small);
+      else b.c(small);
+    };
+    for (int e = q - 1; e <= fd.emin() + 1; ++e)
+      for (int variant = 0; variant < 4; ++variant) {
+        // The tie: halfway between 2^e and the next output above it.
+        const int ulp = std::max(q, e - fd.man_bits);
+        const Val lead_value = variant < 2 ? pow2(e) : e < q ? pow2(q - 1) : add(pow2(e), pow2(ulp - 1));
+        if (e < q - 1) continue;
+        if (variant < 2 && e < q) continue;
+        CaseBuilder r(cfg);
+        place(r, lead_value, Val{});
+        if (!r.ok()) continue;
+        Series s{e, variant, cases.size(), 0, 0};
+        cases.push_back(r.done(fmt::format("{} without the small summand, e = {}", names[variant], e)));
+        for (int t = 1; t <= 44; ++t) {
+          CaseBuilder b(cfg);
+          place(b, lead_value, pow2(e - t, variant == 0 || variant == 3));
+          if (!b.ok()) break;
+          cases.push_back(b.done(fmt::format("{}, e = {}, t = {}", names[variant], e, t)));
+          ++s.count;
+        }
+        if (s.count >= 4) series.push_back(s);
+        else cases.resize(s.first);
+      }
+    if (series.empty())
+      return audit::unsupported(fmt::format("the products cannot reach d's smallest numbers (2^{})", q));
+    auto out = mma::run(device, cfg, cases);
+    if (!out) return audit::failed(out.error().message);
+    audit::Finding f;
+    std::map<int, int> reach;  // e -> the largest t whose summand changed the output
+    for (const Series& s : series) {
+      const std::uint64_t ref = (*out)[s.first];
+      f.observations.push_back(observation(cfg, cases[s.first], ref));
+      int last = 0;
+      bool gap = false;
+      for (int t = 1; t <= s.count; ++t) {
+        const std::size_t n = s.first + std::size_t(t);
+        const bool changed = (*out)[n] != ref;
+        if (changed && !gap) last = t;
+        if (!changed && last > 0) gap = true;
+      }
+      for (int t = 1; t <= s.count; ++t) {
+        const std::size_t n = s.first + std::size_t(t);
+        if (near_edge(t, last)) f.observations.push_back(observation(cfg, cases[n], (*out)[n], {{"without it", ref}}));
+      }
+      reach[s.e] = std::max(reach[s.e], last);
+    }
+    nlohmann::json per = nlohmann::json::object();
+    for (auto [e, t] : reach) per[std::to_string(e)] = t;
+    f.parameters["reach"] = per;
+    f.parameters["lowest_exponent"] = reach.begin()->first;
+    // The reach alone misleads where the output's own quantum hides small summands: the floor is
+    // read by the fused models (FDA, FDRDA) that predict every output here, F near the reach.
+    const int top = reach.rbegin()->second;
+    std::vector<int> floors = {model::kNoAlignFloor};
+    const int lowest = std::min({cfg.a->emin() + cfg.b->emin(), cfg.c->emin(), fd.emin()});
+    for (int x = lowest + 1; x <= fd.emin(); ++x) floors.push_back(x);
+    std::vector<std::size_t> order(cases.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::set<int> fits;
+    std::set<std::string> models;
+    for (MmaAlgorithm alg : {MmaAlgorithm::fda, MmaAlgorithm::fdrda})
+      for (int F = std::max(0, top - 2); F <= std::min(top + 1, alg == MmaAlgorithm::fda ? model::kMaxF : 31); ++F)
+        for (model::Rounding r : {model::Rounding::rz, model::Rounding::rne})
+          for (int fl : floors) {
+            DotConfig c = base_config(cfg, alg);
+            c.F = F;
+            c.out_rounding = r;
+            c.align_floor = fl;
+            if (!model::check(c).empty()) continue;
+            const model::Dot dot(c);
+            bool ok = true;
+            for (std::size_t p = 0; p < order.size() && ok; ++p) {
+              const std::size_t i = order[p];
+              if (predict(dot, cases[i]) != (*out)[i]) {
+                ok = false;
+                std::rotate(order.begin(), order.begin() + std::ptrdiff_t(p), order.begin() + std::ptrdiff_t(p) + 1);
+              }
+            }
+            if (!ok) continue;
+            fits.insert(fl);
+            models.insert(fmt::format("{} F={} {}", model::name(alg), F, model::name(r)));
+          }
+    if (fits.empty()) {
+      f.parameters["align_floor"] = nullptr;
+      f.verdict = fmt::format("ALIGNMENT FLOOR: no fused model (FDA, FDRDA) explains the tiny sums; {} bits kept below "
+                              "the leading summand at 2^{}",
+                              top, reach.rbegin()->first);
+      return f;
+    }
+    std::vector<std::string> names_fit;
+    bool none = false;
+    for (int fl : fits) {
+      if (fl == model::kNoAlignFloor) none = true;
+      else names_fit.push_back(std::to_string(fl));
+    }
+    f.parameters["consistent_floors"] = names_fit;
+    f.parameters["models"] = std::vector<std::string>(models.begin(), models.end());
+    f.message = "models that fit: " + join({models.begin(), models.end()}, ", ", ", ");
+    if (none) {
+      f.parameters["align_floor"] = nullptr;
+      f.verdict = fmt::format("ALIGNMENT FLOOR: none seen down to 2^{}{}: tiny summands are aligned to the largest of "
+                              "them",
+                              reach.begin()->first,
+                              names_fit.empty() ? "" : " (floors " + span(fits) + " fit as well)");
+    } else if (fits.size() == 1) {
+      f.parameters["align_floor"] = *fits.begin();
+      f.verdict = fmt::format("ALIGNMENT FLOOR: sums of tiny summands are aligned to 2^{} at the lowest: 2^{} - "
+                              "2^{} keeps its small summand only down to 2^{}",
+                              *fits.begin(), *fits.begin() - 4, *fits.begin() - 4 - top, *fits.begin() - top);
+    } else {
+      f.parameters["align_floor"] = *fits.rbegin();
+      f.verdict = fmt::format("ALIGNMENT FLOOR: tiny summands are aligned to an exponent floor in {}", span(fits));
+    }
     return f;
   }
 };
@@ -462,10 +657,12 @@ void add_mmasim_probes(std::vector<const audit::MmaProbe*>& out) {
   static const TreeProbe tree;
   static const PrecisionProbe precision;
   static const RoundingProbe rounding;
+  static const FloorProbe floor;
   out.push_back(&elements);
   out.push_back(&tree);
   out.push_back(&precision);
   out.push_back(&rounding);
+  out.push_back(&floor);
 }
 
 }  // namespace gp::mma

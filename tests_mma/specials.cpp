@@ -196,6 +196,13 @@ class SpecialsProbe final : public ProbeBase {
       b.raw(0, inf(fa, true), one(fb));
       push(b, "nan", "c = inf, (-inf) * 1");
     }
+    // A NaN c (the only NaN some narrow formats can meet).
+    if (fc.has_nan()) {
+      CaseBuilder b(cfg);
+      b.raw_c(model::canonical_nan(fc));
+      b.product(0, pow2(0));
+      push(b, "nan", "c = NaN, 1 * 1");
+    }
     // A NaN input.
     if (fa.has_nan()) {
       CaseBuilder b(cfg);

@@ -15,6 +15,8 @@ namespace {
 
 int ctz(std::uint64_t x) { return std::countr_zero(x); }
 
+__extension__ typedef __int128 i128;
+
 // 2^k written for a verdict: small integers as such, others as 2^k.
 std::string power(int k) { return k >= 0 && k <= 10 ? std::to_string(1u << k) : fmt::format("2^{}", k); }
 
@@ -24,9 +26,18 @@ Val add(Val x, Val y) {
   if (x.sig == 0) return y.sig == 0 ? Val{x.neg && y.neg, 0, 0} : y;
   if (y.sig == 0) return x;
   const int e = std::min(x.exp, y.exp);
-  const auto xs = std::int64_t(x.sig << (x.exp - e)), ys = std::int64_t(y.sig << (y.exp - e));
-  const std::int64_t s = (x.neg ? -xs : xs) + (y.neg ? -ys : ys);
-  return val(s, e);
+  // Exact in 128 bits; a sum wider than 63 bits keeps its leading 63 (probes never build one).
+  const int sx = std::min(x.exp - e, 126 - model::msb(x.sig)), sy = std::min(y.exp - e, 126 - model::msb(y.sig));
+  const i128 xs = i128(x.sig) << sx, ys = i128(y.sig) << sy;
+  i128 s = (x.neg ? -xs : xs) + (y.neg ? -ys : ys);
+  const bool negative = s < 0;
+  if (negative) s = -s;
+  int exp = e;
+  while (s >> 63) {
+    s >>= 1;
+    ++exp;
+  }
+  return {negative, std::uint64_t(s), exp};
 }
 
 int lead(Val v) { return v.exp + model::msb(v.sig); }
@@ -319,7 +330,9 @@ Expected<Calibration> measure_kept_bits(backends::Device& device, const MmaConfi
   const ProductRange pr = product_range(cfg);
   // X as large as the products and d allow, so that 2^(e(X) - t) stays representable far down.
   int E = std::min(pr.max_exp, d.emax());
-  const int bottom = std::max(pr.min_exp, d.has_subnormals() ? d.quantum_min() : d.emin());
+  // The small summand from normal factors only: units that flush subnormal inputs must not lose
+  // it for that reason.
+  const int bottom = std::max(cfg.a->emin() + cfg.b->emin(), d.has_subnormals() ? d.quantum_min() : d.emin());
   const int T = std::min(64, E - bottom);
   if (T < 1) return cal;
   std::vector<DotCase> cases;
@@ -364,6 +377,7 @@ std::string_view name(Gen g) {
     case Gen::tie: return "near rounding boundaries";
     case Gen::overflow: return "near overflow";
     case Gen::special: return "special values";
+    case Gen::carry: return "carrying sums";
   }
   return "random";
 }
@@ -450,19 +464,51 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
       return;
     }
     case Gen::tiny: {
-      for (int k = 0; k < K; ++k) {
-        a[k] = rng_() % 8 == 0 ? model::zero(fa, false).bits : random_finite(fa, fa.emin(), fa.emin() + 2, true);
-        b[k] = rng_() % 8 == 0 ? model::zero(fb, false).bits : random_finite(fb, fb.emin(), fb.emin() + 2, true);
+      // Summands near d's smallest numbers: a leading one at a random exponent there and smaller
+      // ones below it, c mostly zero, so that an alignment floor decides what is kept (MMA-Sim's
+      // alignment of all-tiny sums; DESIGN.md section 4).
+      for (int k = 0; k < K; ++k) a[k] = model::zero(fa, false).bits, b[k] = model::zero(fb, false).bits;
+      c = model::zero(fc, false).bits;
+      const int lo = fd.has_subnormals() ? fd.quantum_min() - 2 : fd.emin() - 1;
+      const int eb = lo + int(rng_() % std::uint64_t(fd.emin() + 3 - lo));
+      const auto put = [&](int slot, Val v) {
+        if (slot == K) {
+          if (const auto x = encode(fc, v)) c = *x;
+        } else if (const auto p = factor(fa, fb, v)) {
+          a[slot] = p->first, b[slot] = p->second;
+        }
+      };
+      const int first = int(rng_() % std::uint64_t(K + 1));
+      put(first, {rng_() % 4 == 0, 1 + 2 * (rng_() % 4), eb - 2});
+      const int n = 1 + int(rng_() % 3);
+      for (int i = 0; i < n; ++i) {
+        const int slot = int(rng_() % std::uint64_t(K + 1));
+        if (slot == first) continue;
+        put(slot, {rng_() % 2 == 0, 1 + 2 * (rng_() % 2), eb - 2 - int(rng_() % 50)});
       }
-      const ProductRange pr = product_range(cfg);
-      const int e = std::max(pr.min_exp + fa.man_bits + fb.man_bits, fc.emin());
-      c = rng_() % 4 == 0 ? model::zero(fc, false).bits : random_finite(fc, e - 4, e + 8, true);
       return;
     }
     case Gen::tie: {
-      // c with random low bits; one product at a rounding position of d (or near it).
       for (int k = 0; k < K; ++k) a[k] = model::zero(fa, false).bits, b[k] = model::zero(fb, false).bits;
       const ProductRange pr = product_range(cfg);
+      const int ob = fd.man_bits;
+      const int u = 1 + int(rng_() % std::uint64_t(std::max(1, ob)));
+      if (rng_() % 2 && u < fa.precision() && ob + 1 - u >= 1 && ob + 1 - u < fb.precision()) {
+        // One product exactly halfway between two outputs, (1 + 2^-u)(1 + 2^-v) with u + v = p(d),
+        // and a tiny c on either side of it (or none).
+        const int ea = int(rng_() % 5) - 2, eb = int(rng_() % 5) - 2;
+        const auto x = encode(fa, {rng_() % 2 == 0, (std::uint64_t{1} << u) + 1, ea - u});
+        const auto y = encode(fb, {false, (std::uint64_t{1} << (ob + 1 - u)) + 1, eb - (ob + 1 - u)});
+        if (x && y) {
+          const int k = int(rng_() % std::uint64_t(K));
+          a[k] = *x, b[k] = *y;
+          const Val tiny = {rng_() % 2 == 0, 1, ea + eb - ob - 2 - int(rng_() % 40)};
+          const auto ct = encode(fc, tiny);
+          c = rng_() % 4 == 0 || !ct ? model::zero(fc, false).bits : *ct;
+          return;
+        }
+      }
+      // c with random low bits; one product at a rounding position of d (or near it).
       const int top = std::min({pr.max_exp, fc.emax(), fd.emax()}) - 2;
       const int bottom = std::max(pr.min_exp, fc.emin());
       const int ec = bottom + int(rng_() % std::uint64_t(std::max(1, top - bottom + 1)));
@@ -488,6 +534,19 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
       }
       const int e = std::min(fc.emax(), fd.emax());
       c = random_finite(fc, e - 1, e, false);
+      return;
+    }
+    case Gen::carry: {
+      const bool negative = rng_() % 2;
+      const int ea = int(rng_() % 3) - 1, eb = int(rng_() % 3) - 1;
+      for (int k = 0; k < K; ++k) {
+        a[k] = random_finite(fa, ea - int(rng_() % 2), ea, false);
+        b[k] = random_finite(fb, eb - int(rng_() % 2), eb, false);
+        a[k] = fa.has_sign() ? (a[k] & ~fa.sign_mask()) | (negative ? fa.sign_mask() : 0) : a[k];
+        b[k] &= ~fb.sign_mask();
+      }
+      c = random_finite(fc, ea + eb - int(rng_() % 3), ea + eb + 1, false);
+      if (fc.has_sign()) c = (c & ~fc.sign_mask()) | (negative ? fc.sign_mask() : 0);
       return;
     }
     case Gen::special: {

@@ -168,9 +168,10 @@ enum class Gen : std::uint8_t {
   tie,       // exact sums near a rounding boundary of d
   overflow,  // summands near the top of d's range
   special,   // zeros, infinities, NaNs and extremes mixed with ordinary values
+  carry,     // summands of one sign and nearly one exponent, every fraction bit random: long sums
 };
-inline constexpr Gen all_gens[] = {Gen::bits, Gen::normal, Gen::wide,     Gen::cancel,
-                                   Gen::tiny, Gen::tie,    Gen::overflow, Gen::special};
+inline constexpr Gen all_gens[] = {Gen::bits, Gen::normal,   Gen::wide,    Gen::cancel, Gen::tiny,
+                                   Gen::tie,  Gen::overflow, Gen::special, Gen::carry};
 std::string_view name(Gen g);
 
 class RandomInputs {

@@ -1,0 +1,297 @@
+// Blind identification (DESIGN.md section 9, "probes blind"): the MMA suite runs on virtual
+// devices whose DotConfig it cannot see, and its profile entry must recover the algorithm and
+// parameters, then validate them on random tiles with no mismatch.
+//
+// - Instructions: every ref:<arch>:<instruction> device of the table in the long build
+//   (GPUPARANOIA_MMA_IDENTIFY_LONG, ctest label `long`); by default one instruction per
+//   architecture and algorithm, the smallest tile of each (those with K up to 16).
+// - Random parameter sets: 24 DotConfigs drawn from a printed seed (formats, K, the nine
+//   algorithms, F, block, group, all eleven rounding modes, output bits, floors, NaN encoding,
+//   FDRDA's rounding down) as devices built from a Profile with a hidden model.
+//
+// Equivalences accepted, because no input can tell them apart (the identification reports them
+// under "ambiguous" and chooses one): the chained names (cofda, cofdrda, cogfdrda) are blocks
+// smaller than K; a block of K or more is K; a parameter the finding lists as ambiguous may differ
+// when the true value is in the listed set; an alignment floor at or below the lowest exponent a
+// summand can have is no floor. Whatever differs must also pass a differential check: the true
+// and the identified models agree on 8 x 1500 random dot products from every input generator
+// (bit patterns, normal values, cancellations, tiny sums, ties, overflow, specials), NaN
+// encodings compared where the model states them.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+#include <set>
+
+#include "audit/result.hpp"
+#include "audit/runner.hpp"
+#include "backends/reference/reference_backend.hpp"
+#include "model/mma_instructions.hpp"
+#include "tests_mma/identify.hpp"
+#include "tests_mma/support.hpp"
+
+namespace gp {
+namespace {
+
+using model::DotConfig;
+using model::MmaAlgorithm;
+using nlohmann::json;
+
+constexpr std::uint64_t kSeed = 7;
+
+MmaAlgorithm unchained(MmaAlgorithm a) {
+  switch (a) {
+    case MmaAlgorithm::cofda: return MmaAlgorithm::fda;
+    case MmaAlgorithm::cofdrda: return MmaAlgorithm::fdrda;
+    case MmaAlgorithm::cogfdrda: return MmaAlgorithm::gfdrda;
+    default: return a;
+  }
+}
+bool fused(MmaAlgorithm a) { return a != MmaAlgorithm::sfma && a != MmaAlgorithm::gps; }
+bool fdrda_family(MmaAlgorithm a) {
+  a = unchained(a);
+  return a == MmaAlgorithm::fdrda || a == MmaAlgorithm::gfdrda;
+}
+int block_of(const DotConfig& c, int k) { return c.block > 0 && c.block < k ? c.block : k; }
+
+// The MMA suite on one device, one result document.
+json run_suite(backends::Device& d, std::uint64_t seed) {
+  audit::RunSettings s;
+  s.suite = "mma";
+  s.tier = audit::Tier::quick;
+  s.seed = seed;
+  audit::ResultDocument doc(d, "test", s.to_json());
+  audit::run_mma_suite(d, s, doc);
+  return doc.json();
+}
+
+// Whether an ambiguity list ("none, -27..-14", "21, 25", "fda, fdrda") holds a value.
+bool listed(const json& amb, const char* key, const std::string& value) {
+  if (!amb.contains(key)) return false;
+  const std::string s = amb[key].get<std::string>();
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t j = s.find(", ", i);
+    if (j == std::string::npos) j = s.size();
+    const std::string part = s.substr(i, j - i);
+    i = j + 2;
+    if (part == value) return true;
+    const std::size_t dots = part.find("..");
+    if (dots != std::string::npos && !value.empty() && value != "none") {
+      try {
+        const int lo = std::stoi(part.substr(0, dots)), hi = std::stoi(part.substr(dots + 2)), v = std::stoi(value);
+        if (v >= lo && v <= hi) return true;
+      } catch (...) {
+      }
+    }
+  }
+  return false;
+}
+
+// The true and identified models on random dot products of every generator.
+void differential(const backends::MmaConfig& mc, const DotConfig& truth, const DotConfig& found, std::string_view who) {
+  const model::Dot t(truth), f(found);
+  mma::RandomInputs gen(mc, kSeed ^ 0xD1FF);
+  const std::size_t K = std::size_t(mc.k);
+  std::vector<std::uint64_t> a(K), b(K);
+  int differences = 0;
+  for (mma::Gen g : mma::all_gens)
+    for (int i = 0; i < 1500; ++i) {
+      std::uint64_t c;
+      gen.draw(g, c, a.data(), b.data());
+      const std::uint64_t x = t(c, a, b), y = f(c, a, b);
+      if (mma::agrees(truth, x, y) || mma::agrees(found, y, x)) continue;
+      if (differences++ < 3)
+        ADD_FAILURE() << who << ": the identified model differs (" << mma::name(g) << "): c " << std::hex << c << " truth "
+                      << x << " identified " << y;
+    }
+  EXPECT_EQ(differences, 0) << who;
+}
+
+// Runs the suite on the device and checks its identification of configuration `mc` against `truth`.
+void expect_identified(backends::Device& dev, const backends::MmaConfig& mc, const DotConfig& truth,
+                       std::string_view who) {
+  const json doc = run_suite(dev, kSeed);
+  const json* id = nullptr;
+  for (const json& f : doc["findings"])
+    if (f["probe"] == "mma.identify" && f["config"] == mc.name()) id = &f;
+  ASSERT_NE(id, nullptr) << who;
+  std::printf("  [%s] %s\n", std::string(who).c_str(), (*id)["verdict"].get<std::string>().c_str());
+  ASSERT_EQ((*id)["status"], "ok") << who << ": " << (*id)["message"];
+  const json* entry = nullptr;
+  for (const json& e : doc["profile"]["mma"])
+    if (e["config"] == mc.name()) entry = &e;
+  ASSERT_NE(entry, nullptr) << who << ": " << (*id)["verdict"] << " " << (*id)["message"];
+  EXPECT_EQ((*entry)["validation"]["mismatches"], 0) << who;
+  EXPECT_EQ((*entry)["validation"]["tiles"], mma::validation_tiles({audit::Tier::quick, 0})) << who;
+  const auto found = mma::config_from_entry(mc, *entry);
+  ASSERT_TRUE(found.ok()) << who << ": " << found.error().message;
+  const json& amb = (*id)["parameters"]["ambiguous"];
+  const DotConfig& c = *found;
+  const int K = mc.k;
+  const bool alg_ambiguous = amb.contains("algorithm");
+  if (!listed(amb, "algorithm", mma::algorithm_name(truth, K))) {
+    EXPECT_EQ(mma::algorithm_name(c, K), mma::algorithm_name(truth, K)) << who;
+  }
+  const auto same = [&](const char* key, const std::string& truth_value, const std::string& found_value) {
+    if (!listed(amb, key, truth_value)) {
+      EXPECT_EQ(found_value, truth_value) << who << ": " << key;
+    }
+  };
+  if (!alg_ambiguous && unchained(c.algorithm) == unchained(truth.algorithm)) {
+    // A group (GPS, GDFS) or block of K or more is K.
+    if (unchained(truth.algorithm) == MmaAlgorithm::gps)
+      same("group", std::to_string(std::min(truth.group, K)), std::to_string(std::min(c.group, K)));
+    if (fused(truth.algorithm)) {
+      same("block", std::to_string(block_of(truth, K)), std::to_string(block_of(c, K)));
+      same("F", std::to_string(truth.F), std::to_string(c.F));
+      same("out_rounding", std::string(model::name(truth.out_rounding)), std::string(model::name(c.out_rounding)));
+      same("out_fraction_bits", std::to_string(truth.out_fraction_bits), std::to_string(c.out_fraction_bits));
+      const int lowest = std::min({mc.a->emin() + mc.b->emin(), mc.c->emin(), mc.d->emin()});
+      const auto floor_name = [&](int f) { return f <= lowest ? std::string("none") : std::to_string(f); };
+      same("align_floor", floor_name(truth.align_floor), floor_name(c.align_floor));
+      const auto nan_name = [](const DotConfig& x) { return x.nan == model::MmaNan::nvidia ? "nvidia" : "format"; };
+      same("nan", nan_name(truth), nan_name(c));
+      if (fdrda_family(truth.algorithm))
+        same("round_down_alignment", truth.round_down_alignment ? "true" : "false", c.round_down_alignment ? "true" : "false");
+      if (unchained(truth.algorithm) == MmaAlgorithm::gdfs)
+        same("group", std::to_string(std::min(truth.group, K)), std::to_string(std::min(c.group, K)));
+    }
+  }
+  differential(mc, truth, c, who);
+}
+
+// ---------------------------------------------------------------------------------------------
+std::vector<std::unique_ptr<backends::Device>>& devices() {
+  static std::vector<std::unique_ptr<backends::Device>> d = [] {
+    auto r = backends::ReferenceBackend().enumerate();
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? std::move(*r) : std::vector<std::unique_ptr<backends::Device>>{};
+  }();
+  return d;
+}
+
+backends::Device* device_of(const model::MmaInstruction& inst) {
+  for (auto& d : devices())
+    if (d->info().id == "ref:" + inst.id()) return d.get();
+  return nullptr;
+}
+
+// The instructions the test covers: all of them in the long build, else the first of each
+// (architecture, algorithm, input format, output format) with K <= 16 and the smallest tile.
+std::vector<const model::MmaInstruction*> instructions() {
+  std::vector<const model::MmaInstruction*> v;
+#ifdef GPUPARANOIA_MMA_IDENTIFY_LONG
+  for (const auto& i : model::all_mma_instructions()) v.push_back(&i);
+#else
+  std::map<std::string, const model::MmaInstruction*> best;
+  for (const auto& i : model::all_mma_instructions()) {
+    if (i.k > 16) continue;
+    const std::string key = i.arch + ":" + std::string(model::name(unchained(i.config.algorithm))) + ":" +
+                            std::string(i.config.a->name) + ":" + std::string(i.config.d->name);
+    auto& b = best[key];
+    if (!b || i.m * i.n * i.k < b->m * b->n * b->k) b = &i;
+  }
+  // One per architecture and family, plus the configurations the papers name.
+  std::set<std::string> family_seen;
+  for (const auto& [key, i] : best) {
+    const std::string fam = i->arch + ":" + std::string(model::name(unchained(i->config.algorithm))) + ":" +
+                            std::string(i->config.d->name);
+    if (family_seen.insert(fam).second) v.push_back(i);
+  }
+#endif
+  return v;
+}
+
+TEST(MmaIdentify, EveryInstructionOfTheTables) {
+  const auto list = instructions();
+  std::printf("  %zu instructions (seed %llu)\n", list.size(), (unsigned long long)kSeed);
+  for (const model::MmaInstruction* inst : list) {
+    backends::Device* d = device_of(*inst);
+    ASSERT_NE(d, nullptr) << inst->id();
+    ASSERT_EQ(d->caps().mma.size(), 1u);
+    expect_identified(*d, d->caps().mma.front(), inst->config, inst->id());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Random parameter sets.
+struct Drawn {
+  backends::MmaConfig mc;
+  DotConfig cfg;
+  std::string label;
+};
+
+Drawn draw(std::mt19937_64& rng, int index) {
+  using model::Format;
+  const auto pick = [&](auto&& list) { return list[rng() % std::size(list)]; };
+  static const Format* const narrow[] = {&model::binary16, &model::bfloat16, &model::tf32, &model::e4m3, &model::e5m2};
+  static const Format* const outs[] = {&model::binary32, &model::binary16};
+  static const int Ks[] = {4, 8, 16, 32};
+  for (;;) {
+    const Format* a = pick(narrow);
+    const Format* b = (a == &model::e4m3 || a == &model::e5m2) && rng() % 2 ? pick(std::array{&model::e4m3, &model::e5m2}) : a;
+    const Format* d = pick(outs);
+    const Format* c = d == &model::binary32 && a == &model::binary16 && rng() % 4 == 0 ? &model::binary16 : d;
+    const int K = pick(Ks);
+    static const MmaAlgorithm algs[] = {MmaAlgorithm::fda,  MmaAlgorithm::fda,    MmaAlgorithm::fda,
+                                        MmaAlgorithm::gps,  MmaAlgorithm::sfma,   MmaAlgorithm::fdrda,
+                                        MmaAlgorithm::gfdrda, MmaAlgorithm::gdfs};
+    const MmaAlgorithm alg = pick(algs);
+    DotConfig cfg;
+    if (alg == MmaAlgorithm::gdfs) {
+      const Format* f4 = pick(std::array{&model::e2m1, &model::e2m3, &model::e3m2});
+      cfg = model::default_dot_config(alg, *f4, *f4, model::binary32, model::binary32, K);
+      cfg.group = pick(std::array{4, 8, 16});
+      cfg.F = 20 + int(rng() % 21);
+    } else {
+      cfg = model::default_dot_config(alg, *a, *b, *c, *d, K);
+      if (alg == MmaAlgorithm::gps) cfg.group = pick(std::array{1, 2, 4, 8});
+      if (alg == MmaAlgorithm::fda) cfg.F = 10 + int(rng() % 21);
+      if (alg == MmaAlgorithm::fdrda || alg == MmaAlgorithm::gfdrda) {
+        cfg.F = 14 + int(rng() % 18);
+        cfg.round_down_alignment = rng() % 2;
+      }
+      if (fused(alg)) {
+        const int blocks[] = {K, K, K / 2, K / 4};
+        cfg.block = std::max(1, pick(blocks));
+        if (alg == MmaAlgorithm::gfdrda && rng() % 2) cfg.block = std::min(K, 16);
+      }
+    }
+    if (fused(alg)) {
+      cfg.out_rounding = pick(model::all_roundings);
+      cfg.out_fraction_bits = rng() % 3 == 0 ? cfg.d->man_bits - int(rng() % 11) : cfg.d->man_bits;
+      cfg.align_floor = rng() % 2 ? model::kNoAlignFloor : cfg.d->emin() - int(rng() % 12);
+      cfg.nan = rng() % 2 ? model::MmaNan::nvidia : model::MmaNan::format;
+    }
+    if (!model::check(cfg).empty()) continue;
+    const int m = pick(std::array{8, 16}), n = 8;
+    backends::MmaConfig mc{m, n, K, cfg.a, cfg.b, cfg.c, cfg.d, "subgroup", fmt::format("random:{}", index)};
+    const std::string label = fmt::format("random {}: {} {} K={} {}", index, mma::algorithm_name(cfg, K),
+                                          mma::parameters_json(cfg, K).dump(), K, mc.name());
+    return {mc, cfg, label};
+  }
+}
+
+TEST(MmaIdentify, RandomParameterSets) {
+  // GPUPARANOIA_MMA_SEED draws other sets (the seed is printed either way).
+  const char* env = std::getenv("GPUPARANOIA_MMA_SEED");
+  const std::uint64_t seed = env ? std::strtoull(env, nullptr, 10) : 20251122;
+  std::printf("  seed %llu\n", (unsigned long long)seed);
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < 24; ++i) {
+    const Drawn x = draw(rng, i);
+    backends::Profile p;
+    p.name = fmt::format("random-{}", i);
+    p.device_name = x.label;
+    p.vendor = "test";
+    p.mma = {x.mc};
+    backends::ReferenceDevice dev(p, {{x.mc.instruction, x.cfg}});
+    std::printf("  %s\n", x.label.c_str());
+    expect_identified(dev, x.mc, x.cfg, x.label);
+  }
+}
+
+}  // namespace
+}  // namespace gp

@@ -1,0 +1,192 @@
+// The MMA probes on the reference devices of the instruction table reproduce the papers'
+// conclusions (the paper's words beside each check):
+// - Fasi et al. 2021, section 4, for the V100 (volta:HMMA.884.*) and the T4 (turing:HMMA.884.*);
+// - Valpey et al. 2025, section 4: truncation on alignment, three carry-out bits;
+// - MMA-Sim (Xie et al. 2025), sections IV and VI, for the NVIDIA and AMD architectures;
+// and the probes' building blocks hold for every format: exact encodings, factoring of products,
+// one case per output element.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "audit/probe.hpp"
+#include "backends/reference/reference_backend.hpp"
+#include "model/mma_instructions.hpp"
+#include "tests_mma/support.hpp"
+
+namespace gp {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::uint64_t kSeed = 2021;
+
+std::vector<std::unique_ptr<backends::Device>>& devices() {
+  static std::vector<std::unique_ptr<backends::Device>> d = [] {
+    auto r = backends::ReferenceBackend().enumerate();
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? std::move(*r) : std::vector<std::unique_ptr<backends::Device>>{};
+  }();
+  return d;
+}
+
+backends::Device& device(std::string_view id) {
+  for (auto& d : devices())
+    if (d->info().id == "ref:" + std::string(id)) return *d;
+  throw std::runtime_error("no device " + std::string(id));
+}
+
+// Runs one probe on the device's (single) configuration; prints the verdict.
+json run(std::string_view probe, std::string_view instruction) {
+  backends::Device& d = device(instruction);
+  const backends::MmaConfig& cfg = d.caps().mma.front();
+  for (const audit::MmaProbe* p : audit::mma_probes())
+    if (p->id() == probe) {
+      const audit::Finding f = p->run(d, cfg, audit::ProbeContext{audit::Tier::quick, kSeed});
+      std::printf("  [%s] %s\n", std::string(instruction).c_str(), f.verdict.c_str());
+      EXPECT_EQ(f.status, audit::Status::ok) << probe << " on " << instruction << ": " << f.message;
+      return f.parameters;
+    }
+  ADD_FAILURE() << "no probe " << probe;
+  return json::object();
+}
+
+// ---- Fasi, Higham, Mikaitis, Pranesh, section 4 (V100), and 3.2 (T4: "one extra bit").
+TEST(PaperConclusions, FasiV100AndT4) {
+  for (const char* id : {"volta:HMMA.884.F32.F32", "turing:HMMA.884.F32.F32"}) {
+    const bool t4 = std::string_view(id).starts_with("turing");
+    // 1. "The binary16 products in (2) are computed exactly".
+    EXPECT_EQ(run("mma.fasi.exact_products", id)["exact_products"], true) << id;
+    // 2. "The additions in (2) are performed using binary32 arithmetic with round-towards-zero".
+    EXPECT_EQ(run("mma.fasi.rounding", id)["rounding"], "toward zero") << id;
+    const json r = run("mma.rounding", id);
+    EXPECT_EQ(r["rounding"], json::array({"rz"})) << id;
+    EXPECT_EQ(r["out_fraction_bits"], 23) << id;
+    // 3. "Subnormal numbers in binary16 and binary32 are supported".
+    const json s = run("mma.subnormals", id);
+    for (const char* w : {"a", "b", "c"}) EXPECT_EQ(s[w], "preserve") << id << " " << w;
+    // 4. "The five summands in (2) are accumulated starting with the largest in absolute value".
+    EXPECT_EQ(run("mma.fasi.order", id)["aligned_to_largest"], true) << id;
+    // 5. "Only the final result of (2) is normalized; ... three extra bits for carries".
+    EXPECT_EQ(run("mma.fasi.normalization_add", id)["normalized_partial_sums"], false) << id;
+    EXPECT_EQ(run("mma.fasi.normalization_sub", id)["normalized_partial_sums"], false) << id;
+    const json carries = run("mma.fasi.carry_bits", id);
+    EXPECT_EQ(carries["two_bits"], true) << id;
+    EXPECT_EQ(carries["three_bits"], true) << id;
+    // 6. "The dot products in tensor cores are non-monotonic".
+    EXPECT_EQ(run("mma.fasi.monotonicity", id)["monotonic"], false) << id;
+    // Extra alignment bits: {3.23} on the V100, {3.24} on the T4 ("one extra bit of precision").
+    EXPECT_EQ(run("mma.fasi.alignment_bits", id)["kept_bits"], t4 ? 24 : 23) << id;
+    EXPECT_EQ(run("mma.accumulation_precision", id)["F"], t4 ? 24 : 23) << id;
+  }
+  // 3.1.3: the binary16 output is rounded to nearest ("round-towards-zero is not used").
+  for (const char* id : {"volta:HMMA.884.F16.F16", "turing:HMMA.884.F16.F16"}) {
+    const json o = run("mma.fasi.output_rounding", id);
+    ASSERT_TRUE(o["rounding"].is_array()) << id;
+    EXPECT_NE(std::find(o["rounding"].begin(), o["rounding"].end(), "rne"), o["rounding"].end()) << id;
+    EXPECT_EQ(run("mma.fasi.exact_products", id)["exact_products"], true) << id;
+  }
+}
+
+// ---- Valpey, Li, Pai, Gopalakrishnan, section 4.
+TEST(PaperConclusions, Valpey) {
+  for (const char* id : {"volta:HMMA.884.F32.F32", "turing:HMMA.884.F32.F32", "ampere:HMMA.1688.F32"}) {
+    // 4.2: "they truncate" (2 + (-2^-40) gives 2, not the RZ result 2 - 2^-23).
+    EXPECT_EQ(run("mma.valpey.truncation", id)["alignment"], "truncation") << id;
+    // 4.3: "the 5-term accumulator uses 3 extra bits for carry out" (and Ampere's 9-term one 4).
+    EXPECT_EQ(run("mma.valpey.carry_bits", id)["carries_kept"], true) << id;
+  }
+  // Algorithm 1: Ampere keeps one shifted-out bit more than Volta and Turing... and Turing's
+  // accumulator is one bit wider than Volta's (F = 24 against 23, MMA-Sim's FDA(F)).
+  EXPECT_EQ(run("mma.accumulation_precision", "ampere:HMMA.1688.F32")["F"], 24);
+}
+
+// ---- MMA-Sim, sections IV and VI.
+TEST(PaperConclusions, MmaSimArchitectures) {
+  // IV-C: F = 23 (Volta), 24 (Turing, Ampere, Ada HMMA), 25 (Hopper, Blackwell), 13 (Ada QMMA,
+  // Hopper QGMMA); VI-A: "NVIDIA has resolved this issue on ... Blackwell ... 25 fractional bits".
+  const std::pair<const char*, int> F[] = {{"ada:HMMA.16816.F32", 24},
+                                           {"hopper:HMMA.16816.F32", 25},
+                                           {"blackwell:UTCHMMA.F32", 25},
+                                           {"ada:QMMA.16816.F32.E4M3.E4M3", 13},
+                                           {"hopper:QGMMA.64x8x32.F32.E4M3.E4M3", 13},
+                                           {"blackwell:UTCQMMMA.F32.E4M3.E4M3", 25},
+                                           {"rtx-blackwell:QMMA.16816.F32.E5M2.E5M2", 25}};
+  for (const auto& [id, f] : F) EXPECT_EQ(run("mma.accumulation_precision", id)["F"], f) << id;
+  // IV-C step 5: binary32 output "rounded to zero at the 13th fractional bit" for QGMMA.
+  const json q = run("mma.rounding", "hopper:QGMMA.64x8x32.F32.E4M3.E4M3");
+  EXPECT_EQ(q["out_fraction_bits"], 13);
+  EXPECT_EQ(q["rounding"], json::array({"rz"}));
+  // IV-D: CoFDA, "a chain of two FDA operations" of K/2 on Ampere; one block of 16 on Hopper.
+  EXPECT_EQ(run("mma.summation_tree", "ampere:HMMA.16816.F32")["block"], 8);
+  EXPECT_EQ(run("mma.summation_tree", "hopper:HMMA.16816.F32")["block"], 16);
+  // IV-B, VI-B: CDNA2 16-bit MFMA flush subnormals and sum pairwise in groups of 4 (2 for the
+  // legacy bf16 instructions).
+  const json s2 = run("mma.subnormals", "cdna2:v_mfma_f32_32x32x8_f16");
+  EXPECT_EQ(s2["a"], "flush");
+  EXPECT_EQ(s2["c"], "flush");
+  const json t2 = run("mma.summation_tree", "cdna2:v_mfma_f32_32x32x8_f16");
+  EXPECT_EQ(t2["structure"], "pairwise");
+  EXPECT_EQ(t2["group"], 4);
+  EXPECT_EQ(run("mma.summation_tree", "cdna2:v_mfma_f32_32x32x4bf16")["group"], 2);
+  // VI-B: CDNA3 supports subnormals, but "intermediate products overflow to infinity when their
+  // absolute values exceed 2^128"; NVIDIA's products do not overflow.
+  EXPECT_EQ(run("mma.subnormals", "cdna3:v_mfma_f32_32x32x8_f16")["a"], "preserve");
+  EXPECT_EQ(run("mma.specials", "cdna3:v_mfma_f32_32x32x8_bf16")["product_overflow"], true);
+  EXPECT_EQ(run("mma.specials", "hopper:HMMA.16816.F32.BF16")["product_overflow"], false);
+  // IV-C step 1: NVIDIA's canonical NaN 0x7FFFFFFF; AMD: a quiet NaN.
+  EXPECT_EQ(run("mma.specials", "hopper:HMMA.16816.F32")["nan"], "nvidia");
+  EXPECT_EQ(run("mma.specials", "cdna3:v_mfma_f32_32x32x8_f16")["nan"], "format");
+  // IV-C step 0: the 13 low bits of TF32 inputs are ignored, 0x7F800001 reads as infinity.
+  EXPECT_EQ(run("mma.specials", "ampere:HMMA.1684.F32.TF32")["tf32_low_bits"], "ignored");
+  // IV-A: DMMA and the f32/f64 MFMA are sequential FMA chains.
+  EXPECT_EQ(run("mma.summation_tree", "hopper:DMMA.16x8x16")["structure"], "sequential");
+  // Table I: the final rounding of CDNA3 is RNE, NVIDIA's binary32 output RZ.
+  EXPECT_EQ(run("mma.rounding", "cdna3:v_mfma_f32_32x32x8_f16")["rounding"], json::array({"rne"}));
+}
+
+// ---- Building blocks.
+TEST(MmaSupport, EncodeFactorAndPlace) {
+  using namespace mma;
+  for (const model::Format* f : model::all_formats()) {
+    if (f == &model::ue8m0) continue;
+    // 1 and the largest value below 2 are exact everywhere; 2^(emax + 1) never is.
+    ASSERT_TRUE(encode(*f, pow2(0))) << f->name;
+    EXPECT_FALSE(encode(*f, pow2(f->emax() + 1))) << f->name;
+    const Val top = {false, (std::uint64_t{1} << f->precision()) - 1, 1 - f->precision()};
+    const auto t = encode(*f, top);
+    ASSERT_TRUE(t) << f->name;
+    const Val back = decode(*f, *t);
+    EXPECT_EQ(back.sig << (back.exp - top.exp), top.sig) << f->name;
+  }
+  // Products factor exactly, normal factors where possible.
+  for (const model::Format* f : {&model::binary16, &model::bfloat16, &model::e4m3, &model::e5m2, &model::e2m1}) {
+    for (int e = -6; e <= 6; ++e)
+      for (std::uint64_t sig : {1u, 3u, 5u, 9u}) {
+        const Val v = {e % 2 != 0, sig, e};
+        const auto ab = factor(*f, *f, v);
+        if (!ab) continue;
+        const Val a = decode(*f, ab->first), b = decode(*f, ab->second);
+        EXPECT_EQ(a.neg != b.neg, v.neg);
+        EXPECT_EQ(show(Val{false, a.sig * b.sig, a.exp + b.exp}), show(Val{false, v.sig, v.exp})) << f->name;
+      }
+  }
+  EXPECT_TRUE(factor(model::binary16, model::binary16, pow2(30)));   // 2^15 * 2^15
+  EXPECT_FALSE(factor(model::binary16, model::binary16, pow2(33)));  // beyond 65504^2
+  EXPECT_EQ(show(add(pow2(0), pow2(-23))), "1 + 2^-23");
+  EXPECT_EQ(show(Val{true, (1u << 24) - 1, -24}), "-(1 - 2^-24)");
+  // Every case comes back from its own element: distinct c, no products.
+  backends::Device& d = device("hopper:HGMMA.64x8x16.F32");
+  const backends::MmaConfig& cfg = d.caps().mma.front();
+  std::vector<DotCase> cases;
+  for (int i = 0; i < 37; ++i) {
+    CaseBuilder b(cfg);
+    b.c(pow2(i - 18));
+    cases.push_back(b.done(std::to_string(i)));
+  }
+  const auto out = mma::run(d, cfg, cases);
+  ASSERT_TRUE(out.ok());
+  for (int i = 0; i < 37; ++i) EXPECT_EQ((*out)[std::size_t(i)], *encode(model::binary32, pow2(i - 18))) << i;
+}
+
+}  // namespace
+}  // namespace gp
