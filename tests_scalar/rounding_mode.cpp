@@ -169,7 +169,12 @@ class RoundingProbe final : public audit::ScalarProbe {
     const std::size_t want = reachable_count();
     const auto operand = [&](int exp_spread) {
       std::uint64_t frac = rng() & in.man_mask();
-      if (rng() % 2) {
+      if (op_ == Node::cvt) {
+        // A conversion's source: random bits down to one or two below the destination's last
+        // bit, so that ties and quarters occur.
+        const int keep = f.man_bits + 1 + int(rng() % 2);
+        if (in.man_bits > keep) frac &= ~((std::uint64_t{1} << (in.man_bits - keep)) - 1);
+      } else if (rng() % 2) {
         const int keep = 1 + int(rng() % 3);
         if (in.man_bits > keep) frac &= ~((std::uint64_t{1} << (in.man_bits - keep)) - 1);
       }
