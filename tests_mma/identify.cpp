@@ -637,9 +637,14 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   // candidates can be rare (a rounding mode seen only through carries, a floor only through the
   // sign of a tiny zero): the separation's samples are small, this one is not.
   const auto challenge = [&](std::vector<DotConfig>& s) -> Expected<bool> {
-    for (int round = 0; round < 10 && s.size() > 1; ++round) {
+    // Generators weighted toward the structured ones; two empty rounds in a row end it.
+    static constexpr Gen weighted[] = {Gen::cancel, Gen::cancel, Gen::cancel, Gen::cancel, Gen::tie,
+                                       Gen::tie,    Gen::tiny,   Gen::tiny,   Gen::carry,  Gen::carry,
+                                       Gen::normal, Gen::bits,   Gen::wide,   Gen::special, Gen::overflow};
+    int empty = 0;
+    for (int round = 0; round < 10 && s.size() > 1 && empty < 2; ++round) {
       std::sort(s.begin(), s.end(), rank_less);
-      const std::size_t m = std::min<std::size_t>(s.size(), 32);
+      const std::size_t m = std::min<std::size_t>(s.size(), 16);
       std::vector<model::Dot> dots;
       for (std::size_t i = 0; i < m; ++i) dots.emplace_back(s[i]);
       RandomInputs gen(cfg, ctx.seed * 31337 + std::uint64_t(round) * 7 + pool.size());
@@ -647,8 +652,8 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
       DotCase x;
       x.a.resize(std::size_t(K));
       x.b.resize(std::size_t(K));
-      for (int n = 0; n < 12000 && found.size() < 128; ++n) {
-        const Gen g = all_gens[std::size_t(n) % std::size(all_gens)];
+      for (int n = 0; n < 16000 && found.size() < 128; ++n) {
+        const Gen g = weighted[std::size_t(n) % std::size(weighted)];
         gen.draw(g, x.c, x.a.data(), x.b.data());
         const std::uint64_t p0 = predict(dots[0], x);
         for (std::size_t i = 1; i < m; ++i) {
@@ -660,7 +665,11 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
         }
       }
       ++rounds;
-      if (found.empty()) break;
+      if (found.empty()) {
+        ++empty;
+        continue;
+      }
+      empty = 0;
       auto out = mma::run(device, cfg, found);
       if (!out) return out.error();
       run_inputs += found.size();

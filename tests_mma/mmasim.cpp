@@ -522,6 +522,81 @@ class FloorProbe final : public ProbeBase {
 };
 
 // ---------------------------------------------------------------------------------------------
+// MMA-Sim section VI-C: on CDNA3, c is aligned to the dot product rounding down, so that
+// 2048 * 2048 - 2048 * 2048 - 0.000001 gives -0.25; the FP8 instructions round c toward zero
+// when it lies more than 25 binades below. Here: X - X + c for c of both signs and a full
+// significand, from just below X's kept bits to far below.
+class CAlignmentProbe final : public ProbeBase {
+ public:
+  CAlignmentProbe()
+      : ProbeBase("mma.c_alignment", "Alignment of c beside a cancelled dot product: X - X + c (asymmetric rounding)",
+                  "MMA-Sim section VI-C; section IV-F step 6, IV-H step 8") {}
+
+  audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
+    const Format &fc = *cfg.c, &fd = *cfg.d;
+    if (cfg.k < 2) return audit::unsupported("K = 1: no cancelling pair of products");
+    auto cal = measure_kept_bits(device, cfg);
+    if (!cal) return audit::failed(cal.error().message);
+    const int F = cal->F ? *cal->F : fd.man_bits;
+    const ProductRange pr = product_range(cfg);
+    const int ex = std::min(pr.max_exp, fd.emax() - 1);
+    const int pc = std::min(fc.precision(), 12);
+    std::vector<DotCase> cases;
+    for (int g = std::max(1, F - 4); g <= F + 34; ++g)
+      for (bool negative : {true, false}) {
+        // c = +-(1 + 2^-(pc-1)) 2^(e(X) - g): a low bit that alignment must drop.
+        const Val c = {negative, (std::uint64_t{1} << (pc - 1)) + 1, ex - g - (pc - 1)};
+        CaseBuilder b(cfg);
+        b.product(0, pow2(ex));
+        b.product(1, pow2(ex, true));
+        if (!b.c(c) || !b.ok()) continue;
+        cases.push_back(b.done(fmt::format("2^{0} - 2^{0} + ({1})", ex, show(c))));
+      }
+    if (cases.empty()) return audit::unsupported("c cannot lie far below the products in these formats");
+    std::vector<Hypothesis> hyps;
+    const auto add_h = [&](std::string name, MmaAlgorithm alg, bool rda) {
+      DotConfig c = base_config(cfg, alg);
+      c.F = std::min(F, fdrda_max(alg));
+      c.round_down_alignment = rda;
+      c.block = 0;
+      if (model::check(c).empty()) hyps.push_back(model_hypothesis(std::move(name), c));
+    };
+    add_h("c truncated with the products (FDA)", MmaAlgorithm::fda, true);
+    add_h("c aligned rounding down after the dot product (FDRDA)", MmaAlgorithm::fdrda, true);
+    add_h("c aligned toward zero after the dot product (FDRDA, RZ)", MmaAlgorithm::fdrda, false);
+    add_h("c rounded down, toward zero far below (GFDRDA)", MmaAlgorithm::gfdrda, true);
+    audit::Finding f;
+    auto sel = select(device, cfg, cases, hyps, f);
+    if (!sel) return audit::failed(sel.error().message);
+    // Rounded down: a negative c comes back larger in magnitude than it is.
+    int down = 0, toward_zero = 0;
+    std::string example;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const Val c = decode(fc, cases[i].c), o = decode(fd, sel->outputs[i]);
+      if (!c.neg || model::is_nan(model::classify(fd, sel->outputs[i]))) continue;
+      const Val diff = add(o, neg(c));  // output - c
+      if (diff.sig != 0 && diff.neg) {
+        ++down;
+        if (example.empty()) example = cases[i].note + " gives " + show(fd, sel->outputs[i]);
+      } else if (diff.sig != 0) {
+        ++toward_zero;
+      }
+    }
+    f.parameters["consistent"] = sel->consistent;
+    f.parameters["negative_c_rounded_down"] = down;
+    f.parameters["negative_c_toward_zero"] = toward_zero;
+    f.verdict = down ? "C ALIGNMENT: a negative c far below the dot product is rounded down (asymmetric): " + example
+                : toward_zero ? "C ALIGNMENT: c's dropped bits are truncated toward zero on both signs"
+                              : "C ALIGNMENT: c comes back exactly at every distance tried";
+    if (!sel->consistent.empty()) f.verdict += " (" + sel->consistent.front() + (sel->consistent.size() > 1 ? ", ..." : "") + ")";
+    return f;
+  }
+
+ private:
+  static int fdrda_max(MmaAlgorithm a) { return a == MmaAlgorithm::fda ? model::kMaxF : 31; }
+};
+
+// ---------------------------------------------------------------------------------------------
 std::string describe(model::Rounding r) {
   using model::Rounding;
   switch (r) {
@@ -658,11 +733,13 @@ void add_mmasim_probes(std::vector<const audit::MmaProbe*>& out) {
   static const PrecisionProbe precision;
   static const RoundingProbe rounding;
   static const FloorProbe floor;
+  static const CAlignmentProbe c_alignment;
   out.push_back(&elements);
   out.push_back(&tree);
   out.push_back(&precision);
   out.push_back(&rounding);
   out.push_back(&floor);
+  out.push_back(&c_alignment);
 }
 
 }  // namespace gp::mma

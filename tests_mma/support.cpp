@@ -446,6 +446,12 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
       b[i] = random_finite(fb, eb, eb, false);
       for (int k = 0; k < K; ++k) {
         if (k == i) continue;
+        if (rng_() % 3 == 0) {
+          // As far below as the formats go: beyond the kept bits of the largest product.
+          a[k] = random_finite(fa, fa.emin(), fa.emin() + 1, true);
+          b[k] = random_finite(fb, fb.emin(), fb.emin() + 1, true);
+          continue;
+        }
         const int gap = int(rng_() % 48);
         a[k] = random_finite(fa, ea - gap / 2, ea - gap / 2, rng_() % 4 == 0);
         b[k] = random_finite(fb, eb - (gap - gap / 2), eb - (gap - gap / 2), rng_() % 4 == 0);
@@ -461,6 +467,12 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
       const auto cx = encode(fc, neg(x));
       if (j == i && cx) c = *cx;
       else c = random_finite(fc, lead(x) - int(rng_() % 60), lead(x), true);
+      // Half of the time c lies 20 to 35 binades below the cancelled pair, with a full
+      // significand: where aligning c rounds down, toward zero, or not at all (MMA-Sim VI-C).
+      if (j != i && rng_() % 2) {
+        const int e = lead(x) - 20 - int(rng_() % 16);
+        c = random_finite(fc, e, e, false);
+      }
       return;
     }
     case Gen::tiny: {
