@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <random>
 
 #include "backends/reference/profile.hpp"
@@ -19,6 +20,16 @@ void normalise_scalar_profile(json& p) {
     if (u.contains(width_key) && u[width_key].is_number_integer() && u.value("rounding", "") == "rz")
       u["rounding"] = "chop";
   };
+  // Adders that differ only in their tie-breaking (add.equivalent_roundings, from the guard-bits
+  // probe): a fused fma rounds with the adder's mode and sees every rest, so its mode decides.
+  if (p.contains("add") && p["add"].contains("equivalent_roundings")) {
+    const json modes = p["add"]["equivalent_roundings"];
+    p["add"].erase("equivalent_roundings");
+    const json fma = p.value("fma", json::object());
+    if (fma.value("fused", false) && fma.contains("rounding") &&
+        std::find(modes.begin(), modes.end(), fma["rounding"]) != modes.end())
+      p["add"]["rounding"] = fma["rounding"];
+  }
   chop_if("add", "guard_bits");
   chop_if("mul", "truncated_columns");
 }

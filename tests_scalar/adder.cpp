@@ -38,6 +38,7 @@ int max_guard(const Format& f) { return std::min(2 * f.precision() + 4, model::m
 struct AdderVerdict {
   std::string text;
   nlohmann::json guard_bits = nullptr, sticky = nullptr, rounding = nullptr;
+  std::vector<std::string> roundings;  // when they agree on everything but the rounding
   bool decided = false;
   // One adder that fits, for the profile: where several fit, no input tells them apart.
   std::optional<AdderParams> representative;
@@ -87,6 +88,8 @@ AdderVerdict decide(const std::vector<std::string>& consistent, const std::vecto
   if (g) v.guard_bits = *g;
   if (s) v.sticky = *s;
   if (r) v.rounding = *r;
+  if (g && s && !r)
+    for (const AdderParams& a : cs) v.roundings.emplace_back(model::name(a.rounding));
   v.decided = cs.size() == 1;
   if (cs.size() > 1) {
     std::vector<std::string> names;
@@ -138,6 +141,15 @@ AdderCases adder_cases(const Format& f, const audit::ProbeContext& ctx) {
         const std::uint64_t a = value(f, false, k - p + 1, (base << (p - 2)) + m), b = value(f, false, k - p + 1, (base << (p - 2)) + n);
         sums.push_back({{a, b}, fmt::format("{} + {}", show(f, a), show(f, b))});
       }
+  // Sums that carry out with many bits set below the precision (a significand of all ones plus one
+  // ending in ...11, ...01, ...11 or ...01 again, up to three binades down): after the shift the
+  // rest is above a tie, which tells a to-nearest mode from a directed one once a guard bit is kept.
+  const std::uint64_t ones = (std::uint64_t{1} << p) - 1;
+  for (int d = 0; d <= 3; ++d)
+    for (std::uint64_t j = 0; j < 4; ++j) {
+      const std::uint64_t a = value(f, false, k - p + 1, ones), b = value(f, false, k - p + 1 - d, ones - 2 * j);
+      sums.push_back({{a, b}, fmt::format("{} + {}", show(f, a), show(f, b))});
+    }
   // Every structured sum mirrored: negative results show how ties and directed modes treat signs.
   for (std::size_t c = 0, n0 = sums.size(); c < n0; ++c) {
     Case m = sums[c];
@@ -218,6 +230,11 @@ class GuardBitsProbe final : public audit::ScalarProbe {
       finding.profile["add"]["guard_bits"] = a.guard_bits ? nlohmann::json(*a.guard_bits) : nlohmann::json(nullptr);
       finding.profile["add"]["sticky"] = a.sticky;
       finding.profile["add"]["rounding"] = std::string(model::name(a.rounding));
+      // Adders that differ only in how they break ties when every rest is zero or a tie: the
+      // fused operations, which round with the adder's mode and see other rests, choose among them
+      // when the profile is assembled (normalise_scalar_profile).
+      if (!v.decided && !v.guard_bits.is_null() && v.rounding.is_null())
+        finding.profile["add"]["equivalent_roundings"] = v.roundings;
     }
     finding.verdict = "ADDITION: " + v.text;
     if (from) finding.verdict += fmt::format("; 1.5 - 2^-i = 1.5 from i = {}", from);

@@ -11,6 +11,7 @@
 #include "audit/probe.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "tests_scalar/daumas_support.hpp"
+#include "unittests/random_unit.hpp"
 
 namespace gp::scalar {
 namespace {
@@ -352,36 +353,18 @@ TEST(Cascade, FirstOfTwoAdditionsOnItsOwnAdder) {
   EXPECT_EQ(same.parameters["zero_from_i"], 26) << same.verdict;
 }
 
-// Blind recovery: random scalar units, built as virtual devices; the probes recover each hidden
-// parameter that the arithmetic exposes. Guard bits 0..3 with a sticky bit only below 2 (a sticky
-// adder with 2 guard bits is correctly rounded, an equivalence the probe reports as such), chop or
-// a mode; truncated columns 3..p-4 with a constant below one ulp; flushing on input and output.
+// Blind recovery: random scalar units (unittests/random_unit.hpp), built as virtual devices; the
+// probes recover each hidden parameter that the arithmetic exposes.
 TEST(Reference, BlindRecovery) {
   std::mt19937_64 rng(20060501);
-  const model::Rounding modes[] = {model::Rounding::rne, model::Rounding::rna, model::Rounding::ru,
-                                   model::Rounding::rd, model::Rounding::ra};
   // GP_BLIND_TRIALS raises the count (and adds binary64) for a longer sweep by hand.
   const char* env = std::getenv("GP_BLIND_TRIALS");
   const int trials = env ? std::atoi(env) : 8;
   for (int trial = 0; trial < trials; ++trial) {
     const Format& f = trial % 3 == 2 ? binary16 : trial % 3 == 1 && env ? binary64 : binary32;
-    const int p = f.precision();
-    model::ScalarUnit u = model::ieee_unit(f);
-    u.name = "blind";
-    const model::UnitRounding r =
-        rng() % 2 ? model::UnitRounding::chopped() : model::UnitRounding::ieee(modes[rng() % 5]);
-    const int g = int(rng() % 4);
-    u.add = {r, g, g < 2 ? bool(rng() % 2) : false};
-    // The multiplier chopped or rounded to nearest, its constant below one ulp (half an ulp when
-    // rounding): products of powers of two stay exact, as the subnormal probe's cases need.
-    const model::UnitRounding rm = rng() % 2 ? model::UnitRounding::chopped() : model::UnitRounding::ieee(model::Rounding::rne);
-    const int t = 3 + int(rng() % std::uint64_t(p - 6));
-    u.mul = {rm, t, rng() % (std::uint64_t{1} << (rm.chop ? t : t - 1))};
-    u.subnormals.flush_input = rng() % 2;
-    u.subnormals.flush_output = rng() % 2;
-    u.subnormals.flush_transfer = rng() % 4 == 0;
-    u.nan.quiet_on_transfer = rng() % 2;
-    u.mad_fused = rng() % 2;
+    const model::ScalarUnit u = testing::random_unit(rng, f);
+    const int g = *u.add.guard_bits, t = *u.mul.truncated_columns;
+    const model::UnitRounding r = u.add.rounding, rm = u.mul.rounding;
     SCOPED_TRACE(model::describe(u));
     auto d = unit_device(u);
     auto add = run(d, "scalar.add.guard_bits", f);
