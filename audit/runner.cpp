@@ -74,6 +74,7 @@ Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, Re
   }
   // Each format's inferred profile, normalised, then validated on random inputs.
   if (!settings.probes.empty()) return tally;  // a partial run infers a partial profile: nothing to validate
+  assemble_register_profiles(doc.profile()["scalar"], doc.json()["findings"], device.caps().formats);
   for (const model::Format* f : device.caps().formats) {
     nlohmann::json& p = doc.profile()["scalar"][f->name];
     if (p.is_null()) p = nlohmann::json::object();
@@ -99,6 +100,13 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
   if (settings.suite == "scalar") return tally;
   const ProbeContext ctx{settings.tier, settings.seed};
   const auto& configs = device.caps().mma;
+  if (configs.empty() && !device.caps().mma_unsupported.empty() && selected(settings, "mma.configurations")) {
+    Finding f = unsupported(device.caps().mma_unsupported);
+    f.probe = "mma.configurations";
+    f.title = "Cooperative matrices";
+    tally.add(f.status);
+    doc.add(f);
+  }
   for (std::size_t c = 0; c < configs.size(); ++c) {
     const backends::MmaConfig& config = configs[c];
     std::vector<Finding> findings;

@@ -34,6 +34,38 @@ void normalise_scalar_profile(json& p) {
   chop_if("mul", "truncated_columns");
 }
 
+void assemble_register_profiles(json& profiles, const json& findings, const std::vector<const model::Format*>& formats) {
+  for (const model::Format* f : formats) {
+    int bits = 0;
+    bool wider_range = false;
+    for (const json& x : findings) {
+      if (!x.contains("parameters") || x["format"] != f->name || x["status"] != "ok") continue;
+      // Undecided parameters are null.
+      const json& par = x["parameters"];
+      const auto yes = [&](const char* key) { return par.contains(key) && par[key] == true; };
+      if (x["probe"] == "scalar.register.precision" && yes("extended_precision") && par["register_bits"].is_number())
+        bits = par["register_bits"].get<int>();
+      if (x["probe"] == "scalar.register.range") wider_range = yes("extended_range");
+    }
+    if (bits <= f->precision()) continue;
+    const model::Format* reg = nullptr;
+    for (const model::Format* g : formats)
+      if (g != f && g->precision() == bits && g->exp_bits >= f->exp_bits && (g->emax() > f->emax()) == wider_range)
+        reg = g;
+    if (!reg || !profiles.contains(reg->name)) continue;
+    json& p = profiles[f->name];
+    const json& r = profiles[reg->name];
+    for (const char* key : {"add", "sub", "mul", "div", "sqrt", "fma", "mad"})
+      if (r.contains(key)) p[key] = r[key];
+      else p.erase(key);
+    for (const char* key : {"input", "output"})
+      if (r.contains("subnormals") && r["subnormals"].contains(key)) p["subnormals"][key] = r["subnormals"][key];
+      else if (p.contains("subnormals")) p["subnormals"].erase(key);
+    if (r.contains("nan") && r["nan"].contains("canonical")) p["nan"]["canonical"] = r["nan"]["canonical"];
+    p["registers"] = reg->name;
+  }
+}
+
 namespace {
 
 // Operands that meet every path: uniform bit patterns (specials and subnormals included) and values

@@ -12,6 +12,15 @@ namespace gp::audit {
 // (or truncated columns) is "chop", not "rz" (DESIGN.md section 7).
 void normalise_scalar_profile(nlohmann::json& profile);
 
+// A format whose register probes found registers wider than its storage, registers that are
+// another format the device computes in (the same precision, an exponent range at least as wide),
+// computes in that format's unit: its profile takes that unit's arithmetic keys (add, sub, mul,
+// div, sqrt, fma, mad, subnormal flushing of operations) with "registers": <format>, and keeps
+// what it measured itself of its storage (cvt: the rounding of stores, transfers, NaN transfers).
+// `profiles` is the result's profile.scalar, `findings` its findings; before normalisation.
+void assemble_register_profiles(nlohmann::json& profiles, const nlohmann::json& findings,
+                                const std::vector<const model::Format*>& formats);
+
 // Runs random cases of every operation through the device and through the unit of `profile`;
 // sets profile["validation"] = {cases, mismatches} and returns the finding that reports them.
 Finding validate_scalar_profile(backends::Device& device, const model::Format& format, nlohmann::json& profile,
