@@ -35,6 +35,7 @@ struct Finding {
   // merged into profile.scalar[format] by the runner.
   nlohmann::json profile = nlohmann::json::object();
   std::string message;  // why unsupported, what failed, or remarks
+  std::string published;  // what a source published for this probe on this device (DeviceInfo::published)
   double duration_s = 0;
   std::vector<Observation> observations;
 };

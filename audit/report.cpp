@@ -79,6 +79,7 @@ std::string text_report(const json& doc) {
       const std::string status = str(*f, "status");
       if (status == "ok") {
         out += fmt::format("  {:<68} [{}]\n", str(*f, "verdict"), str(*f, "probe"));
+        if (!str(*f, "published").empty()) out += fmt::format("    published: {}\n", str(*f, "published"));
       } else {
         out += fmt::format("  {} {}: {} [{}]\n", status == "error" ? "ERROR in" : "unsupported:", str(*f, "title"),
                            str(*f, "message"), str(*f, "probe"));
@@ -122,8 +123,9 @@ std::string markdown_report(const json& doc) {
     out += "| probe | status | verdict | source |\n|---|---|---|---|\n";
     for (const json* f : findings) {
       const std::string status = str(*f, "status");
-      out += fmt::format("| `{}` | {} | {} | {} |\n", str(*f, "probe"), status,
-                         status == "ok" ? str(*f, "verdict") : str(*f, "message"), str(*f, "source"));
+      std::string verdict = status == "ok" ? str(*f, "verdict") : str(*f, "message");
+      if (!str(*f, "published").empty()) verdict += "<br>published: " + str(*f, "published");
+      out += fmt::format("| `{}` | {} | {} | {} |\n", str(*f, "probe"), status, verdict, str(*f, "source"));
     }
     out += "\n";
   }

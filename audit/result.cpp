@@ -47,9 +47,11 @@ json to_json(const Finding& f) {
     if (!o.note.empty()) item["note"] = o.note;
     obs.push_back(std::move(item));
   }
-  return {{"probe", f.probe},   {"format", f.format},   {"config", f.config},         {"title", f.title},
-          {"source", f.source}, {"status", name(f.status)}, {"verdict", f.verdict},     {"parameters", f.parameters},
-          {"message", f.message}, {"duration_s", f.duration_s}, {"observations", obs}};
+  json j = {{"probe", f.probe},   {"format", f.format},   {"config", f.config},         {"title", f.title},
+            {"source", f.source}, {"status", name(f.status)}, {"verdict", f.verdict},     {"parameters", f.parameters},
+            {"message", f.message}, {"duration_s", f.duration_s}, {"observations", obs}};
+  if (!f.published.empty()) j["published"] = f.published;
+  return j;
 }
 
 json to_json(const backends::DeviceInfo& info, const backends::Capabilities& caps) {

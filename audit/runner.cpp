@@ -2,6 +2,8 @@
 
 #include "audit/validation.hpp"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <exception>
 #include <string>
@@ -32,6 +34,9 @@ bool selected(const RunSettings& s, std::string_view id) {
 
 namespace {
 
+std::string_view target_name(const model::Format& f) { return f.name; }
+std::string target_name(const backends::MmaConfig& c) { return c.name(); }
+
 // Runs one probe, turning an exception into an `error` finding, and stamps id, target and time.
 template <class Probe, class Target>
 Finding run_one(const Probe& probe, backends::Device& device, const Target& target, const ProbeContext& ctx) {
@@ -46,6 +51,9 @@ Finding run_one(const Probe& probe, backends::Device& device, const Target& targ
   if (f.title.empty()) f.title = probe.title();
   if (f.source.empty()) f.source = probe.source();
   f.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto& published = device.info().published;
+  if (const auto it = published.find(fmt::format("{} {}", f.probe, target_name(target))); it != published.end())
+    f.published = it->second;
   return f;
 }
 

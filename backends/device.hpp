@@ -28,6 +28,9 @@ struct DeviceInfo {
   std::string driver;
   std::string api;
   std::string description;  // one line on what the device is (reference profiles: their source)
+  // What a source published of the device, by "<probe id> <format or config>" (the 7800GTX log's
+  // error bounds): reports show it beside the probe's own finding.
+  std::map<std::string, std::string> published;
 };
 
 // An MMA configuration: D (MxN, d format) = A (MxK, a) * B (KxN, b) + C (MxN, c).
@@ -46,6 +49,9 @@ struct Capabilities {
   // "key": "value" pairs for the report; probes compare them with what it does.
   std::map<std::string, std::string> float_controls;
   std::vector<MmaConfig> mma;
+  // Why `mma` is empty on a device that could have cooperative matrices (no extension, a missing
+  // feature): the MMA suite reports it as `unsupported`. Empty where the question does not arise.
+  std::string mma_unsupported;
 
   bool has(const model::Format& f) const;
 };

@@ -19,7 +19,7 @@ using model::ScalarUnit;
 
 // Runs the suite and returns the profile it inferred for the unit's storage format.
 nlohmann::json audit_profile(const ScalarUnit& hidden, std::uint64_t seed, std::string* report = nullptr) {
-  backends::Profile p{"blind", "blind device", "test", "hidden parameters", {hidden}, {}};
+  backends::Profile p{"blind", "blind device", "test", "hidden parameters", {hidden}, {}, {}};
   if (&hidden.storage_format() != hidden.format) {
     // Registers of another format: the device computes in that format's unit too.
     model::ScalarUnit registers = hidden;

@@ -15,7 +15,7 @@ namespace {
 
 Profile scalar_profile(std::string name, std::string device_name, std::string vendor, std::string description,
                        std::vector<model::ScalarUnit> units) {
-  return {std::move(name), std::move(device_name), std::move(vendor), std::move(description), std::move(units), {}};
+  return {std::move(name), std::move(device_name), std::move(vendor), std::move(description), std::move(units), {}, {}};
 }
 
 // One virtual device per instruction of the table: ref:<arch>:<instruction>.
@@ -29,7 +29,8 @@ Profile instruction_profile(const model::MmaInstruction& inst) {
           nvidia ? "NVIDIA" : "AMD",
           inst.notes,
           {},
-          {m}};
+          {m},
+          {}};
 }
 
 }  // namespace
@@ -48,6 +49,11 @@ std::vector<Profile> builtin_profiles() {
   v.push_back(scalar_profile("nvidia-g70", "NVIDIA GeForce 7800 GTX (G70), pixel shader", "NVIDIA",
                              "Daumas, da Graca, Defour 2006 (sections 2.1-2.3, appendix A); unstated parameters assumed",
                              {model::nvidia_g70(), model::nvidia_g70_binary16()}));
+  // The error bounds GPU Paranoia logged on the 7800GTX ([DGD] appendix A), word for word.
+  for (const auto& [op, bound] : {std::pair{"mul", "mult= [-0.78125,0.625]"}, std::pair{"div", "div= [-1.19902,1.37442]"},
+                                  std::pair{"sub", "sub= [-0.75,0.75]"}, std::pair{"add", "add= [-1,0]"}})
+    v.back().published[fmt::format("scalar.{}.ulp_error binary32", op)] =
+        fmt::format("7800GTX log (Daumas et al. 2006, appendix A): Error bound for {} ULPs", bound);
   v.push_back(scalar_profile("ati-r520", "ATI Radeon X1800 XL (R520), pixel shader", "ATI",
                              "Daumas, da Graca, Defour 2006 (sections 2.1-2.3); unstated parameters assumed",
                              {model::ati_r520()}));
@@ -83,8 +89,15 @@ Expected<std::vector<Profile>> parse_profiles(const json& doc, const std::string
     for (const auto& [key, value] : p.items()) {
       if (key == "name" || key == "description" || key == "device_name" || key == "vendor") {
         if (!value.is_string()) return Error{fmt::format("{}: key '{}' must be a string", at, key)};
+      } else if (key == "published") {
+        if (!value.is_object()) return Error{fmt::format("{}: key 'published' must be an object", at)};
+        for (const auto& [k, v] : value.items()) {
+          if (!v.is_string()) return Error{fmt::format("{}: published.{} must be a string", at, k)};
+          prof.published[k] = v.get<std::string>();
+        }
       } else if (key != "scalar" && key != "mma" && !(p.contains("schema") && p.contains("profile"))) {
-        return Error{fmt::format("{}: unknown key '{}' (known: name, description, device_name, vendor, scalar)", at, key)};
+        return Error{fmt::format("{}: unknown key '{}' (known: name, description, device_name, vendor, published, scalar)",
+                                 at, key)};
       }
     }
     prof.name = p.value("name", p.contains("device") ? p["device"].value("id", std::string("profile")) : "");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -19,13 +20,15 @@ struct Profile {
   std::string description;  // where the parameters come from
   std::vector<model::ScalarUnit> units;  // one per format the device computes in
   std::vector<MmaConfig> mma;            // instructions of the model's table
+  std::map<std::string, std::string> published;  // DeviceInfo::published
 };
 
 // The built-in profiles: IEEE devices, the historical shader units, one device per MMA instruction.
 std::vector<Profile> builtin_profiles();
 
 // A profile file: {"name": ..., "description": ..., "scalar": {"<format>": {<profile keys of
-// DESIGN.md section 7>}}} or a list of such objects. The "profile" object of a result JSON is
+// DESIGN.md section 7>}}, "published": {"<probe id> <format>": "what a source published"}} or a
+// list of such objects. The "profile" object of a result JSON is
 // accepted as "scalar" is: an inferred profile becomes a virtual device. Errors name the file and key.
 Expected<std::vector<Profile>> load_profile_file(const std::filesystem::path& path);
 Expected<std::vector<Profile>> parse_profiles(const nlohmann::json& doc, const std::string& where);

@@ -25,6 +25,7 @@ ReferenceDevice::ReferenceDevice(Profile profile) : profile_(std::move(profile))
   info_.driver = "gpuparanoia reference model";
   info_.api = "model";
   info_.description = profile_.description;
+  info_.published = profile_.published;
   for (const model::ScalarUnit& u : profile_.units) caps_.formats.push_back(&u.storage_format());
   caps_.mma = profile_.mma;
 }

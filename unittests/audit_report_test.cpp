@@ -1,0 +1,109 @@
+// Profile files, result documents and the reports rendered from them: what a user of the reference
+// backend writes and reads. The 7800GTX log's error bounds appear beside the probe's own.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "audit/report.hpp"
+#include "audit/result.hpp"
+#include "audit/runner.hpp"
+#include "backends/reference/profile.hpp"
+#include "backends/reference/reference_backend.hpp"
+
+namespace gp {
+namespace {
+
+using nlohmann::json;
+
+backends::ReferenceDevice builtin(std::string_view name) {
+  for (backends::Profile& p : backends::builtin_profiles())
+    if (p.name == name) return backends::ReferenceDevice(std::move(p));
+  throw std::runtime_error("no built-in profile " + std::string(name));
+}
+
+json audit(backends::Device& device, std::vector<std::string> probes) {
+  audit::RunSettings settings;
+  settings.suite = "scalar";
+  settings.tier = audit::Tier::quick;
+  settings.probes = std::move(probes);
+  audit::ResultDocument doc(device, "test", settings.to_json());
+  audit::run_scalar_suite(device, settings, doc);
+  doc.finish();
+  return doc.json();
+}
+
+TEST(Reports, PublishedBoundsBesideTheMeasuredOnes) {
+  backends::ReferenceDevice g70 = builtin("nvidia-g70");
+  const json doc = audit(g70, {"scalar.*.ulp_error"});
+  int published = 0;
+  for (const json& f : doc["findings"]) {
+    ASSERT_EQ(f["status"], "ok") << f.dump();
+    if (f["format"] == "binary32" && f["probe"] != "scalar.sqrt.ulp_error") {
+      ASSERT_TRUE(f.contains("published")) << f["probe"];
+      EXPECT_NE(f["published"].get<std::string>().find("Error bound for"), std::string::npos);
+      ++published;
+    } else {
+      EXPECT_FALSE(f.contains("published")) << f["probe"] << " " << f["format"];
+    }
+  }
+  EXPECT_EQ(published, 4);
+  const std::string text = audit::text_report(doc);
+  // The measured bound, then the logged one under it.
+  const std::size_t mul = text.find("[scalar.mul.ulp_error]");
+  ASSERT_NE(mul, std::string::npos) << text;
+  EXPECT_EQ(text.find("    published: 7800GTX log (Daumas et al. 2006, appendix A): Error bound for mult= "
+                      "[-0.78125,0.625] ULPs",
+                      mul),
+            text.find('\n', mul) + 1)
+      << text;
+  EXPECT_NE(audit::markdown_report(doc).find("<br>published: 7800GTX log"), std::string::npos);
+}
+
+TEST(ProfileFiles, PublishedValuesAndUnitsAreRead) {
+  const json file = {{"name", "my-gpu"},
+                     {"published", {{"scalar.add.ulp_error binary32", "vendor: 0.5 ulp"}}},
+                     {"scalar", {{"binary32", {{"add", {{"rounding", "chop"}, {"guard_bits", 1}, {"sticky", false}}}}}}}};
+  auto profiles = backends::parse_profiles(file, "test.json");
+  ASSERT_TRUE(profiles) << profiles.error().message;
+  ASSERT_EQ(profiles->size(), 1u);
+  const backends::Profile& p = profiles->front();
+  EXPECT_EQ(p.name, "my-gpu");
+  EXPECT_EQ(p.published.at("scalar.add.ulp_error binary32"), "vendor: 0.5 ulp");
+  ASSERT_EQ(p.units.size(), 1u);
+  EXPECT_EQ(p.units[0].add.guard_bits, 1);
+  EXPECT_TRUE(p.units[0].add.rounding.chop);
+  backends::ReferenceDevice device(p);
+  EXPECT_EQ(device.info().id, "ref:my-gpu");
+  EXPECT_EQ(device.info().published.size(), 1u);
+}
+
+TEST(ProfileFiles, ErrorsNameTheKey) {
+  const auto error = [](const json& j) {
+    auto r = backends::parse_profiles(j, "f.json");
+    return r ? std::string() : r.error().message;
+  };
+  EXPECT_NE(error({{"name", "x"}, {"colour", 1}, {"scalar", json::object()}}).find("unknown key 'colour'"),
+            std::string::npos);
+  EXPECT_NE(error({{"name", "x"}, {"published", {{"k", 1}}}, {"scalar", json::object()}}).find("published.k"),
+            std::string::npos);
+  EXPECT_NE(error({{"name", "x"}, {"scalar", {{"binary99", json::object()}}}}).find("binary99"), std::string::npos);
+  const std::string bad_key = error({{"name", "x"}, {"scalar", {{"binary32", {{"add", {{"guard", 1}}}}}}}});
+  EXPECT_NE(bad_key.find("guard"), std::string::npos) << bad_key;
+  EXPECT_NE(error({{"scalar", json::object()}}).find("'name'"), std::string::npos);
+}
+
+// An inferred profile is a profile file: the audit of a device, read back as a virtual device,
+// audits the same.
+TEST(ProfileFiles, AResultDocumentBecomesAVirtualDevice) {
+  backends::ReferenceDevice r520 = builtin("ati-r520");
+  const json doc = audit(r520, {});
+  auto profiles = backends::parse_profiles(doc, "r520.json");
+  ASSERT_TRUE(profiles) << profiles.error().message;
+  backends::ReferenceDevice copy(profiles->front());
+  EXPECT_EQ(copy.info().id, "ref:ati-r520");
+  const json again = audit(copy, {});
+  EXPECT_EQ(again["profile"]["scalar"], doc["profile"]["scalar"]);
+}
+
+}  // namespace
+}  // namespace gp
