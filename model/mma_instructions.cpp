@@ -206,7 +206,9 @@ void build_amd(Builder& t) {
     std::string name = "v_mfma_" + std::string(short_name);
     int m, n, k;
     shape_of(short_name, m, n, k);
-    DotConfig cfg = default_dot_config(alg, a, b, binary32, binary32, k);
+    // Accumulators are binary32 but for the f64 instructions (v_mfma_f64_*: binary64 C and D).
+    const Format& acc = &a == &binary64 ? binary64 : binary32;
+    DotConfig cfg = default_dot_config(alg, a, b, acc, acc, k);
     if (alg == MmaAlgorithm::gps) cfg.group = group;
     if (alg == MmaAlgorithm::fdrda) cfg.block = 0;
     std::string why = "MMA-Sim Table IV: " + std::string(model::name(alg));
