@@ -37,6 +37,13 @@ namespace {
 std::string_view target_name(const model::Format& f) { return f.name; }
 std::string target_name(const backends::MmaConfig& c) { return c.name(); }
 
+// What a source published for this probe on this device, if anything.
+void add_published(const backends::Device& device, Finding& f, std::string_view target) {
+  const auto& published = device.info().published;
+  if (const auto it = published.find(fmt::format("{} {}", f.probe, target)); it != published.end())
+    f.published = it->second;
+}
+
 // Runs one probe, turning an exception into an `error` finding, and stamps id, target and time.
 template <class Probe, class Target>
 Finding run_one(const Probe& probe, backends::Device& device, const Target& target, const ProbeContext& ctx) {
@@ -51,9 +58,7 @@ Finding run_one(const Probe& probe, backends::Device& device, const Target& targ
   if (f.title.empty()) f.title = probe.title();
   if (f.source.empty()) f.source = probe.source();
   f.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const auto& published = device.info().published;
-  if (const auto it = published.find(fmt::format("{} {}", f.probe, target_name(target))); it != published.end())
-    f.published = it->second;
+  add_published(device, f, target_name(target));
   return f;
 }
 
@@ -140,6 +145,7 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
     id.probe = "mma.identify";
     id.config = config.name();
     id.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    add_published(device, id, id.config);
     tally.add(id.status);
     if (!entry.empty()) doc.profile()["mma"].push_back(entry);
     doc.add(id);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "audit/report.hpp"
 #include "audit/result.hpp"
@@ -57,6 +58,31 @@ TEST(Reports, PublishedBoundsBesideTheMeasuredOnes) {
             text.find('\n', mul) + 1)
       << text;
   EXPECT_NE(audit::markdown_report(doc).find("<br>published: 7800GTX log"), std::string::npos);
+}
+
+// The virtual V100 and T4: Fasi et al.'s conclusions beside the probes that test them, the table's
+// row beside the identification.
+TEST(Reports, PapersWordsBesideTheMmaFindings) {
+  for (const char* id : {"volta:HMMA.884.F32.F32", "turing:HMMA.884.F32.F32"}) {
+    backends::ReferenceDevice device = builtin(id);
+    audit::RunSettings settings;
+    settings.suite = "mma";
+    settings.tier = audit::Tier::quick;
+    settings.probes = {"mma.fasi.*", "mma.identify"};
+    audit::ResultDocument doc(device, "test", settings.to_json());
+    audit::run_mma_suite(device, settings, doc);
+    std::map<std::string, std::string> words;
+    for (const json& f : doc.json()["findings"])
+      if (f.contains("published")) words[f["probe"]] = f["published"];
+    EXPECT_EQ(words["mma.fasi.rounding"],
+              "Fasi et al. 2021, section 4 (V100): The additions in (2) are performed using binary32 arithmetic with "
+              "round-towards-zero.")
+        << id;
+    EXPECT_EQ(words.count("mma.fasi.monotonicity"), 1u) << id;
+    EXPECT_EQ(words.count("mma.fasi.alignment_bits"), std::string_view(id).starts_with("turing") ? 1u : 0u) << id;
+    EXPECT_TRUE(words["mma.identify"].starts_with("MMA-Sim Table III: fda(F=")) << words["mma.identify"];
+    EXPECT_NE(audit::text_report(doc.json()).find("    published: Fasi et al. 2021"), std::string::npos);
+  }
 }
 
 TEST(ProfileFiles, PublishedValuesAndUnitsAreRead) {

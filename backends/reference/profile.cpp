@@ -18,11 +18,51 @@ Profile scalar_profile(std::string name, std::string device_name, std::string ve
   return {std::move(name), std::move(device_name), std::move(vendor), std::move(description), std::move(units), {}, {}};
 }
 
+// What the papers say of the V100 (volta), T4 (turing) and A100 (ampere) tensor cores, word for
+// word, by probe: the reports of those instructions' virtual devices show it beside the findings.
+struct Words {
+  std::string_view archs;  // the architectures whose HMMA F32 instructions the words are about
+  std::string_view probe, words;
+};
+constexpr std::string_view fasi = "Fasi et al. 2021, section 4 (V100): ";
+constexpr Words paper_words[] = {
+    {"volta turing", "mma.fasi.exact_products",
+     "The binary16 products in (2) are computed exactly, and the results are kept in full precision and not "
+     "rounded to binary16 after the multiplication."},
+    {"volta turing", "mma.fasi.rounding", "The additions in (2) are performed using binary32 arithmetic with round-towards-zero."},
+    {"volta turing", "mma.subnormals", "Subnormal numbers in binary16 and binary32 are supported."},
+    {"volta turing", "mma.fasi.order", "The five summands in (2) are accumulated starting with the largest in absolute value."},
+    {"volta turing", "mma.fasi.normalization_add",
+     "Only the final result of (2) is normalized; the partial sums are not, and the accumulator uses three extra bits for carries."},
+    {"volta turing", "mma.fasi.normalization_sub",
+     "Only the final result of (2) is normalized; the partial sums are not, and the accumulator uses three extra bits for carries."},
+    {"volta turing", "mma.fasi.carry_bits",
+     "Only the final result of (2) is normalized; the partial sums are not, and the accumulator uses three extra bits for carries."},
+    {"volta turing", "mma.fasi.monotonicity", "The dot products in tensor cores are non-monotonic."},
+    {"turing", "mma.fasi.alignment_bits",
+     "Fasi et al. 2021, section 3.2 (T4): an additional extra bit of precision at the bottom of the significand of the "
+     "internal accumulator of the 5-operand adder."},
+    {"volta turing ampere", "mma.valpey.truncation",
+     "Valpey et al. 2025, section 4: tensor cores do not adhere to any of the IEEE-754 rounding modes, including RTZ "
+     "rounding [...] Instead, they truncate."},
+    {"volta turing ampere", "mma.valpey.carry_bits",
+     "Valpey et al. 2025, section 4: the hardware reports the value that would be the result if 3 bits were indeed used."},
+};
+
 // One virtual device per instruction of the table: ref:<arch>:<instruction>.
 Profile instruction_profile(const model::MmaInstruction& inst) {
   const model::DotConfig& c = inst.config;
   MmaConfig m{inst.m, inst.n, inst.k, c.a, c.b, c.c, c.d, "subgroup", inst.id()};
   const bool nvidia = inst.arch != "cdna2" && inst.arch != "cdna3";
+  // The table's row for the identification; the papers' words for the binary16 x binary16 + binary32
+  // instructions they measured.
+  std::map<std::string, std::string> published = {{"mma.identify " + m.name(), inst.notes}};
+  const bool hmma_f32 = inst.name.starts_with("HMMA.") && inst.name.ends_with(".F32") && c.a == &model::binary16;
+  for (const Words& w : paper_words) {
+    if (!hmma_f32 || w.archs.find(inst.arch) == std::string_view::npos) continue;
+    const bool quoted_alone = w.words.starts_with("Fasi") || w.words.starts_with("Valpey");
+    published[fmt::format("{} {}", w.probe, m.name())] = fmt::format("{}{}", quoted_alone ? "" : fasi, w.words);
+  }
   return {inst.id(),
           fmt::format("{} {} ({}, {})", nvidia ? "NVIDIA" : "AMD", inst.name, inst.arch,
                       std::string(model::name(c.algorithm))),
@@ -30,7 +70,7 @@ Profile instruction_profile(const model::MmaInstruction& inst) {
           inst.notes,
           {},
           {m},
-          {}};
+          std::move(published)};
 }
 
 }  // namespace
