@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 
+#include "audit/compare.hpp"
 #include "audit/report.hpp"
 #include "audit/result.hpp"
 #include "audit/runner.hpp"
@@ -129,6 +130,37 @@ TEST(ProfileFiles, AResultDocumentBecomesAVirtualDevice) {
   EXPECT_EQ(copy.info().id, "ref:ati-r520");
   const json again = audit(copy, {});
   EXPECT_EQ(again["profile"]["scalar"], doc["profile"]["scalar"]);
+}
+
+// compare: two runs of one device with one seed are the same; what changes in a parameter, a
+// verdict, a profile key or the set of findings is reported where it is, with both values.
+TEST(Compare, DifferencesAreNamedWithBothValues) {
+  backends::ReferenceDevice r520 = builtin("ati-r520");
+  const json a = audit(r520, {"scalar.add.*", "scalar.mul.*"});
+  const json again = audit(r520, {"scalar.add.*", "scalar.mul.*"});
+  const audit::Comparison same = audit::compare_results(a, again);
+  EXPECT_TRUE(same.differences.empty()) << audit::comparison_text(same);
+  EXPECT_GT(same.compared_findings, 10);
+
+  json b = a;
+  for (json& f : b["findings"])
+    if (f["probe"] == "scalar.add.guard_bits") {
+      f["parameters"]["guard_bits"] = 1;
+      f["verdict"] = "ADDITION: changed";
+    }
+  b["profile"]["scalar"]["binary32"]["mul"]["correction"] = 4;
+  b["findings"].erase(b["findings"].begin());
+  const audit::Comparison c = audit::compare_results(a, b);
+  std::map<std::string, std::pair<std::string, std::string>> d;
+  for (const audit::Difference& x : c.differences) d[x.where] = {x.a, x.b};
+  EXPECT_EQ(d.size(), 4u) << audit::comparison_text(c);
+  EXPECT_EQ(d["scalar.add.guard_bits [binary32] parameters.guard_bits"], std::make_pair(std::string("2"), std::string("1")));
+  EXPECT_EQ(d["scalar.add.guard_bits [binary32] verdict"].second, "ADDITION: changed");
+  EXPECT_EQ(d["profile.scalar.binary32.mul.correction"], std::make_pair(std::string("3"), std::string("4")));
+  const std::string first = a["findings"][0]["probe"].get<std::string>() + " [binary32]";
+  EXPECT_EQ(d[first], std::make_pair(std::string("ok"), std::string("(absent)")));
+  const std::string md = audit::comparison_markdown(c);
+  EXPECT_NE(md.find("| `profile.scalar.binary32.mul.correction` | 3 | 4 |"), std::string::npos) << md;
 }
 
 }  // namespace

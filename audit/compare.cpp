@@ -1,0 +1,128 @@
+#include "audit/compare.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace gp::audit {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* absent = "(absent)";
+
+std::string render(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  std::string s = v.dump();
+  return s.size() > 200 ? s.substr(0, 197) + "..." : s;
+}
+
+// Leaves of an object as "path": value; arrays are leaves, compared whole.
+void flatten(const json& v, const std::string& path, std::map<std::string, json>& out) {
+  if (v.is_object() && !v.empty()) {
+    for (const auto& [k, x] : v.items()) flatten(x, path.empty() ? k : path + "." + k, out);
+  } else {
+    out[path] = v;
+  }
+}
+
+void compare_trees(const json& a, const json& b, const std::string& prefix, std::vector<Difference>& out) {
+  std::map<std::string, json> fa, fb;
+  flatten(a, "", fa);
+  flatten(b, "", fb);
+  for (const auto& [k, v] : fa) {
+    const auto it = fb.find(k);
+    if (it == fb.end()) out.push_back({prefix + k, render(v), absent});
+    else if (it->second != v) out.push_back({prefix + k, render(v), render(it->second)});
+  }
+  for (const auto& [k, v] : fb)
+    if (!fa.count(k)) out.push_back({prefix + k, absent, render(v)});
+}
+
+std::string device_name(const json& doc) {
+  const json& d = doc.value("device", json::object());
+  std::string s = d.value("id", std::string("?"));
+  if (d.contains("name")) s += " (" + d.value("name", std::string()) + ")";
+  if (d.contains("driver") && !d.value("driver", std::string()).empty()) s += ", driver " + d.value("driver", std::string());
+  return s;
+}
+
+// Findings by "probe [target]", in the order of the document.
+std::vector<std::pair<std::string, const json*>> keyed(const json& doc) {
+  std::vector<std::pair<std::string, const json*>> v;
+  if (!doc.contains("findings")) return v;
+  for (const json& f : doc["findings"]) {
+    const std::string config = f.value("config", std::string()), format = f.value("format", std::string());
+    v.push_back({fmt::format("{} [{}]", f.value("probe", std::string("?")), config.empty() ? format : config), &f});
+  }
+  return v;
+}
+
+// MMA profile entries keyed by their configuration.
+json mma_by_config(const json& doc) {
+  json m = json::object();
+  if (doc.contains("profile") && doc["profile"].contains("mma"))
+    for (const json& e : doc["profile"]["mma"]) m[e.value("config", std::string("?"))] = e;
+  return m;
+}
+
+}  // namespace
+
+Comparison compare_results(const json& a, const json& b) {
+  Comparison c;
+  c.a_name = device_name(a);
+  c.b_name = device_name(b);
+  const json none = json::object();
+  const json& pa = a.contains("profile") ? a["profile"].value("scalar", none) : none;
+  const json& pb = b.contains("profile") ? b["profile"].value("scalar", none) : none;
+  compare_trees(pa, pb, "profile.scalar.", c.differences);
+  compare_trees(mma_by_config(a), mma_by_config(b), "profile.mma.", c.differences);
+  const auto fa = keyed(a), fb = keyed(b);
+  std::map<std::string, const json*> in_b(fb.begin(), fb.end());
+  for (const auto& [key, f] : fa) {
+    const auto it = in_b.find(key);
+    if (it == in_b.end()) {
+      c.differences.push_back({key, f->value("status", std::string()), absent});
+      continue;
+    }
+    ++c.compared_findings;
+    const json& g = *it->second;
+    for (const char* field : {"status", "verdict", "message", "published"}) {
+      const json x = f->value(field, json()), y = g.value(field, json());
+      if (x != y) c.differences.push_back({fmt::format("{} {}", key, field), x.is_null() ? absent : render(x),
+                                           y.is_null() ? absent : render(y)});
+    }
+    compare_trees(f->value("parameters", none), g.value("parameters", none), key + " parameters.", c.differences);
+  }
+  std::map<std::string, const json*> in_a(fa.begin(), fa.end());
+  for (const auto& [key, g] : fb)
+    if (!in_a.count(key)) c.differences.push_back({key, absent, g->value("status", std::string())});
+  return c;
+}
+
+std::string comparison_text(const Comparison& c) {
+  std::string out = fmt::format("A: {}\nB: {}\n", c.a_name, c.b_name);
+  for (const Difference& d : c.differences) out += fmt::format("\n{}\n  A: {}\n  B: {}\n", d.where, d.a, d.b);
+  out += fmt::format("\n{} difference{} ({} findings compared)\n", c.differences.size(),
+                     c.differences.size() == 1 ? "" : "s", c.compared_findings);
+  return out;
+}
+
+std::string comparison_markdown(const Comparison& c) {
+  const auto cell = [](std::string s) {
+    for (std::size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.replace(i, 1, "\\|");
+    return s;
+  };
+  std::string out = fmt::format("# {} vs {}\n\n", cell(c.a_name), cell(c.b_name));
+  if (c.differences.empty()) {
+    out += fmt::format("No difference ({} findings compared).\n", c.compared_findings);
+    return out;
+  }
+  out += "| where | A | B |\n|---|---|---|\n";
+  for (const Difference& d : c.differences) out += fmt::format("| `{}` | {} | {} |\n", d.where, cell(d.a), cell(d.b));
+  out += fmt::format("\n{} differences ({} findings compared).\n", c.differences.size(), c.compared_findings);
+  return out;
+}
+
+}  // namespace gp::audit
