@@ -3,7 +3,9 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
+#include <span>
 
 namespace gp::audit {
 
@@ -36,9 +38,13 @@ namespace {
 std::string hex(std::uint64_t v, int bits) { return fmt::format("{:0{}x}", v, (bits + 3) / 4); }
 }  // namespace
 
+// Observations kept per finding in the document: enough to justify a verdict and to replay it;
+// a K = 64 configuration's probes make hundreds of 130-operand cases (megabytes of hex).
+constexpr std::size_t max_observations = 48;
+
 json to_json(const Finding& f) {
   json obs = json::array();
-  for (const Observation& o : f.observations) {
+  for (const Observation& o : std::span(f.observations).first(std::min(f.observations.size(), max_observations))) {
     json inputs = json::array();
     for (std::uint64_t x : o.inputs) inputs.push_back(hex(x, o.input_bits));
     json predictions = json::object();
@@ -51,6 +57,7 @@ json to_json(const Finding& f) {
             {"source", f.source}, {"status", name(f.status)}, {"verdict", f.verdict},     {"parameters", f.parameters},
             {"message", f.message}, {"duration_s", f.duration_s}, {"observations", obs}};
   if (!f.published.empty()) j["published"] = f.published;
+  if (f.observations.size() > max_observations) j["observations_omitted"] = f.observations.size() - max_observations;
   return j;
 }
 
