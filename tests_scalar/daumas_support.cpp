@@ -289,12 +289,6 @@ std::string show(const Format& f, std::uint64_t bits) {
   return fmt::format("{}{}*2^{}", s, sig, exp);
 }
 
-std::string join(const std::vector<std::string>& items, std::string_view sep) {
-  std::string out;
-  for (const std::string& i : items) out += (out.empty() ? "" : std::string(sep)) + i;
-  return out;
-}
-
 model::Unpacked decode(const Format& f, std::uint64_t bits) { return model::unpack(f, bits); }
 
 std::uint64_t random_normal(const Format& f, std::uint64_t r_sig, std::uint64_t r_exp, bool neg, int lo, int hi) {

@@ -112,7 +112,6 @@ std::string times(int k);
 // "3*2^-1", "2^-26", "-MAX", "qNaN(7fc00001)": values in the notes of observations.
 std::string show(const Format& f, std::uint64_t bits);
 std::string hex(const Format& f, std::uint64_t bits);
-std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
 
 // The exact value of bits of f (model::unpack without flushing).
 model::Unpacked decode(const Format& f, std::uint64_t bits);

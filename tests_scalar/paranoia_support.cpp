@@ -257,10 +257,5 @@ std::string failures(const std::vector<Check>& checks) {
   return join(v, "; ");
 }
 
-std::string join(const std::vector<std::string>& items, std::string_view sep) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : std::string(sep)) + s;
-  return out;
-}
 
 }  // namespace gp::scalar::paranoia

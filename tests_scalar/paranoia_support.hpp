@@ -22,6 +22,7 @@
 
 #include "audit/probe.hpp"
 #include "model/ops.hpp"
+#include "tests_scalar/probe_support.hpp"
 
 namespace gp::scalar::paranoia {
 
@@ -133,6 +134,5 @@ bool all_pass(const std::vector<Check>& checks);
 // "a; b; c" of the failed checks' descriptions.
 std::string failures(const std::vector<Check>& checks);
 
-std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
 
 }  // namespace gp::scalar::paranoia

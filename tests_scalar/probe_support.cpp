@@ -79,4 +79,10 @@ std::string_view shout(Node op) {
   }
 }
 
+std::string join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : std::string(sep)) + s;
+  return out;
+}
+
 }  // namespace gp::scalar

@@ -61,4 +61,7 @@ audit::Finding no_format(const Format& f);
 // "ADDITION", "MULTIPLICATION", ... for verdicts.
 std::string_view shout(Node op);
 
+// "a, b, c".
+std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
+
 }  // namespace gp::scalar

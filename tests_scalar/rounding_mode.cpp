@@ -16,6 +16,8 @@ namespace {
 
 using model::Rounding;
 
+constexpr std::string_view unfused = "unfused ";
+
 // Where an exact result lies relative to its truncation: the class of Tables I and II.
 struct ResultClass {
   int rest;  // 1: below half, 2: half, 3: above half (0: exact)
@@ -48,11 +50,27 @@ class RoundingProbe final : public audit::ScalarProbe {
       return audit::failed(fmt::format("found operands for only {} of the {} classes of tables I and II in {}",
                                        cases.size(), reachable_count(), f.name));
     }
+    if (op_ == Node::fma) {
+      // (1 + u)^2 - (1 + 2u) = u^2 exactly when fused; a rounded product loses the u^2 (u = 2^(1-p)).
+      const int p = f.precision();
+      const std::uint64_t one_u = value(f, false, 1 - p, (std::uint64_t{1} << (p - 1)) + 1);
+      for (bool neg : {false, true})
+        cases.push_back({{one_u, neg ? negate(f, one_u) : one_u, value(f, !neg, 1 - p, (std::uint64_t{1} << (p - 1)) + 2)},
+                         neg ? "-(1 + u)^2 + (1 + 2u)" : "(1 + u)^2 - (1 + 2u)"});
+    }
     std::vector<Hypothesis> hypotheses;
     for (Rounding r : model::all_roundings) {
       hypotheses.push_back({std::string(model::name(r)), [this, r, &f, from](const Case& c) {
                               return exact_op(f, *from, r, c.operands).bits;
                             }});
+      // fma() of a unit without one (GLSL and OpenCL allow it): the product rounded, then the sum.
+      if (op_ == Node::fma)
+        hypotheses.push_back({std::string(unfused) + std::string(model::name(r)), [r, &f](const Case& c) {
+                                model::Options o;
+                                o.rounding = r;
+                                const auto& x = c.operands;
+                                return model::add(f, o, model::mul(f, o, x[0], x[1]).bits, x[2]).bits;
+                              }});
     }
     audit::Finding finding;
     finding.title = title_;
@@ -63,6 +81,15 @@ class RoundingProbe final : public audit::ScalarProbe {
       finding.verdict = fmt::format("{}: rounds as no IEEE mode (neither chopped nor correctly rounded)", what);
       finding.parameters["rounding"] = nullptr;
       finding.profile[std::string(key())]["rounding"] = "none";
+    } else if (sel->consistent.front().starts_with(unfused)) {
+      // Only unfused hypotheses fit (they sort after the fused ones): each step's mode is the answer.
+      std::vector<std::string> modes;
+      for (const std::string& m : sel->consistent) modes.push_back(m.substr(unfused.size()));
+      finding.verdict = fmt::format("{}: not fused: the product and the sum each rounded {}{}", what,
+                                    describe(modes.front()), modes.size() > 1 ? " (ambiguous: " + join(modes, " or ") + ")" : "");
+      finding.parameters["rounding"] = modes;
+      finding.parameters["fused"] = false;
+      finding.profile[std::string(key())]["rounding"] = modes.front();
     } else {
       std::string modes;
       for (const std::string& m : sel->consistent) modes += (modes.empty() ? "" : " or ") + m;
