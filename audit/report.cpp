@@ -134,4 +134,59 @@ std::string markdown_report(const json& doc) {
   return out;
 }
 
+namespace {
+
+// "chop, 2 guard bits", "rne", "chop, 6 columns + 40": a unit's headline in a table cell.
+std::string headline(const json& p, const char* unit) {
+  if (!p.contains(unit) || !p[unit].is_object()) return "";
+  const json& u = p[unit];
+  std::string s = value_text(u.value("rounding", json("?")));
+  if (u.value("method", "") == "reciprocal") s = "x * (1/y " + s + ")";
+  if (u.contains("guard_bits") && u["guard_bits"].is_number()) s += fmt::format(", {} guard bits", u["guard_bits"].dump());
+  if (u.contains("truncated_columns") && u["truncated_columns"].is_number())
+    s += fmt::format(", {} columns + {}", u["truncated_columns"].dump(), value_text(u.value("correction", json(0))));
+  return s;
+}
+
+std::string fused(const json& p, const char* unit) {
+  if (!p.contains(unit) || !p[unit].contains("fused")) return "?";
+  return p[unit]["fused"] == true ? "fused" : "unfused";
+}
+
+}  // namespace
+
+std::string results_table(const std::vector<json>& docs) {
+  std::string out =
+      "| device | driver | format | add | mul | div | fma() | a*b+c | subnormals in/out/transfer | validation |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n";
+  std::string mma;
+  for (const json& doc : docs) {
+    const json& dev = doc["device"];
+    const std::string id = str(dev, "id"), driver = str(dev, "driver");
+    const json scalar = doc["profile"].value("scalar", json::object());
+    for (const auto& [format, p] : scalar.items()) {
+      if (!p.is_object()) continue;
+      const json sub = p.value("subnormals", json::object());
+      const auto flush = [&](const char* k) { return sub.contains(k) ? sub[k].get<std::string>() : std::string("?"); };
+      const json v = p.value("validation", json::object());
+      out += fmt::format("| {} | {} | {}{} | {} | {} | {} | {} | {} | {}/{}/{} | {} |\n", id, driver, format,
+                         p.contains("registers") ? fmt::format(" (in {})", value_text(p["registers"])) : "",
+                         headline(p, "add"), headline(p, "mul"), headline(p, "div"), fused(p, "fma"), fused(p, "mad"),
+                         flush("input"), flush("output"), flush("transfer"),
+                         v.empty() ? std::string("none")
+                                   : fmt::format("{} mismatches in {}", v.value("mismatches", 0), v.value("cases", 0)));
+    }
+    for (const json& e : doc["profile"].value("mma", json::array())) {
+      const json v = e.value("validation", json::object());
+      mma += fmt::format("| {} | {} | {} | {} {} | {} |\n", id, driver, str(e, "config"), str(e, "algorithm"),
+                         e.value("parameters", json::object()).dump(),
+                         v.empty() ? std::string("none")
+                                   : fmt::format("{} mismatches in {} tiles", v.value("mismatches", 0), v.value("tiles", 0)));
+    }
+  }
+  if (!mma.empty())
+    out += "\n| device | driver | MMA configuration | identified model | validation |\n|---|---|---|---|---|\n" + mma;
+  return out;
+}
+
 }  // namespace gp::audit

@@ -4,10 +4,14 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace gp::audit {
 
 std::string text_report(const nlohmann::json& doc);
 std::string markdown_report(const nlohmann::json& doc);
+// One Markdown table of several results side by side (results/README.md): per device and format
+// the headline parameters of the inferred profile, per MMA configuration the identified model.
+std::string results_table(const std::vector<nlohmann::json>& docs);
 
 }  // namespace gp::audit

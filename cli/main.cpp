@@ -2,7 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/audit_command.hpp"
-#include "cli/compare_command.hpp"
+#include "cli/results_command.hpp"
 #include "cli/model_command.hpp"
 #include "cli/selfcheck.hpp"
 
@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   gp::cli::add_model_commands(app, exit_code);
   gp::cli::add_audit_commands(app, exit_code);
-  gp::cli::add_compare_command(app, exit_code);
+  gp::cli::add_results_commands(app, exit_code);
   gp::cli::add_selfcheck_command(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;

@@ -163,5 +163,19 @@ TEST(Compare, DifferencesAreNamedWithBothValues) {
   EXPECT_NE(md.find("| `profile.scalar.binary32.mul.correction` | 3 | 4 |"), std::string::npos) << md;
 }
 
+// The table of results/README.md: a row per device and format with the profile's headline.
+TEST(Reports, ResultsSideBySide) {
+  backends::ReferenceDevice r520 = builtin("ati-r520"), ieee = builtin("ieee-binary32");
+  const std::string t = audit::results_table({audit(r520, {}), audit(ieee, {})});
+  EXPECT_NE(t.find("| ref:ati-r520 | gpuparanoia reference model | binary32 | chop, 2 guard bits | chop, 9 columns + 3 | "
+                   "x * (1/y rz) | unfused | unfused |"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("| ref:ieee-binary32 | gpuparanoia reference model | binary32 | rne | rne | rne | fused | unfused | "
+                   "preserve/preserve/preserve | 0 mismatches in 10000 |"),
+            std::string::npos)
+      << t;
+}
+
 }  // namespace
 }  // namespace gp

@@ -1,4 +1,4 @@
-#include "cli/compare_command.hpp"
+#include "cli/results_command.hpp"
 
 #include <fmt/format.h>
 
@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "audit/compare.hpp"
+#include "audit/report.hpp"
 
 namespace gp::cli {
 
@@ -15,12 +16,12 @@ namespace {
 std::optional<nlohmann::json> read_result(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
-    fmt::print(stderr, "gpuparanoia compare: cannot open {}\n", path);
+    fmt::print(stderr, "gpuparanoia: cannot open {}\n", path);
     return std::nullopt;
   }
   nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("findings")) {
-    fmt::print(stderr, "gpuparanoia compare: {} is not a gpuparanoia result (JSON with \"findings\")\n", path);
+    fmt::print(stderr, "gpuparanoia: {} is not a gpuparanoia result (JSON with \"findings\")\n", path);
     return std::nullopt;
   }
   return doc;
@@ -28,7 +29,7 @@ std::optional<nlohmann::json> read_result(const std::string& path) {
 
 }  // namespace
 
-void add_compare_command(CLI::App& app, int& exit_code) {
+void add_results_commands(CLI::App& app, int& exit_code) {
   struct Args {
     std::string a, b;
     bool markdown = false;
@@ -47,6 +48,22 @@ void add_compare_command(CLI::App& app, int& exit_code) {
     const audit::Comparison c = audit::compare_results(*a, *b);
     fmt::print("{}", args->markdown ? audit::comparison_markdown(c) : audit::comparison_text(c));
     exit_code = c.differences.empty() ? 0 : 1;
+  });
+
+  auto files = std::make_shared<std::vector<std::string>>();
+  CLI::App* table = app.add_subcommand("table", "Show results side by side in one Markdown table");
+  table->add_option("FILE", *files, "Result JSON files")->required();
+  table->callback([files, &exit_code] {
+    std::vector<nlohmann::json> docs;
+    for (const std::string& f : *files) {
+      auto doc = read_result(f);
+      if (!doc) {
+        exit_code = 2;
+        return;
+      }
+      docs.push_back(std::move(*doc));
+    }
+    fmt::print("{}", audit::results_table(docs));
   });
 }
 
