@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -176,7 +177,14 @@ std::string results_table(const std::vector<json>& docs) {
                          v.empty() ? std::string("none")
                                    : fmt::format("{} mismatches in {}", v.value("mismatches", 0), v.value("cases", 0)));
     }
-    for (const json& e : doc["profile"].value("mma", json::array())) {
+    // Configurations the identification could not name are rows too, with its verdict.
+    const json identified = doc["profile"].value("mma", json::array());
+    for (const json& f : doc["findings"])
+      if (str(f, "probe") == "mma.identify" &&
+          std::none_of(identified.begin(), identified.end(), [&](const json& e) { return str(e, "config") == str(f, "config"); }))
+        mma += fmt::format("| {} | {} | {} | {} | none |\n", id, driver, str(f, "config"),
+                           str(f, "status") == "ok" ? str(f, "verdict") : str(f, "message"));
+    for (const json& e : identified) {
       const json v = e.value("validation", json::object());
       mma += fmt::format("| {} | {} | {} | {} {} | {} |\n", id, driver, str(e, "config"), str(e, "algorithm"),
                          e.value("parameters", json::object()).dump(),

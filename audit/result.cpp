@@ -40,16 +40,21 @@ std::string hex(std::uint64_t v, int bits) { return fmt::format("{:0{}x}", v, (b
 
 // Observations kept per finding in the document: enough to justify a verdict and to replay it;
 // a K = 64 configuration's probes make hundreds of 130-operand cases (megabytes of hex).
-constexpr std::size_t max_observations = 48;
+constexpr std::size_t max_observations = 48, max_predictions = 16;
 
 json to_json(const Finding& f) {
   json obs = json::array();
   for (const Observation& o : std::span(f.observations).first(std::min(f.observations.size(), max_observations))) {
     json inputs = json::array();
     for (std::uint64_t x : o.inputs) inputs.push_back(hex(x, o.input_bits));
+    // The hypotheses that the case refutes and those it leaves standing, up to max_predictions/2 of
+    // each: an adder probe weighs thousands of hypotheses on every case.
     json predictions = json::object();
-    for (const auto& [hypothesis, value] : o.predictions) predictions[hypothesis] = hex(value, o.output_bits);
+    std::size_t refuted = 0, standing = 0;
+    for (const auto& [hypothesis, value] : o.predictions)
+      if ((value == o.output ? standing : refuted)++ < max_predictions / 2) predictions[hypothesis] = hex(value, o.output_bits);
     json item = {{"inputs", inputs}, {"output", hex(o.output, o.output_bits)}, {"predictions", predictions}};
+    if (predictions.size() < o.predictions.size()) item["predictions_omitted"] = o.predictions.size() - predictions.size();
     if (!o.note.empty()) item["note"] = o.note;
     obs.push_back(std::move(item));
   }

@@ -3,6 +3,15 @@
 #include <algorithm>
 
 #include "backends/reference/reference_backend.hpp"
+#ifdef GPUPARANOIA_HAVE_OPENGL
+#include "backends/opengl/opengl_backend.hpp"
+#endif
+#ifdef GPUPARANOIA_HAVE_OPENCL
+#include "backends/opencl/opencl_backend.hpp"
+#endif
+#ifdef GPUPARANOIA_HAVE_VULKAN
+#include "backends/vulkan/vulkan_backend.hpp"
+#endif
 
 namespace gp::backends {
 
@@ -18,6 +27,15 @@ bool Capabilities::has(const model::Format& f) const {
 Expected<std::vector<std::unique_ptr<Backend>>> all_backends(const BackendOptions& options) {
   std::vector<std::unique_ptr<Backend>> v;
   v.push_back(std::make_unique<ReferenceBackend>(options.profile_files));
+#ifdef GPUPARANOIA_HAVE_OPENGL
+  v.push_back(std::make_unique<OpenGLBackend>());
+#endif
+#ifdef GPUPARANOIA_HAVE_OPENCL
+  v.push_back(std::make_unique<OpenClBackend>());
+#endif
+#ifdef GPUPARANOIA_HAVE_VULKAN
+  v.push_back(std::make_unique<VulkanBackend>());
+#endif
   return v;
 }
 

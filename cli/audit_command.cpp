@@ -70,6 +70,7 @@ int list_devices(const std::vector<std::string>& profile_files) {
     for (const model::Format* f : c.formats) formats += (formats.empty() ? "" : " ") + std::string(f->name);
     fmt::print("{:<36} {}\n", i.id, i.name);
     if (!i.driver.empty() || !i.api.empty()) fmt::print("{:<36} driver {}, api {}\n", "", i.driver, i.api);
+    if (!i.description.empty()) fmt::print("{:<36} {}\n", "", i.description);
     if (!formats.empty()) fmt::print("{:<36} scalar: {}\n", "", formats);
     for (const auto& m : c.mma)
       fmt::print("{:<36} mma: {}{}\n", "", m.name(), m.instruction.empty() ? "" : " (" + m.instruction + ")");

@@ -1,0 +1,95 @@
+// The OpenCL backend (DESIGN.md section 5): every device of every platform the ICD loader finds
+// (PoCL, rusticl, Clover, vendor drivers), through the C++ bindings.
+//
+// Each device appears three times, as builds of its programs with different compiler options, so
+// that the report of each shows what the flag changes:
+//   opencl:<platform>:<n>                     no build options
+//   opencl:<platform>:<n>+denorms-are-zero    -cl-denorms-are-zero
+//   opencl:<platform>:<n>+fast-relaxed-math   -cl-fast-relaxed-math
+// Kernels come from kernel_source() (backends/kernel_source.hpp), FP_CONTRACT OFF but for `mad`;
+// each (device, variant, source) is built once. Every OpenCL error becomes an Error naming the call
+// and the code; a build failure carries the build log.
+//
+// rusticl lists its devices only when RUSTICL_ENABLE names its drivers: when the variable is unset,
+// enumerate() sets it to "llvmpipe" before the first OpenCL call (a user's own value is kept).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CL/opencl.hpp>
+
+#include "backends/device.hpp"
+
+namespace gp::backends {
+
+// A build of a device's programs: the id suffix and the compiler options.
+struct OpenClVariant {
+  std::string suffix;   // "", "+denorms-are-zero", "+fast-relaxed-math"
+  std::string options;  // "", "-cl-denorms-are-zero", "-cl-fast-relaxed-math"
+};
+
+// What the variants of one device share: its context, queue and limits.
+struct OpenClContext {
+  // A context and an in-order queue on the device; `cap` (non-zero) lowers the buffer limit.
+  // Throws cl::Error.
+  static std::shared_ptr<const OpenClContext> create(const cl::Device& device, std::uint64_t cap = 0);
+
+  cl::Device device;
+  cl::Context context;
+  cl::CommandQueue queue;
+  std::uint64_t max_buffer_bytes = 0;  // CL_DEVICE_MAX_MEM_ALLOC_SIZE, or a lower cap
+  int local_size = 0;                  // work-group size asked for (a kernel may allow less)
+};
+
+class OpenClDevice final : public Device {
+ public:
+  // Queries the device; throws cl::Error (enumerate() reports it).
+  OpenClDevice(std::shared_ptr<const OpenClContext> cl, const cl::Platform& platform, std::size_t platform_index,
+               std::size_t device_index, OpenClVariant variant);
+  const DeviceInfo& info() const override { return info_; }
+  const Capabilities& caps() const override { return caps_; }
+  Expected<std::vector<std::uint64_t>> scalar(const ScalarBatch& batch) override;
+  Expected<std::vector<std::uint64_t>> mma(const MmaBatch& batch) override;
+  // Programs built so far (failed builds included): one per kernel source.
+  std::size_t programs_built() const { return kernels_.size(); }
+
+ private:
+  Expected<cl::Kernel> kernel_for(const Expr& e);
+  std::vector<std::uint64_t> run(cl::Kernel& kernel, const Expr& e, std::span<const std::uint64_t> operands);
+
+  std::shared_ptr<const OpenClContext> cl_;
+  OpenClVariant variant_;
+  DeviceInfo info_;
+  Capabilities caps_;
+  std::map<std::string, Expected<cl::Kernel>> kernels_;  // by kernel source
+};
+
+class OpenClBackend final : public Backend {
+ public:
+  struct Options {
+    // Caps the bytes of a batch's buffers below the device's limit (0: the device's), so that
+    // tests can make a batch split.
+    std::uint64_t max_buffer_bytes = 0;
+  };
+  explicit OpenClBackend(Options options);
+  OpenClBackend() : OpenClBackend(Options{}) {}
+  std::string name() const override { return "opencl"; }
+  // Every device of every platform, in each variant. A platform or device that fails is noted in
+  // problems(); an Error when no device at all is found, with every reason.
+  Expected<std::vector<std::unique_ptr<Device>>> enumerate() override;
+  // The platforms and devices the last enumerate() skipped, and why ("platform 2 (Clover): no device").
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  Options options_;
+  std::vector<std::string> problems_;
+};
+
+// The name of an OpenCL error code: "CL_BUILD_PROGRAM_FAILURE", or "error -9999" when unknown.
+std::string opencl_error_name(cl_int code);
+
+}  // namespace gp::backends

@@ -1,0 +1,180 @@
+#include "backends/opengl/opengl_backend.hpp"
+
+#include <epoxy/gl.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "backends/kernel_source.hpp"
+#include "backends/opengl/egl_context.hpp"
+
+namespace gp::backends {
+
+namespace {
+
+std::string gl_string(GLenum name) {
+  const GLubyte* s = glGetString(name);
+  return s ? reinterpret_cast<const char*>(s) : "";
+}
+
+std::string gl_error_name(GLenum e) {
+  switch (e) {
+    case GL_INVALID_ENUM: return "GL_INVALID_ENUM";
+    case GL_INVALID_VALUE: return "GL_INVALID_VALUE";
+    case GL_INVALID_OPERATION: return "GL_INVALID_OPERATION";
+    case GL_OUT_OF_MEMORY: return "GL_OUT_OF_MEMORY";
+    case GL_CONTEXT_LOST: return "GL_CONTEXT_LOST";
+    default: return fmt::format("GL error {:#x}", e);
+  }
+}
+
+// The info log of a shader or a program.
+template <class GetIv, class GetLog>
+std::string info_log(GLuint object, GetIv get_iv, GetLog get_log) {
+  GLint size = 0;
+  get_iv(object, GL_INFO_LOG_LENGTH, &size);
+  std::string log(std::size_t(std::max(size, 1)), '\0');
+  GLsizei written = 0;
+  get_log(object, GLsizei(log.size()), &written, log.data());
+  log.resize(std::size_t(std::max(written, 0)));
+  return log;
+}
+
+}  // namespace
+
+OpenGLDevice::OpenGLDevice(std::string id, std::unique_ptr<EglContext> context) : context_(std::move(context)) {
+  info_.id = std::move(id);
+  info_.backend = "opengl";
+  info_.description = context_->route();
+  const CurrentContext current(*context_);
+  if (!current.error().empty()) {
+    info_.description += "; " + current.error();  // no formats: every probe reports unsupported with this
+    return;
+  }
+  info_.name = gl_string(GL_RENDERER);
+  info_.vendor = gl_string(GL_VENDOR);
+  info_.driver = gl_string(GL_VERSION);
+  const int version = epoxy_gl_version();
+  info_.api = fmt::format("OpenGL {}.{} core, GLSL {}", version / 10, version % 10,
+                          gl_string(GL_SHADING_LANGUAGE_VERSION));
+  caps_.formats.push_back(&model::binary32);
+  // Doubles are core since GL 4.0 (GL_ARB_gpu_shader_fp64 before it).
+  if ((version >= 40 || epoxy_has_gl_extension("GL_ARB_gpu_shader_fp64")) &&
+      language_has(Language::glsl_opengl, model::binary64))
+    caps_.formats.push_back(&model::binary64);
+  GLint size = 0, invocations = 0, groups = 0;
+  GLint64 block = 0;
+  glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_SIZE, 0, &size);
+  glGetIntegerv(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS, &invocations);
+  glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_COUNT, 0, &groups);
+  glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &block);
+  local_size_ = std::max(1, std::min({64, size, invocations}));
+  max_groups_ = std::uint64_t(std::max(groups, 1));
+  max_block_bytes_ = std::uint64_t(std::max<GLint64>(block, 8));
+  glGenBuffers(2, buffers_);
+}
+
+// The context's programs and buffers go with it.
+OpenGLDevice::~OpenGLDevice() = default;
+
+std::size_t OpenGLDevice::max_dispatch_tuples(const Expr& e) const {
+  const std::uint64_t in_bytes = 4u * std::uint64_t(e.inputs) * std::uint64_t(words_per_value(*e.input_format));
+  const std::uint64_t out_bytes = 4u * std::uint64_t(words_per_value(*e.output_format));
+  const std::uint64_t n = std::min({max_groups_ * std::uint64_t(local_size_), max_block_bytes_ / in_bytes,
+                                    max_block_bytes_ / out_bytes, std::uint64_t(std::numeric_limits<GLuint>::max())});
+  return std::size_t(std::max<std::uint64_t>(n, 1));
+}
+
+Expected<std::vector<std::uint64_t>> OpenGLDevice::scalar(const ScalarBatch& batch) {
+  const Expr& e = *batch.expr;
+  if (const std::string why = e.check(); !why.empty()) return Error{why};
+  for (const model::Format* f : e.formats())
+    if (!caps_.has(*f)) return Error{fmt::format("{} does not compute in {}", info_.id, f->name)};
+  auto source = kernel_source(e, Language::glsl_opengl, local_size_);
+  if (!source) return source.error();
+  return run_kernel(*source, batch);
+}
+
+Expected<std::vector<std::uint64_t>> OpenGLDevice::run_kernel(const std::string& source, const ScalarBatch& batch) {
+  const Expr& e = *batch.expr;
+  if (const std::string why = e.check(); !why.empty()) return Error{why};
+  const std::size_t inputs = std::size_t(e.inputs);
+  if (batch.operands.size() % inputs != 0) return Error{"operand count is not a multiple of the inputs"};
+  const std::size_t n = batch.operands.size() / inputs;
+  if (n == 0) return std::vector<std::uint64_t>{};
+  const CurrentContext current(*context_);
+  if (!current.error().empty()) return Error{info_.id + ": " + current.error()};
+  // An error left by an earlier failed call is not this call's (GL_CONTEXT_LOST may repeat: bounded).
+  for (int i = 0; i < 8 && glGetError() != GL_NO_ERROR; ++i) {
+  }
+  auto program_id = program(source);
+  if (!program_id) return Error{fmt::format("{}: the kernel of '{}': {}", info_.id, e.to_string(), program_id.error().message)};
+  const std::size_t in_words = inputs * std::size_t(words_per_value(*e.input_format));
+  const std::size_t out_words = std::size_t(words_per_value(*e.output_format));
+  const std::vector<std::uint32_t> words = to_words(*e.input_format, batch.operands);
+  std::vector<std::uint32_t> results(n * out_words);
+  const std::size_t chunk = max_dispatch_tuples(e), local = std::size_t(local_size_);
+  glUseProgram(*program_id);
+  // One upload, dispatch and read-back per chunk, so base stays 0 and each chunk fits both limits.
+  glUniform1ui(0, 0);
+  for (std::size_t first = 0; first < n; first += chunk) {
+    const std::size_t m = std::min(chunk, n - first);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffers_[0]);
+    glBufferData(GL_SHADER_STORAGE_BUFFER, GLsizeiptr(m * in_words * 4), &words[first * in_words], GL_STREAM_DRAW);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffers_[1]);
+    glBufferData(GL_SHADER_STORAGE_BUFFER, GLsizeiptr(m * out_words * 4), nullptr, GL_STREAM_READ);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, buffers_[0]);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, buffers_[1]);
+    glUniform1ui(1, GLuint(m));
+    glDispatchCompute(GLuint((m + local - 1) / local), 1, 1);
+    glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+    glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, GLsizeiptr(m * out_words * 4), &results[first * out_words]);
+    if (const GLenum error = glGetError(); error != GL_NO_ERROR)
+      return Error{fmt::format("{}: {} running '{}' on tuples {} to {}", info_.id, gl_error_name(error), e.to_string(),
+                               first, first + m - 1)};
+  }
+  return from_words(*e.output_format, results);
+}
+
+Expected<std::uint32_t> OpenGLDevice::program(const std::string& source) {
+  if (const auto it = programs_.find(source); it != programs_.end()) return it->second;
+  const GLuint shader = glCreateShader(GL_COMPUTE_SHADER);
+  const char* text = source.c_str();
+  glShaderSource(shader, 1, &text, nullptr);
+  glCompileShader(shader);
+  GLint ok = 0;
+  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+  if (!ok) {
+    const std::string log = info_log(shader, glGetShaderiv, glGetShaderInfoLog);
+    glDeleteShader(shader);
+    return Error{"GLSL compilation failed: " + log};
+  }
+  const GLuint p = glCreateProgram();
+  glAttachShader(p, shader);
+  glLinkProgram(p);
+  glDeleteShader(shader);
+  glGetProgramiv(p, GL_LINK_STATUS, &ok);
+  if (!ok) {
+    const std::string log = info_log(p, glGetProgramiv, glGetProgramInfoLog);
+    glDeleteProgram(p);
+    return Error{"GLSL link failed: " + log};
+  }
+  programs_.emplace(source, p);
+  return p;
+}
+
+Expected<std::vector<std::uint64_t>> OpenGLDevice::mma(const MmaBatch&) {
+  return Error{"OpenGL has no cooperative-matrix operations"};
+}
+
+Expected<std::vector<std::unique_ptr<Device>>> OpenGLBackend::enumerate() {
+  auto contexts = headless_contexts();
+  if (!contexts) return contexts.error();
+  std::vector<std::unique_ptr<Device>> devices;
+  for (auto& c : *contexts)
+    devices.push_back(std::make_unique<OpenGLDevice>("opengl:" + std::to_string(devices.size()), std::move(c)));
+  return devices;
+}
+
+}  // namespace gp::backends

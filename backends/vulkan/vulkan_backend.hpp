@@ -1,0 +1,71 @@
+// The Vulkan backend (DESIGN.md section 5): every physical device the loader finds, as `vulkan:<n>`
+// in the loader's order.
+//
+// Scalar batches run the expression as a GLSL compute shader (kernel_source(), `precise` on every
+// node so that SPIR-V carries NoContraction), compiled to SPIR-V by glslang at run time; each
+// (kernel source, float-control mode) is compiled once per device. binary32 always; binary16 where
+// the device offers shaderFloat16, binary64 where it offers shaderFloat64.
+//
+// Float controls (VK_KHR_shader_float_controls): caps().float_controls holds what the device claims.
+// For each mode it claims for some width, a variant device `vulkan:<n>+<mode>` (rte, rtz,
+// denorm-preserve, denorm-flush, signed-zero-inf-nan-preserve) requests that mode in every kernel,
+// for each width the kernel computes in, and lists only the formats the mode is claimed for: its
+// report shows what the mode does beside the claim. `vulkan:<n>` requests nothing.
+//
+// MMA batches (VK_KHR_cooperative_matrix) run the configurations that
+// vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR lists with subgroup scope and floating-point
+// types (float16, float32, float64, bfloat16, float8 e4m3/e5m2), one tile per workgroup of one full
+// subgroup, the module from coopmat_module(). Integer configurations are named in the description
+// only: the model has no integer formats. Variants have no MMA configurations.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/device.hpp"
+
+namespace gp::backends {
+
+namespace vulkan {
+struct Gpu;
+struct FloatControlMode;
+}  // namespace vulkan
+
+class VulkanDevice final : public Device {
+ public:
+  // `mode`: the float-control mode every kernel requests, or none.
+  VulkanDevice(std::shared_ptr<vulkan::Gpu> gpu, std::size_t index, const vulkan::FloatControlMode* mode);
+  const DeviceInfo& info() const override { return info_; }
+  const Capabilities& caps() const override { return caps_; }
+  Expected<std::vector<std::uint64_t>> scalar(const ScalarBatch& batch) override;
+  Expected<std::vector<std::uint64_t>> mma(const MmaBatch& batch) override;
+
+ private:
+  std::shared_ptr<vulkan::Gpu> gpu_;
+  const vulkan::FloatControlMode* mode_;
+  DeviceInfo info_;
+  Capabilities caps_;
+};
+
+class VulkanBackend final : public Backend {
+ public:
+  struct Options {
+    // Lower the device's limits (0: the device's own), so that tests can make a batch split into
+    // several buffers (maxStorageBufferRange) or dispatches (maxComputeWorkGroupCount[0]).
+    std::uint64_t max_buffer_bytes = 0;
+    std::uint32_t max_workgroups = 0;
+  };
+  explicit VulkanBackend(Options options) : options_(options) {}
+  VulkanBackend() : VulkanBackend(Options{}) {}
+  std::string name() const override { return "vulkan"; }
+  // Every device and its float-control variants; an Error when there is no loader, no driver or
+  // no device, with the reason.
+  Expected<std::vector<std::unique_ptr<Device>>> enumerate() override;
+
+ private:
+  Options options_;
+};
+
+}  // namespace gp::backends

@@ -1,0 +1,425 @@
+#include "backends/vulkan/vulkan_context.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace gp::backends::vulkan {
+
+namespace {
+
+// A dispatch still running after this long is taken for a hung device.
+constexpr std::uint64_t kFenceTimeoutNs = 120'000'000'000ull;
+// The largest buffer of a run: bigger batches go in several chunks, whatever the device allows.
+constexpr VkDeviceSize kMaxBufferBytes = VkDeviceSize(256) << 20;
+
+// A Vulkan struct with its type set and every other member zero.
+template <class T>
+T make(VkStructureType type) {
+  T t{};
+  t.sType = type;
+  return t;
+}
+
+// Links s at the end of a pNext chain (`next` points at the last pNext) where `present`.
+template <class T>
+void append(void**& next, bool present, T& s) {
+  if (!present) return;
+  *next = &s;
+  next = &s.pNext;
+}
+
+Error error(const char* call, VkResult r) { return Error{std::string(call) + " failed: " + result_name(r)}; }
+
+}  // namespace
+
+std::string result_name(VkResult r) {
+  switch (r) {
+    case VK_SUCCESS: return "VK_SUCCESS";
+    case VK_TIMEOUT: return "VK_TIMEOUT";
+    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
+    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
+    case VK_ERROR_INVALID_SHADER_NV: return "VK_ERROR_INVALID_SHADER_NV";
+    case VK_ERROR_OUT_OF_POOL_MEMORY: return "VK_ERROR_OUT_OF_POOL_MEMORY";
+    default: return "VkResult " + std::to_string(int(r));
+  }
+}
+
+// ---- Instance ----
+
+Expected<std::shared_ptr<Instance>> Instance::create() {
+  std::uint32_t version = VK_API_VERSION_1_0;
+  if (const VkResult r = vkEnumerateInstanceVersion(&version); r != VK_SUCCESS) return error("vkEnumerateInstanceVersion", r);
+  if (version < VK_API_VERSION_1_1) return Error{"the Vulkan loader offers only Vulkan 1.0; the backend needs 1.1"};
+  auto app = make<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
+  app.pApplicationName = "gpuparanoia";
+  app.apiVersion = std::min<std::uint32_t>(version, VK_API_VERSION_1_3);
+  auto info = make<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
+  info.pApplicationInfo = &app;
+  VkInstance instance = VK_NULL_HANDLE;
+  if (const VkResult r = vkCreateInstance(&info, nullptr, &instance); r != VK_SUCCESS) {
+    if (r == VK_ERROR_INCOMPATIBLE_DRIVER) return Error{"no Vulkan driver is installed (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)"};
+    return error("vkCreateInstance", r);
+  }
+  return std::shared_ptr<Instance>(new Instance(instance, app.apiVersion));
+}
+
+Instance::~Instance() { vkDestroyInstance(instance_, nullptr); }
+
+Expected<std::vector<VkPhysicalDevice>> Instance::physical_devices() const {
+  std::uint32_t n = 0;
+  if (const VkResult r = vkEnumeratePhysicalDevices(instance_, &n, nullptr); r != VK_SUCCESS)
+    return error("vkEnumeratePhysicalDevices", r);
+  std::vector<VkPhysicalDevice> devices(n);
+  if (const VkResult r = vkEnumeratePhysicalDevices(instance_, &n, devices.data()); r != VK_SUCCESS && r != VK_INCOMPLETE)
+    return error("vkEnumeratePhysicalDevices", r);
+  devices.resize(n);
+  if (devices.empty()) return Error{"the Vulkan loader found no device (no driver installed, such as Mesa's lavapipe)"};
+  return devices;
+}
+
+// ---- Device facts ----
+
+VkPhysicalDeviceFeatures2* Features::link() {
+  core.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  v11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+  v12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  v13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
+  coopmat.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
+  bfloat16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR;
+  float8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT8_FEATURES_EXT;
+  void** next = &core.pNext;
+  append(next, has_v12, v11);  // the Vulkan11 struct exists from Vulkan 1.2 on
+  append(next, has_v12, v12);
+  append(next, has_v13, v13);
+  append(next, has_coopmat, coopmat);
+  append(next, has_bfloat16, bfloat16);
+  append(next, has_float8, float8);
+  *next = nullptr;
+  return &core;
+}
+
+bool DeviceFacts::has_extension(std::string_view name) const {
+  return std::find(extensions.begin(), extensions.end(), name) != extensions.end();
+}
+
+Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice physical) {
+  DeviceFacts f;
+  f.physical = physical;
+  vkGetPhysicalDeviceProperties(physical, &f.properties);
+  f.api_version = std::min(f.properties.apiVersion, instance.api_version());
+  if (f.api_version < VK_API_VERSION_1_1)
+    return Error{std::string(f.properties.deviceName) + " offers only Vulkan 1.0; the backend needs 1.1"};
+
+  std::uint32_t n = 0;
+  if (const VkResult r = vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, nullptr); r != VK_SUCCESS)
+    return error("vkEnumerateDeviceExtensionProperties", r);
+  std::vector<VkExtensionProperties> extensions(n);
+  if (const VkResult r = vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, extensions.data());
+      r != VK_SUCCESS && r != VK_INCOMPLETE)
+    return error("vkEnumerateDeviceExtensionProperties", r);
+  for (std::uint32_t i = 0; i < n; ++i) f.extensions.emplace_back(extensions[i].extensionName);
+
+  const bool v12 = f.api_version >= VK_API_VERSION_1_2, v13 = f.api_version >= VK_API_VERSION_1_3;
+  f.features.has_v12 = v12;
+  f.features.has_v13 = v13;
+  f.features.has_coopmat = f.has_extension(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  f.features.has_bfloat16 = f.has_extension(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
+  f.features.has_float8 = f.has_extension(VK_EXT_SHADER_FLOAT8_EXTENSION_NAME);
+  vkGetPhysicalDeviceFeatures2(physical, f.features.link());
+
+  auto properties = make<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
+  auto subgroup = make<VkPhysicalDeviceSubgroupProperties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES);
+  auto float_controls = make<VkPhysicalDeviceFloatControlsProperties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES);
+  auto coopmat = make<VkPhysicalDeviceCooperativeMatrixPropertiesKHR>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR);
+  f.driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+  f.subgroup_size_control.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES;
+  void** next = &properties.pNext;
+  append(next, true, subgroup);
+  append(next, v12, f.driver);
+  append(next, v12, float_controls);
+  append(next, v13, f.subgroup_size_control);
+  append(next, f.features.has_coopmat, coopmat);
+  *next = nullptr;
+  vkGetPhysicalDeviceProperties2(physical, &properties);
+  f.subgroup_size = subgroup.subgroupSize;
+  if (v12) f.float_controls = float_controls;
+  // The structs outlive the chain: no pointer into this frame is kept.
+  if (f.float_controls) f.float_controls->pNext = nullptr;
+  f.driver.pNext = f.subgroup_size_control.pNext = nullptr;
+
+  if (f.features.has_coopmat) {
+    f.coopmat_stages = coopmat.cooperativeMatrixSupportedStages;
+    const auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+        vkGetInstanceProcAddr(instance.handle(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+    if (!get) return Error{"VK_KHR_cooperative_matrix is offered but vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR is missing"};
+    if (const VkResult r = get(physical, &n, nullptr); r != VK_SUCCESS)
+      return error("vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", r);
+    f.coopmat.assign(n, make<VkCooperativeMatrixPropertiesKHR>(VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR));
+    if (const VkResult r = get(physical, &n, f.coopmat.data()); r != VK_SUCCESS && r != VK_INCOMPLETE)
+      return error("vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", r);
+    f.coopmat.resize(n);
+  }
+
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> families(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, families.data());
+  const auto compute = std::find_if(families.begin(), families.end(),
+                                    [](const VkQueueFamilyProperties& q) { return q.queueFlags & VK_QUEUE_COMPUTE_BIT; });
+  if (compute == families.end()) return Error{std::string(f.properties.deviceName) + " has no compute queue"};
+  f.queue_family = std::uint32_t(compute - families.begin());
+  return f;
+}
+
+// ---- Buffers and pipelines ----
+
+Buffer::Buffer(Buffer&& o) noexcept : device_(o.device_), buffer_(o.buffer_), memory_(o.memory_), data_(o.data_) {
+  o.buffer_ = VK_NULL_HANDLE;
+  o.memory_ = VK_NULL_HANDLE;
+}
+
+Buffer::~Buffer() {
+  vkDestroyBuffer(device_, buffer_, nullptr);
+  vkFreeMemory(device_, memory_, nullptr);
+}
+
+Pipeline::~Pipeline() {
+  vkDestroyDescriptorPool(device, pool, nullptr);
+  vkDestroyPipeline(device, pipeline, nullptr);
+  vkDestroyPipelineLayout(device, layout, nullptr);
+  vkDestroyDescriptorSetLayout(device, set_layout, nullptr);
+  vkDestroyShaderModule(device, module, nullptr);
+}
+
+// ---- Context ----
+
+Expected<std::unique_ptr<Context>> Context::create(std::shared_ptr<Instance> instance, const DeviceFacts& facts,
+                                                   Features enable, const std::vector<const char*>& extensions) {
+  std::unique_ptr<Context> c(new Context(std::move(instance), facts));
+  const float priority = 1.0f;
+  auto queue = make<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
+  queue.queueFamilyIndex = facts.queue_family;
+  queue.queueCount = 1;
+  queue.pQueuePriorities = &priority;
+  auto info = make<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
+  info.pNext = enable.link();
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &queue;
+  info.enabledExtensionCount = std::uint32_t(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+  if (const VkResult r = vkCreateDevice(facts.physical, &info, nullptr, &c->device_); r != VK_SUCCESS)
+    return error("vkCreateDevice", r);
+  vkGetDeviceQueue(c->device_, facts.queue_family, 0, &c->queue_);
+  auto pool = make<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
+  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool.queueFamilyIndex = facts.queue_family;
+  if (const VkResult r = vkCreateCommandPool(c->device_, &pool, nullptr, &c->command_pool_); r != VK_SUCCESS)
+    return error("vkCreateCommandPool", r);
+  auto alloc = make<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
+  alloc.commandPool = c->command_pool_;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  if (const VkResult r = vkAllocateCommandBuffers(c->device_, &alloc, &c->commands_); r != VK_SUCCESS)
+    return error("vkAllocateCommandBuffers", r);
+  auto fence = make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
+  if (const VkResult r = vkCreateFence(c->device_, &fence, nullptr, &c->fence_); r != VK_SUCCESS)
+    return error("vkCreateFence", r);
+  return c;
+}
+
+Context::~Context() {
+  if (!device_) return;
+  vkDeviceWaitIdle(device_);
+  pipelines_.clear();
+  vkDestroyFence(device_, fence_, nullptr);
+  vkDestroyCommandPool(device_, command_pool_, nullptr);
+  vkDestroyDevice(device_, nullptr);
+}
+
+std::optional<Error> Context::failed(const char* call, VkResult r) {
+  if (r == VK_ERROR_DEVICE_LOST || r == VK_TIMEOUT)
+    lost_ = std::string(call) + (r == VK_TIMEOUT ? " timed out: the device hangs" : " reported VK_ERROR_DEVICE_LOST");
+  return error(call, r);
+}
+
+Expected<Buffer> Context::buffer(VkDeviceSize bytes) {
+  Buffer b(device_);
+  auto info = make<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
+  info.size = bytes;
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  if (const VkResult r = vkCreateBuffer(device_, &info, nullptr, &b.buffer_); r != VK_SUCCESS) return error("vkCreateBuffer", r);
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device_, b.buffer_, &req);
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(facts_.physical, &mem);
+  // Host-visible and coherent, cached where offered: the host writes operands and reads results.
+  const VkMemoryPropertyFlags need = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  std::optional<std::uint32_t> type;
+  for (std::uint32_t i = 0; i < mem.memoryTypeCount; ++i) {
+    const VkMemoryPropertyFlags flags = mem.memoryTypes[i].propertyFlags;
+    if (!(req.memoryTypeBits & (1u << i)) || (flags & need) != need) continue;
+    const bool cached = flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    if (!type || cached) type = i;
+    if (cached) break;
+  }
+  if (!type) return Error{"the device has no host-visible coherent memory for storage buffers"};
+  auto alloc = make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = *type;
+  if (const VkResult r = vkAllocateMemory(device_, &alloc, nullptr, &b.memory_); r != VK_SUCCESS) return error("vkAllocateMemory", r);
+  if (const VkResult r = vkBindBufferMemory(device_, b.buffer_, b.memory_, 0); r != VK_SUCCESS) return error("vkBindBufferMemory", r);
+  void* data = nullptr;
+  if (const VkResult r = vkMapMemory(device_, b.memory_, 0, VK_WHOLE_SIZE, 0, &data); r != VK_SUCCESS) return error("vkMapMemory", r);
+  b.data_ = static_cast<std::byte*>(data);
+  return b;
+}
+
+Expected<std::unique_ptr<Pipeline>> Context::make_pipeline(std::span<const std::uint32_t> spirv,
+                                                           const PipelineOptions& options) {
+  auto p = std::make_unique<Pipeline>(device_);
+  p->bindings = options.bindings;
+  auto module = make<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
+  module.codeSize = spirv.size_bytes();
+  module.pCode = spirv.data();
+  if (const VkResult r = vkCreateShaderModule(device_, &module, nullptr, &p->module); r != VK_SUCCESS)
+    return error("vkCreateShaderModule", r);
+  std::vector<VkDescriptorSetLayoutBinding> bindings(options.bindings);
+  for (std::uint32_t i = 0; i < options.bindings; ++i)
+    bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  auto set_layout = make<VkDescriptorSetLayoutCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
+  set_layout.bindingCount = options.bindings;
+  set_layout.pBindings = bindings.data();
+  if (const VkResult r = vkCreateDescriptorSetLayout(device_, &set_layout, nullptr, &p->set_layout); r != VK_SUCCESS)
+    return error("vkCreateDescriptorSetLayout", r);
+  const VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, 2 * sizeof(std::uint32_t)};
+  auto layout = make<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
+  layout.setLayoutCount = 1;
+  layout.pSetLayouts = &p->set_layout;
+  layout.pushConstantRangeCount = 1;
+  layout.pPushConstantRanges = &range;
+  if (const VkResult r = vkCreatePipelineLayout(device_, &layout, nullptr, &p->layout); r != VK_SUCCESS)
+    return error("vkCreatePipelineLayout", r);
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup{
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO, nullptr, options.required_subgroup_size};
+  auto info = make<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
+  info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  info.stage.pNext = options.required_subgroup_size ? &subgroup : nullptr;
+  info.stage.flags = options.full_subgroups ? VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT : 0;
+  info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  info.stage.module = p->module;
+  info.stage.pName = "main";
+  info.layout = p->layout;
+  if (const VkResult r = vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &p->pipeline); r != VK_SUCCESS)
+    return error("vkCreateComputePipelines", r);
+  const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, options.bindings};
+  auto pool = make<VkDescriptorPoolCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
+  pool.maxSets = 1;
+  pool.poolSizeCount = 1;
+  pool.pPoolSizes = &size;
+  if (const VkResult r = vkCreateDescriptorPool(device_, &pool, nullptr, &p->pool); r != VK_SUCCESS)
+    return error("vkCreateDescriptorPool", r);
+  auto set = make<VkDescriptorSetAllocateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
+  set.descriptorPool = p->pool;
+  set.descriptorSetCount = 1;
+  set.pSetLayouts = &p->set_layout;
+  if (const VkResult r = vkAllocateDescriptorSets(device_, &set, &p->set); r != VK_SUCCESS)
+    return error("vkAllocateDescriptorSets", r);
+  return p;
+}
+
+Expected<const Pipeline*> Context::pipeline(const std::string& key,
+                                            const std::function<Expected<std::vector<std::uint32_t>>()>& spirv,
+                                            const PipelineOptions& options) {
+  if (lost_) return Error{*lost_};
+  if (const auto it = pipelines_.find(key); it != pipelines_.end()) return it->second.get();
+  auto module = spirv();
+  if (!module) return module.error();
+  auto p = make_pipeline(*module, options);
+  if (!p) return p.error();
+  return pipelines_.emplace(key, std::move(*p)).first->second.get();
+}
+
+std::optional<Error> Context::run(const Pipeline& pipeline, std::span<const Binding> bindings, std::size_t items,
+                                  std::uint32_t per_group) {
+  if (lost_) return Error{*lost_};
+  if (bindings.size() != pipeline.bindings) return Error{"the run's buffers do not match the pipeline's bindings"};
+  if (items == 0) return std::nullopt;
+  const VkDeviceSize largest = std::min<VkDeviceSize>(facts_.properties.limits.maxStorageBufferRange, kMaxBufferBytes);
+  std::size_t chunk = items;
+  for (const Binding& b : bindings) chunk = std::min<std::size_t>(chunk, largest / b.item_bytes);
+  if (chunk == 0) return Error{"one item needs more than the largest storage buffer of the device"};
+  std::vector<Buffer> buffers;
+  buffers.reserve(bindings.size());
+  for (const Binding& b : bindings) {
+    auto made = buffer(chunk * b.item_bytes);
+    if (!made) return made.error();
+    buffers.push_back(std::move(*made));
+  }
+  for (std::size_t first = 0; first < items; first += chunk) {
+    const std::size_t n = std::min(chunk, items - first);
+    for (std::size_t i = 0; i < bindings.size(); ++i)
+      if (!bindings[i].input.empty())
+        std::memcpy(buffers[i].data(), bindings[i].input.data() + first * bindings[i].item_bytes, n * bindings[i].item_bytes);
+    if (auto e = submit(pipeline, buffers, n, per_group)) return e;
+    for (std::size_t i = 0; i < bindings.size(); ++i)
+      if (!bindings[i].output.empty())
+        std::memcpy(bindings[i].output.data() + first * bindings[i].item_bytes, buffers[i].data(), n * bindings[i].item_bytes);
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> Context::submit(const Pipeline& pipeline, std::span<const Buffer> buffers, std::size_t items,
+                                     std::uint32_t per_group) {
+  std::vector<VkDescriptorBufferInfo> infos;
+  std::vector<VkWriteDescriptorSet> writes;
+  infos.reserve(buffers.size());
+  for (const Buffer& b : buffers) infos.push_back({b.handle(), 0, VK_WHOLE_SIZE});
+  for (std::uint32_t i = 0; i < infos.size(); ++i) {
+    auto w = make<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
+    w.dstSet = pipeline.set;
+    w.dstBinding = i;
+    w.descriptorCount = 1;
+    w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    w.pBufferInfo = &infos[i];
+    writes.push_back(w);
+  }
+  vkUpdateDescriptorSets(device_, std::uint32_t(writes.size()), writes.data(), 0, nullptr);
+
+  if (const VkResult r = vkResetCommandBuffer(commands_, 0); r != VK_SUCCESS) return failed("vkResetCommandBuffer", r);
+  auto begin = make<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  if (const VkResult r = vkBeginCommandBuffer(commands_, &begin); r != VK_SUCCESS) return failed("vkBeginCommandBuffer", r);
+  vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
+  vkCmdBindDescriptorSets(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1, &pipeline.set, 0, nullptr);
+  // Dispatches of at most maxComputeWorkGroupCount[0] workgroups; each writes its own items.
+  const std::size_t per_dispatch = std::size_t(facts_.properties.limits.maxComputeWorkGroupCount[0]) * per_group;
+  for (std::size_t base = 0; base < items; base += per_dispatch) {
+    const std::uint32_t range[2] = {std::uint32_t(base), std::uint32_t(std::min(per_dispatch, items - base))};
+    vkCmdPushConstants(commands_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof range, range);
+    vkCmdDispatch(commands_, (range[1] + per_group - 1) / per_group, 1, 1);
+  }
+  auto barrier = make<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(commands_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0,
+                       nullptr, 0, nullptr);
+  if (const VkResult r = vkEndCommandBuffer(commands_); r != VK_SUCCESS) return failed("vkEndCommandBuffer", r);
+
+  if (const VkResult r = vkResetFences(device_, 1, &fence_); r != VK_SUCCESS) return failed("vkResetFences", r);
+  auto info = make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
+  info.commandBufferCount = 1;
+  info.pCommandBuffers = &commands_;
+  if (const VkResult r = vkQueueSubmit(queue_, 1, &info, fence_); r != VK_SUCCESS) return failed("vkQueueSubmit", r);
+  if (const VkResult r = vkWaitForFences(device_, 1, &fence_, VK_TRUE, kFenceTimeoutNs); r != VK_SUCCESS)
+    return failed("vkWaitForFences", r);
+  return std::nullopt;
+}
+
+}  // namespace gp::backends::vulkan

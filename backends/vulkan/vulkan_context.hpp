@@ -1,0 +1,171 @@
+// The Vulkan objects behind the backend: the instance, what a physical device offers (queried
+// once), and a logical device that runs one compute pipeline over host-visible storage buffers.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backends/expected.hpp"
+#include "backends/vulkan/vk_cooperative_matrix.hpp"
+
+namespace gp::backends::vulkan {
+
+// "VK_ERROR_DEVICE_LOST", for messages.
+std::string result_name(VkResult r);
+
+class Instance {
+ public:
+  // The loader's instance, or why there is none (no driver, a loader older than Vulkan 1.1).
+  static Expected<std::shared_ptr<Instance>> create();
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+  ~Instance();
+  VkInstance handle() const { return instance_; }
+  std::uint32_t api_version() const { return version_; }
+  Expected<std::vector<VkPhysicalDevice>> physical_devices() const;
+
+ private:
+  Instance(VkInstance instance, std::uint32_t version) : instance_(instance), version_(version) {}
+  VkInstance instance_;
+  std::uint32_t version_;
+};
+
+// The feature structs of a device, queried or to enable. link() chains them (again after a copy),
+// an extension's struct only where the extension is offered: drivers need not know its type.
+struct Features {
+  VkPhysicalDeviceFeatures2 core{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, nullptr, {}};
+  VkPhysicalDeviceVulkan11Features v11{};
+  VkPhysicalDeviceVulkan12Features v12{};
+  VkPhysicalDeviceVulkan13Features v13{};
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coopmat{};
+  VkPhysicalDeviceShaderBfloat16FeaturesKHR bfloat16{};
+  VkPhysicalDeviceShaderFloat8FeaturesEXT float8{};
+  // Which structs the device knows: Vulkan 1.2 and 1.3 core, and the extensions.
+  bool has_v12 = false, has_v13 = false, has_coopmat = false, has_bfloat16 = false, has_float8 = false;
+  VkPhysicalDeviceFeatures2* link();
+};
+
+// What a physical device offers, queried once when the backend enumerates.
+struct DeviceFacts {
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  std::uint32_t api_version = 0;  // the device's, capped by the instance's
+  VkPhysicalDeviceProperties properties{};
+  VkPhysicalDeviceDriverProperties driver{};  // Vulkan 1.2
+  std::optional<VkPhysicalDeviceFloatControlsProperties> float_controls;  // Vulkan 1.2
+  std::uint32_t subgroup_size = 0;
+  VkPhysicalDeviceSubgroupSizeControlProperties subgroup_size_control{};  // Vulkan 1.3
+  VkShaderStageFlags coopmat_stages = 0;
+  std::vector<VkCooperativeMatrixPropertiesKHR> coopmat;
+  Features features;
+  std::vector<std::string> extensions;
+  std::uint32_t queue_family = 0;  // one with compute
+
+  bool has_extension(std::string_view name) const;
+};
+
+// The facts of a device, or why it cannot run compute shaders.
+Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice physical);
+
+// A host-visible, coherent storage buffer, mapped for its lifetime.
+class Buffer {
+ public:
+  explicit Buffer(VkDevice device) : device_(device) {}
+  Buffer(Buffer&& o) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer& operator=(Buffer&&) = delete;
+  ~Buffer();
+  VkBuffer handle() const { return buffer_; }
+  std::byte* data() const { return data_; }
+
+ private:
+  friend class Context;
+  VkDevice device_;
+  VkBuffer buffer_ = VK_NULL_HANDLE;
+  VkDeviceMemory memory_ = VK_NULL_HANDLE;
+  std::byte* data_ = nullptr;
+};
+
+// A compute pipeline over storage buffers at set 0, bindings 0..n-1, with 8 bytes of push
+// constants {base, count}, and the one descriptor set it is run with.
+struct PipelineOptions {
+  std::uint32_t bindings = 2;
+  std::uint32_t required_subgroup_size = 0;  // 0: the driver's choice
+  bool full_subgroups = false;                // every subgroup of a workgroup complete
+};
+
+struct Pipeline {
+  explicit Pipeline(VkDevice d) : device(d) {}
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+  ~Pipeline();
+  VkDevice device;
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  std::uint32_t bindings = 0;
+};
+
+// One buffer of a run: `item_bytes` per item, uploaded from `input` or read back into `output`
+// (each items * item_bytes long; the other one empty).
+struct Binding {
+  std::size_t item_bytes = 0;
+  std::span<const std::byte> input;
+  std::span<std::byte> output;
+};
+
+class Context {
+ public:
+  // A logical device with `enable` features and `extensions`, and its compute queue.
+  static Expected<std::unique_ptr<Context>> create(std::shared_ptr<Instance> instance, const DeviceFacts& facts,
+                                                   Features enable, const std::vector<const char*>& extensions);
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  ~Context();
+
+  // The pipeline cached under `key`, made from the module `spirv()` returns on first use.
+  Expected<const Pipeline*> pipeline(const std::string& key,
+                                     const std::function<Expected<std::vector<std::uint32_t>>()>& spirv,
+                                     const PipelineOptions& options);
+
+  // Runs `items` items, `per_group` per workgroup: binding i of the pipeline is bindings[i]. The
+  // items go in chunks whose buffers fit maxStorageBufferRange, each chunk in dispatches within
+  // maxComputeWorkGroupCount[0] (push constants: the dispatch's first item in the chunk, and its
+  // item count). A driver error is an Error; after a lost device or a timeout (a hung dispatch)
+  // the context refuses further work.
+  std::optional<Error> run(const Pipeline& pipeline, std::span<const Binding> bindings, std::size_t items,
+                           std::uint32_t per_group);
+
+ private:
+  Context(std::shared_ptr<Instance> instance, DeviceFacts facts) : instance_(std::move(instance)), facts_(std::move(facts)) {}
+  Expected<Buffer> buffer(VkDeviceSize bytes);
+  Expected<std::unique_ptr<Pipeline>> make_pipeline(std::span<const std::uint32_t> spirv, const PipelineOptions& options);
+  std::optional<Error> submit(const Pipeline& pipeline, std::span<const Buffer> buffers, std::size_t items,
+                              std::uint32_t per_group);
+  std::optional<Error> failed(const char* call, VkResult r);
+
+  std::shared_ptr<Instance> instance_;
+  DeviceFacts facts_;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer commands_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  std::optional<std::string> lost_;  // why the device refuses work
+};
+
+}  // namespace gp::backends::vulkan

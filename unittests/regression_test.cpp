@@ -1,0 +1,87 @@
+// Regression (DESIGN.md section 9): every committed result in results/ of a device this machine has,
+// with the same name and driver, is audited afresh with the same suite, tier and seed, and must
+// come out the same; a difference fails with `gpuparanoia compare`'s account of it. Devices this
+// machine lacks, or has with another driver, are skipped with the reason.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "audit/compare.hpp"
+#include "unittests/cli_run.hpp"
+
+namespace gp {
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::filesystem::path> committed_results() {
+  std::vector<std::filesystem::path> v;
+  if (!std::filesystem::is_directory(GPUPARANOIA_RESULTS_DIR)) return v;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(GPUPARANOIA_RESULTS_DIR))
+    if (e.path().extension() == ".json") v.push_back(e.path());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+class Regression : public ::testing::TestWithParam<std::filesystem::path> {};
+
+TEST_P(Regression, AFreshAuditIsTheSame) {
+  std::ifstream in(GetParam());
+  const json old = json::parse(in, nullptr, false);
+  ASSERT_TRUE(old.is_object() && old.contains("device") && old.contains("run")) << GetParam();
+  const json& dev = old["device"];
+  if (dev.value("backend", "") == "reference") GTEST_SKIP() << "a reference device: the model's own tests cover it";
+  const std::string id = dev["id"];
+  // The device as this machine has it: same id, name and driver, or nothing to compare with. A
+  // Vulkan result may be of the lavapipe fixture's driver (GPUPARANOIA_LAVAPIPE26_ICD, README).
+  std::vector<std::string> envs = {""};
+  if (const char* icd = std::getenv("GPUPARANOIA_LAVAPIPE26_ICD"); icd && *icd && dev.value("backend", "") == "vulkan")
+    envs.push_back(fmt::format("VK_DRIVER_FILES='{}'", icd));
+  std::string env, seen;
+  bool found = false;
+  for (const std::string& e : envs) {
+    const testing::CliRun devices = testing::run_cli("devices", "regression-devices", e);
+    const std::string& out = devices.output;
+    const std::size_t line = out.starts_with(id + " ") ? 0 : out.find("\n" + id + " ");
+    if (line == std::string::npos) continue;
+    const std::size_t at = line == 0 ? 0 : line + 1;
+    const std::string here = out.substr(at, out.find('\n', out.find('\n', at) + 1) - at);
+    seen += here + "\n";
+    if (here.find(dev.value("name", "?")) != std::string::npos && here.find(dev.value("driver", "?")) != std::string::npos) {
+      env = e;
+      found = true;
+      break;
+    }
+  }
+  if (!found)
+    GTEST_SKIP() << "the result is of " << id << ", " << dev["name"] << ", driver " << dev["driver"]
+                 << "; here: " << (seen.empty() ? "no such device" : seen);
+  const json& run = old["run"];
+  const std::string tier = run.value("tier", "standard");
+  const testing::CliRun now = testing::run_cli(
+      fmt::format("run --device '{}' --suite {} --seed {} {} --json {{json}}", id, run.value("suite", "all"),
+                  run["seed"].get<std::uint64_t>(), tier == "quick" ? "--quick" : tier == "full" ? "--full" : ""),
+      "regression-" + GetParam().stem().string(), env);
+  ASSERT_TRUE(now.result.is_object()) << now.tail();
+  const audit::Comparison c = audit::compare_results(old, now.result);
+  EXPECT_TRUE(c.differences.empty()) << "gpuparanoia compare " << GetParam() << " <fresh run>:\n"
+                                     << audit::comparison_text(c);
+  EXPECT_GT(c.compared_findings, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Results, Regression, ::testing::ValuesIn(committed_results()),
+                         [](const auto& param_info) {
+                           const std::filesystem::path& p = param_info.param;
+                           std::string n = p.parent_path().filename().string() + "_" + p.stem().string();
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Regression);
+
+}  // namespace
+}  // namespace gp
