@@ -156,6 +156,25 @@ std::string fused(const json& p, const char* unit) {
 
 }  // namespace
 
+std::vector<std::string> headline_lines(const json& doc) {
+  std::vector<std::string> lines;
+  const json scalar = doc["profile"].value("scalar", json::object());
+  for (const auto& [format, p] : scalar.items()) {
+    if (!p.is_object()) continue;
+    const json sub = p.value("subnormals", json::object()), v = p.value("validation", json::object());
+    const auto flush = [&](const char* k) { return sub.contains(k) ? sub[k].get<std::string>() : std::string("?"); };
+    lines.push_back(fmt::format("{}: add {}; mul {}; div {}; fma() {}; a*b+c {}; subnormals {}/{}/{}; validation {}", format,
+                                headline(p, "add"), headline(p, "mul"), headline(p, "div"), fused(p, "fma"),
+                                fused(p, "mad"), flush("input"), flush("output"), flush("transfer"),
+                                v.empty() ? std::string("none")
+                                          : fmt::format("{} mismatches in {}", v.value("mismatches", 0), v.value("cases", 0))));
+  }
+  const json identified = doc["profile"].value("mma", json::array());
+  for (const json& f : doc["findings"])
+    if (str(f, "probe") == "mma.identify") lines.push_back(fmt::format("{}: {}", str(f, "config"), str(f, "status") == "ok" ? str(f, "verdict") : str(f, "message")));
+  return lines;
+}
+
 std::string results_table(const std::vector<json>& docs) {
   std::string out =
       "| device | driver | format | add | mul | div | fma() | a*b+c | subnormals in/out/transfer | validation |\n"

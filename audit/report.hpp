@@ -13,5 +13,8 @@ std::string markdown_report(const nlohmann::json& doc);
 // One Markdown table of several results side by side (results/README.md): per device and format
 // the headline parameters of the inferred profile, per MMA configuration the identified model.
 std::string results_table(const std::vector<nlohmann::json>& docs);
+// The same headline as lines for a closing summary: "binary32: add rne, mul rne, div rne, fma()
+// unfused, a*b+c unfused, subnormals preserve/preserve/preserve, 0 mismatches in 100000".
+std::vector<std::string> headline_lines(const nlohmann::json& doc);
 
 }  // namespace gp::audit

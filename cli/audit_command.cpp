@@ -112,7 +112,8 @@ int run_audit(const RunArgs& a) {
   settings.seed = a.seed_set ? a.seed : std::random_device{}();
   const bool tty = isatty(STDERR_FILENO) != 0;
   int errors = 0;
-  std::vector<std::string> summary;
+  // Real devices first, the reference backend's virtual ones apart: they audit the model itself.
+  std::vector<std::string> summary, reference;
   for (backends::Device* d : chosen) {
     audit::ResultDocument doc(*d, GPUPARANOIA_VERSION_STRING, settings.to_json());
     const std::string slug = audit::slug(d->info().id);
@@ -136,11 +137,15 @@ int run_audit(const RunArgs& a) {
       (void)audit::write_atomically(dir / (slug + ".txt"), text);
     }
     errors += t.error;
-    summary.push_back(fmt::format("{:<40} {:>4} ok {:>4} unsupported {:>4} error", d->info().id, t.ok,
-                                  t.unsupported, t.error));
+    auto& lines = d->info().backend == "reference" ? reference : summary;
+    lines.push_back(fmt::format("{:<40} {:>4} ok {:>4} unsupported {:>4} error", d->info().id, t.ok, t.unsupported,
+                                t.error));
+    for (const std::string& h : audit::headline_lines(doc.json())) lines.push_back("    " + h);
   }
   fmt::print("Summary (seed {}):\n", settings.seed);
   for (const std::string& s : summary) fmt::print("  {}\n", s);
+  if (!reference.empty()) fmt::print("{}", summary.empty() ? "" : "Reference devices (the model):\n");
+  for (const std::string& s : reference) fmt::print("  {}\n", s);
   for (const std::string& p : found->problems) fmt::print("  not audited: {}\n", p);
   return errors ? 1 : 0;
 }
