@@ -156,22 +156,56 @@ std::string fused(const json& p, const char* unit) {
 
 }  // namespace
 
-std::vector<std::string> headline_lines(const json& doc) {
-  std::vector<std::string> lines;
+namespace {
+
+// The headline of one format's profile, cell by cell: what the table and the summary show.
+struct FormatHeadline {
+  std::string format, add, mul, div, fma, mad, subnormals, validation;
+};
+
+std::vector<FormatHeadline> format_headlines(const json& doc) {
+  std::vector<FormatHeadline> v;
   const json scalar = doc["profile"].value("scalar", json::object());
   for (const auto& [format, p] : scalar.items()) {
     if (!p.is_object()) continue;
-    const json sub = p.value("subnormals", json::object()), v = p.value("validation", json::object());
+    const json sub = p.value("subnormals", json::object()), val = p.value("validation", json::object());
     const auto flush = [&](const char* k) { return sub.contains(k) ? sub[k].get<std::string>() : std::string("?"); };
-    lines.push_back(fmt::format("{}: add {}; mul {}; div {}; fma() {}; a*b+c {}; subnormals {}/{}/{}; validation {}", format,
-                                headline(p, "add"), headline(p, "mul"), headline(p, "div"), fused(p, "fma"),
-                                fused(p, "mad"), flush("input"), flush("output"), flush("transfer"),
-                                v.empty() ? std::string("none")
-                                          : fmt::format("{} mismatches in {}", v.value("mismatches", 0), v.value("cases", 0))));
+    v.push_back({format + (p.contains("registers") ? fmt::format(" (in {})", value_text(p["registers"])) : ""),
+                 headline(p, "add"), headline(p, "mul"), headline(p, "div"), fused(p, "fma"), fused(p, "mad"),
+                 fmt::format("{}/{}/{}", flush("input"), flush("output"), flush("transfer")),
+                 val.empty() ? std::string("none")
+                             : fmt::format("{} mismatches in {}", val.value("mismatches", 0), val.value("cases", 0))});
   }
+  return v;
+}
+
+// Each MMA configuration: the identified model and its validation, or the identification's verdict.
+std::vector<std::pair<std::string, std::string>> mma_headlines(const json& doc) {
+  std::vector<std::pair<std::string, std::string>> v;
   const json identified = doc["profile"].value("mma", json::array());
   for (const json& f : doc["findings"])
-    if (str(f, "probe") == "mma.identify") lines.push_back(fmt::format("{}: {}", str(f, "config"), str(f, "status") == "ok" ? str(f, "verdict") : str(f, "message")));
+    if (str(f, "probe") == "mma.identify" &&
+        std::none_of(identified.begin(), identified.end(), [&](const json& e) { return str(e, "config") == str(f, "config"); }))
+      v.push_back({str(f, "config"), (str(f, "status") == "ok" ? str(f, "verdict") : str(f, "message")) + " | none"});
+  for (const json& e : identified) {
+    const json val = e.value("validation", json::object());
+    v.push_back({str(e, "config"),
+                 fmt::format("{} {} | {}", str(e, "algorithm"), e.value("parameters", json::object()).dump(),
+                             val.empty() ? std::string("none")
+                                         : fmt::format("{} mismatches in {} tiles", val.value("mismatches", 0),
+                                                       val.value("tiles", 0)))});
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::string> headline_lines(const json& doc) {
+  std::vector<std::string> lines;
+  for (const FormatHeadline& h : format_headlines(doc))
+    lines.push_back(fmt::format("{}: add {}; mul {}; div {}; fma() {}; a*b+c {}; subnormals {}; validation {}", h.format,
+                                h.add, h.mul, h.div, h.fma, h.mad, h.subnormals, h.validation));
+  for (const auto& [config, model] : mma_headlines(doc)) lines.push_back(fmt::format("{}: {}", config, model));
   return lines;
 }
 
@@ -181,35 +215,11 @@ std::string results_table(const std::vector<json>& docs) {
       "|---|---|---|---|---|---|---|---|---|---|\n";
   std::string mma;
   for (const json& doc : docs) {
-    const json& dev = doc["device"];
-    const std::string id = str(dev, "id"), driver = str(dev, "driver");
-    const json scalar = doc["profile"].value("scalar", json::object());
-    for (const auto& [format, p] : scalar.items()) {
-      if (!p.is_object()) continue;
-      const json sub = p.value("subnormals", json::object());
-      const auto flush = [&](const char* k) { return sub.contains(k) ? sub[k].get<std::string>() : std::string("?"); };
-      const json v = p.value("validation", json::object());
-      out += fmt::format("| {} | {} | {}{} | {} | {} | {} | {} | {} | {}/{}/{} | {} |\n", id, driver, format,
-                         p.contains("registers") ? fmt::format(" (in {})", value_text(p["registers"])) : "",
-                         headline(p, "add"), headline(p, "mul"), headline(p, "div"), fused(p, "fma"), fused(p, "mad"),
-                         flush("input"), flush("output"), flush("transfer"),
-                         v.empty() ? std::string("none")
-                                   : fmt::format("{} mismatches in {}", v.value("mismatches", 0), v.value("cases", 0)));
-    }
-    // Configurations the identification could not name are rows too, with its verdict.
-    const json identified = doc["profile"].value("mma", json::array());
-    for (const json& f : doc["findings"])
-      if (str(f, "probe") == "mma.identify" &&
-          std::none_of(identified.begin(), identified.end(), [&](const json& e) { return str(e, "config") == str(f, "config"); }))
-        mma += fmt::format("| {} | {} | {} | {} | none |\n", id, driver, str(f, "config"),
-                           str(f, "status") == "ok" ? str(f, "verdict") : str(f, "message"));
-    for (const json& e : identified) {
-      const json v = e.value("validation", json::object());
-      mma += fmt::format("| {} | {} | {} | {} {} | {} |\n", id, driver, str(e, "config"), str(e, "algorithm"),
-                         e.value("parameters", json::object()).dump(),
-                         v.empty() ? std::string("none")
-                                   : fmt::format("{} mismatches in {} tiles", v.value("mismatches", 0), v.value("tiles", 0)));
-    }
+    const std::string id = str(doc["device"], "id"), driver = str(doc["device"], "driver");
+    for (const FormatHeadline& h : format_headlines(doc))
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", id, driver, h.format, h.add, h.mul,
+                         h.div, h.fma, h.mad, h.subnormals, h.validation);
+    for (const auto& [config, model] : mma_headlines(doc)) mma += fmt::format("| {} | {} | {} | {} |\n", id, driver, config, model);
   }
   if (!mma.empty())
     out += "\n| device | driver | MMA configuration | identified model | validation |\n|---|---|---|---|---|\n" + mma;
