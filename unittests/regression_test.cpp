@@ -38,13 +38,15 @@ TEST_P(Regression, AFreshAuditIsTheSame) {
   const std::string id = dev["id"];
   // The device as this machine has it: same id, name and driver, or nothing to compare with. A
   // Vulkan result may be of the lavapipe fixture's driver (GPUPARANOIA_LAVAPIPE26_ICD, README).
+  // Each test its own folders: ctest runs them side by side.
+  const std::string name = "regression-" + GetParam().parent_path().filename().string() + "-" + GetParam().stem().string();
   std::vector<std::string> envs = {""};
   if (const char* icd = std::getenv("GPUPARANOIA_LAVAPIPE26_ICD"); icd && *icd && dev.value("backend", "") == "vulkan")
     envs.push_back(fmt::format("VK_DRIVER_FILES='{}'", icd));
   std::string env, seen;
   bool found = false;
   for (const std::string& e : envs) {
-    const testing::CliRun devices = testing::run_cli("devices", "regression-devices", e);
+    const testing::CliRun devices = testing::run_cli("devices", name + "-devices", e);
     const std::string& out = devices.output;
     const std::size_t line = out.starts_with(id + " ") ? 0 : out.find("\n" + id + " ");
     if (line == std::string::npos) continue;
@@ -65,7 +67,7 @@ TEST_P(Regression, AFreshAuditIsTheSame) {
   const testing::CliRun now = testing::run_cli(
       fmt::format("run --device '{}' --suite {} --seed {} {} --json {{json}}", id, run.value("suite", "all"),
                   run["seed"].get<std::uint64_t>(), tier == "quick" ? "--quick" : tier == "full" ? "--full" : ""),
-      "regression-" + GetParam().stem().string(), env);
+      name, env);
   ASSERT_TRUE(now.result.is_object()) << now.tail();
   const audit::Comparison c = audit::compare_results(old, now.result);
   EXPECT_TRUE(c.differences.empty()) << "gpuparanoia compare " << GetParam() << " <fresh run>:\n"
