@@ -523,6 +523,14 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   // Inputs drawn to separate the survivors; those where they disagree go to the device.
   std::size_t rounds = 0, run_inputs = 0;
   std::vector<DotConfig> closest;
+  // The candidates that fit the observations added to the pool from index `from` on.
+  const auto fitting = [&](const std::vector<DotConfig>& s, std::size_t from) {
+    Checker fresh(pool, false, from);
+    std::vector<DotConfig> kept;
+    for (const DotConfig& c : s)
+      if (fresh.fits(c)) kept.push_back(c);
+    return kept;
+  };
   const auto separate = [&](std::vector<DotConfig>& s) -> Expected<bool> {
     int quiet = 0;  // rounds in a row whose inputs found one behaviour only
     for (int round = 0; round < 12 && s.size() > 1 && quiet < 2; ++round) {
@@ -581,10 +589,7 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
         }
         if (f.observations.size() < 200) f.observations.push_back(observation(cfg, cases[i], (*out)[i], std::move(p)));
       }
-      Checker fresh(pool, false, from);
-      std::vector<DotConfig> kept;
-      for (const DotConfig& c : s)
-        if (fresh.fits(c)) kept.push_back(c);
+      std::vector<DotConfig> kept = fitting(s, from);
       if (kept.empty()) {
         closest = s;
         s.clear();
@@ -681,10 +686,7 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
                                                {{algorithm_name(s[0], K) + " " + parameters_json(s[0], K).dump(),
                                                  predict(dots[0], found[i])}}));
       }
-      Checker fresh(pool, false, from);
-      std::vector<DotConfig> kept;
-      for (const DotConfig& c : s)
-        if (fresh.fits(c)) kept.push_back(c);
+      std::vector<DotConfig> kept = fitting(s, from);
       if (kept.empty()) {
         closest = s;
         s.clear();
@@ -695,6 +697,17 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
     return true;
   };
   if (auto ch = challenge(survivors); !ch) return failed(ch.error().message);
+  // Mismatches of random tiles join the observations: the candidates they refute go, and the
+  // search resumes (over every parameter when nothing is left).
+  const auto resume = [&](const std::vector<Observation>& examples) -> Expected<bool> {
+    const std::size_t from = pool.size();
+    for (const Observation& o : examples)
+      if (const auto c = case_of(cfg, o)) add_to(pool, cfg, *c, o.output);
+    survivors = fitting(survivors, from);
+    if (survivors.empty() && !widened) widen();
+    if (auto sep = separate(survivors); !sep) return sep.error();
+    return challenge(survivors);
+  };
   // A first look at random tiles: a choice that fails there is not the unit; its mismatches join
   // the observations, and the search goes on (over every parameter when nothing is left).
   for (int attempt = 0; attempt < 4 && !survivors.empty(); ++attempt) {
@@ -702,17 +715,7 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
     auto look = validate(device, cfg, survivors.front(), 64u << (2 * attempt), ctx.seed ^ (0x5EED + std::uint64_t(attempt)), 32);
     if (!look) return failed(look.error().message);
     if (!look->mismatches) break;
-    const std::size_t from = pool.size();
-    for (const Observation& o : look->examples)
-      if (const auto c = case_of(cfg, o)) add_to(pool, cfg, *c, o.output);
-    Checker fresh(pool, false, from);
-    std::vector<DotConfig> kept;
-    for (const DotConfig& c : survivors)
-      if (fresh.fits(c)) kept.push_back(c);
-    survivors = std::move(kept);
-    if (survivors.empty() && !widened) widen();
-    if (auto sep = separate(survivors); !sep) return failed(sep.error().message);
-    if (auto ch = challenge(survivors); !ch) return failed(ch.error().message);
+    if (auto r = resume(look->examples); !r) return failed(r.error().message);
   }
   // Validation on random tiles. A mismatch is an observation like the others: the search resumes
   // with it (over every parameter when nothing is left), twice at most.
@@ -736,17 +739,7 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
     if (!run_v) return failed(run_v.error().message);
     val = std::move(*run_v);
     if (!val->mismatches || attempt == 2) break;
-    const std::size_t from = pool.size();
-    for (const Observation& o : val->examples)
-      if (const auto c = case_of(cfg, o)) add_to(pool, cfg, *c, o.output);
-    Checker fresh(pool, false, from);
-    std::vector<DotConfig> kept;
-    for (const DotConfig& c : survivors)
-      if (fresh.fits(c)) kept.push_back(c);
-    survivors = std::move(kept);
-    if (survivors.empty() && !widened) widen();
-    if (auto sep = separate(survivors); !sep) return failed(sep.error().message);
-    if (auto ch = challenge(survivors); !ch) return failed(ch.error().message);
+    if (auto r = resume(val->examples); !r) return failed(r.error().message);
   }
   f.parameters["observations"] = {{"probes", probe_observations}, {"random", 48 * std::size(all_gens)}, {"separating_inputs", run_inputs},
                                   {"separation_rounds", rounds}};
