@@ -11,17 +11,12 @@
 #include "audit/runner.hpp"
 #include "backends/reference/profile.hpp"
 #include "backends/reference/reference_backend.hpp"
+#include "unittests/reference_devices.hpp"
 
 namespace gp {
 namespace {
 
 using nlohmann::json;
-
-backends::ReferenceDevice builtin(std::string_view name) {
-  for (backends::Profile& p : backends::builtin_profiles())
-    if (p.name == name) return backends::ReferenceDevice(std::move(p));
-  throw std::runtime_error("no built-in profile " + std::string(name));
-}
 
 json audit(backends::Device& device, std::vector<std::string> probes) {
   audit::RunSettings settings;
@@ -35,7 +30,7 @@ json audit(backends::Device& device, std::vector<std::string> probes) {
 }
 
 TEST(Reports, PublishedBoundsBesideTheMeasuredOnes) {
-  backends::ReferenceDevice g70 = builtin("nvidia-g70");
+  backends::Device& g70 = testing::reference_device("nvidia-g70");
   const json doc = audit(g70, {"scalar.*.ulp_error"});
   int published = 0;
   for (const json& f : doc["findings"]) {
@@ -65,7 +60,7 @@ TEST(Reports, PublishedBoundsBesideTheMeasuredOnes) {
 // row beside the identification.
 TEST(Reports, PapersWordsBesideTheMmaFindings) {
   for (const char* id : {"volta:HMMA.884.F32.F32", "turing:HMMA.884.F32.F32"}) {
-    backends::ReferenceDevice device = builtin(id);
+    backends::Device& device = testing::reference_device(id);
     audit::RunSettings settings;
     settings.suite = "mma";
     settings.tier = audit::Tier::quick;
@@ -122,7 +117,7 @@ TEST(ProfileFiles, ErrorsNameTheKey) {
 // An inferred profile is a profile file: the audit of a device, read back as a virtual device,
 // audits the same.
 TEST(ProfileFiles, AResultDocumentBecomesAVirtualDevice) {
-  backends::ReferenceDevice r520 = builtin("ati-r520");
+  backends::Device& r520 = testing::reference_device("ati-r520");
   const json doc = audit(r520, {});
   auto profiles = backends::parse_profiles(doc, "r520.json");
   ASSERT_TRUE(profiles) << profiles.error().message;
@@ -135,7 +130,7 @@ TEST(ProfileFiles, AResultDocumentBecomesAVirtualDevice) {
 // compare: two runs of one device with one seed are the same; what changes in a parameter, a
 // verdict, a profile key or the set of findings is reported where it is, with both values.
 TEST(Compare, DifferencesAreNamedWithBothValues) {
-  backends::ReferenceDevice r520 = builtin("ati-r520");
+  backends::Device& r520 = testing::reference_device("ati-r520");
   const json a = audit(r520, {"scalar.add.*", "scalar.mul.*"});
   const json again = audit(r520, {"scalar.add.*", "scalar.mul.*"});
   const audit::Comparison same = audit::compare_results(a, again);
@@ -165,7 +160,8 @@ TEST(Compare, DifferencesAreNamedWithBothValues) {
 
 // The table of results/README.md: a row per device and format with the profile's headline.
 TEST(Reports, ResultsSideBySide) {
-  backends::ReferenceDevice r520 = builtin("ati-r520"), ieee = builtin("ieee-binary32");
+  backends::Device& r520 = testing::reference_device("ati-r520");
+  backends::Device& ieee = testing::reference_device("ieee-binary32");
   const std::string t = audit::results_table({audit(r520, {}), audit(ieee, {})});
   EXPECT_NE(t.find("| ref:ati-r520 | gpuparanoia reference model | binary32 | chop, 2 guard bits | chop, 9 columns + 3 | "
                    "x * (1/y rz) | unfused | unfused |"),

@@ -30,6 +30,7 @@
 #include "model/mma_instructions.hpp"
 #include "tests_mma/identify.hpp"
 #include "tests_mma/support.hpp"
+#include "unittests/reference_devices.hpp"
 
 namespace gp {
 namespace {
@@ -163,17 +164,8 @@ void expect_identified(backends::Device& dev, const backends::MmaConfig& mc, con
 }
 
 // ---------------------------------------------------------------------------------------------
-std::vector<std::unique_ptr<backends::Device>>& devices() {
-  static std::vector<std::unique_ptr<backends::Device>> d = [] {
-    auto r = backends::ReferenceBackend().enumerate();
-    EXPECT_TRUE(r.ok());
-    return r.ok() ? std::move(*r) : std::vector<std::unique_ptr<backends::Device>>{};
-  }();
-  return d;
-}
-
 backends::Device* device_of(const model::MmaInstruction& inst) {
-  for (auto& d : devices())
+  for (auto& d : testing::reference_devices())
     if (d->info().id == "ref:" + inst.id()) return d.get();
   return nullptr;
 }

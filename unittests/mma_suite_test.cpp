@@ -9,9 +9,9 @@
 #include <gtest/gtest.h>
 
 #include "audit/probe.hpp"
-#include "backends/reference/reference_backend.hpp"
 #include "model/mma_instructions.hpp"
 #include "tests_mma/support.hpp"
+#include "unittests/reference_devices.hpp"
 
 namespace gp {
 namespace {
@@ -20,20 +20,7 @@ using nlohmann::json;
 
 constexpr std::uint64_t kSeed = 2021;
 
-std::vector<std::unique_ptr<backends::Device>>& devices() {
-  static std::vector<std::unique_ptr<backends::Device>> d = [] {
-    auto r = backends::ReferenceBackend().enumerate();
-    EXPECT_TRUE(r.ok());
-    return r.ok() ? std::move(*r) : std::vector<std::unique_ptr<backends::Device>>{};
-  }();
-  return d;
-}
-
-backends::Device& device(std::string_view id) {
-  for (auto& d : devices())
-    if (d->info().id == "ref:" + std::string(id)) return *d;
-  throw std::runtime_error("no device " + std::string(id));
-}
+backends::Device& device(std::string_view id) { return testing::reference_device(id); }
 
 // Runs one probe on the device's (single) configuration; prints the verdict.
 json run(std::string_view probe, std::string_view instruction) {

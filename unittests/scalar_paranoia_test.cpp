@@ -21,6 +21,7 @@
 #include "model/scalar_unit.hpp"
 #include "tests_scalar/paranoia_support.hpp"
 #include "tests_scalar/ulp.hpp"
+#include "unittests/reference_devices.hpp"
 
 namespace gp {
 namespace {
@@ -31,20 +32,7 @@ using model::Format;
 
 constexpr std::uint64_t kSeed = 20060517;
 
-std::vector<std::unique_ptr<backends::Device>>& devices() {
-  static std::vector<std::unique_ptr<backends::Device>> d = [] {
-    auto r = backends::ReferenceBackend().enumerate();
-    EXPECT_TRUE(r.ok());
-    return r.ok() ? std::move(*r) : std::vector<std::unique_ptr<backends::Device>>{};
-  }();
-  return d;
-}
-
-backends::Device& device(std::string_view id) {
-  for (auto& d : devices())
-    if (d->info().id == id) return *d;
-  throw std::runtime_error("no device " + std::string(id));
-}
+backends::Device& device(std::string_view name) { return testing::reference_device(name); }
 
 const audit::ScalarProbe& probe(std::string_view id) {
   for (const audit::ScalarProbe* p : audit::scalar_probes())
@@ -127,16 +115,16 @@ void expect_ieee(backends::Device& dev, const Format& f) {
   }
 }
 
-TEST(ScalarParanoia, IeeeBinary32) { expect_ieee(device("ref:ieee-binary32"), model::binary32); }
+TEST(ScalarParanoia, IeeeBinary32) { expect_ieee(device("ieee-binary32"), model::binary32); }
 TEST(ScalarParanoia, IeeeBinary16) {
-  expect_ieee(device("ref:ieee-binary16"), model::binary16);
-  const Finding fi = run("scalar.binary16.exhaustive", device("ref:ieee-binary16"), model::binary16);
+  expect_ieee(device("ieee-binary16"), model::binary16);
+  const Finding fi = run("scalar.binary16.exhaustive", device("ieee-binary16"), model::binary16);
   EXPECT_EQ(fi.parameters["add"]["mismatches"]["correctly rounded"], 0);
   EXPECT_EQ(fi.parameters["mul"]["mismatches"]["correctly rounded"], 0);
   EXPECT_EQ(fi.parameters["add"]["pairs"], 1 << 16);
   EXPECT_GT(fi.parameters["mul"]["mismatches"]["chopped"], 0);
 }
-TEST(ScalarParanoia, IeeeBinary64) { expect_ieee(device("ref:ieee-binary64"), model::binary64); }
+TEST(ScalarParanoia, IeeeBinary64) { expect_ieee(device("ieee-binary64"), model::binary64); }
 
 // A correctly rounded unit that rounds toward zero: Paranoia's "chopped" on every operation.
 TEST(ScalarParanoia, ChoppedIeeeUnit) {
@@ -184,7 +172,7 @@ int agree_with_log(const Finding& fi, const std::vector<std::pair<std::string, b
 
 // The 7800GTX log's conclusions on the G70 model, and its error bounds beside the probe's.
 TEST(ScalarParanoia, NvidiaG70AgainstTheLog) {
-  backends::Device& dev = device("ref:nvidia-g70");
+  backends::Device& dev = device("nvidia-g70");
   const Format& f = model::binary32;
   const auto v = [&](std::string_view id) { return run(id, dev, f).verdict; };
   EXPECT_TRUE(has(v("scalar.paranoia.radix"), "RADIX: 2 "));
@@ -259,7 +247,7 @@ TEST(ScalarParanoia, NvidiaG70AgainstTheLog) {
 // Every built-in scalar unit: fma/mad fusion and subnormal flushing recovered blind, and no probe
 // stops with an error.
 TEST(ScalarParanoia, BuiltinUnitsRecovered) {
-  for (auto& dev : devices()) {
+  for (auto& dev : testing::reference_devices()) {
     const auto* ref = dynamic_cast<backends::ReferenceDevice*>(dev.get());
     ASSERT_NE(ref, nullptr);
     for (const model::ScalarUnit& u : ref->profile().units) {
@@ -289,7 +277,7 @@ TEST(ScalarParanoia, BuiltinUnitsRecovered) {
 
 // The binary32 arithmetic of a binary16-storage unit shows through: 24 bits measured in binary16.
 TEST(ScalarParanoia, RegisterPrecisionBeyondStorage) {
-  const Finding fi = run("scalar.paranoia.precision", device("ref:nvidia-g70"), model::binary16);
+  const Finding fi = run("scalar.paranoia.precision", device("nvidia-g70"), model::binary16);
   EXPECT_EQ(fi.parameters["precision"], 24);
   EXPECT_TRUE(has(fi.verdict, "24 significant bits measured, the format has 11 (registers wider")) << fi.verdict;
 }
@@ -422,7 +410,7 @@ TEST(ScalarParanoia, GuardBitAdderMatchesTheUnitModel) {
 // All 2^32 binary16 pairs for add and mul (Tier::full): zero mismatches on the IEEE device.
 TEST(ScalarParanoiaLong, Binary16Exhaustive) {
   const Finding fi =
-      run("scalar.binary16.exhaustive", device("ref:ieee-binary16"), model::binary16, Tier::full);
+      run("scalar.binary16.exhaustive", device("ieee-binary16"), model::binary16, Tier::full);
   for (const char* op : {"add", "mul"}) {
     EXPECT_EQ(fi.parameters[op]["pairs"], std::uint64_t{1} << 32) << op;
     EXPECT_EQ(fi.parameters[op]["mismatches"]["correctly rounded"], 0) << op;
