@@ -85,13 +85,15 @@ Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, Re
     tally.add(f.status);
     doc.add(f);
   }
-  // Each format's inferred profile, normalised, then validated on random inputs.
+  // Each format's inferred profile, assembled and normalised (a partial run's too: a result is read
+  // back as a profile file), then validated on random inputs.
+  nlohmann::json& profiles = doc.profile()["scalar"];
+  assemble_register_profiles(profiles, doc.json()["findings"], device.caps().formats);
+  for (auto& item : profiles.items()) normalise_scalar_profile(item.value());
   if (!settings.probes.empty()) return tally;  // a partial run infers a partial profile: nothing to validate
-  assemble_register_profiles(doc.profile()["scalar"], doc.json()["findings"], device.caps().formats);
   for (const model::Format* f : device.caps().formats) {
-    nlohmann::json& p = doc.profile()["scalar"][f->name];
+    nlohmann::json& p = profiles[f->name];
     if (p.is_null()) p = nlohmann::json::object();
-    normalise_scalar_profile(p);
     if (progress) progress("scalar.profile.validation", f->name, jobs.size(), jobs.size() + 1);
     Finding v;
     try {
