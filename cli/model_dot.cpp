@@ -28,7 +28,7 @@ std::string format_names() {
 std::string algorithm_names() {
   std::string s;
   for (model::MmaAlgorithm a : model::all_mma_algorithms) s += (s.empty() ? "" : " ") + std::string(model::name(a));
-  return s;
+  return s + " tree";
 }
 
 // Number of whitespace-separated fields of a line.
@@ -48,9 +48,11 @@ struct AlgorithmForm {
   model::MmaAlgorithm algorithm;
   const Format *a, *b, *c, *d, *scale = nullptr;
   std::optional<int> F, block, group, scale_block;
+  std::shared_ptr<const model::SummationTree> tree;
 
   DotConfig config(int k) const {
     DotConfig cfg = model::default_dot_config(algorithm, *a, *b, *c, *d, k);
+    cfg.tree = tree;
     if (F) cfg.F = *F;
     if (block) cfg.block = *block;
     if (group) cfg.group = *group;
@@ -114,7 +116,7 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
       err << fmt::format("gpuparanoia: unknown algorithm '{}' (known: {})\n", args.algorithm, algorithm_names());
       return 2;
     }
-    AlgorithmForm f{*alg, nullptr, nullptr, nullptr, nullptr, nullptr, args.F, args.block, args.group, args.scale_block};
+    AlgorithmForm f{*alg, nullptr, nullptr, nullptr, nullptr, nullptr, args.F, args.block, args.group, args.scale_block, nullptr};
     const std::pair<const char*, const std::string*> names[] = {
         {"--a-format", &args.a_format}, {"--b-format", &args.b_format}, {"--c-format", &args.c_format},
         {"--d-format", &args.d_format}};
@@ -139,8 +141,26 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
       err << "gpuparanoia: --scale-block needs --scale-format\n";
       return 2;
     }
-    // Check the configuration once, for a representative K, before reading anything.
-    const std::string why = model::check(f.config(16));
+    const bool tree_options = !args.sums.empty() || !args.products.empty() || !args.rounding.empty() || !args.flush.empty();
+    if (*alg != model::MmaAlgorithm::tree && (!args.tree.empty() || tree_options)) {
+      err << "gpuparanoia: --tree, --sums, --products, --rounding and --flush belong to --algorithm tree\n";
+      return 2;
+    }
+    if (*alg == model::MmaAlgorithm::tree) {
+      auto parsed = model::parse_summation_tree(args.tree);
+      if (!parsed.tree) {
+        err << "gpuparanoia: --tree: " << (args.tree.empty() ? "a tree is required, e.g. \"((p0+p1)+p2)+c\"" : parsed.error) << "\n";
+        return 2;
+      }
+      if (const std::string why = model::set_tree_options(*parsed.tree, *f.d, args.sums, args.products, args.rounding, args.flush);
+          !why.empty()) {
+        err << "gpuparanoia: " << why << "\n";
+        return 2;
+      }
+      f.tree = std::make_shared<const model::SummationTree>(std::move(*parsed.tree));
+    }
+    // Check the configuration once, for a representative K (the tree's own), before reading anything.
+    const std::string why = model::check(f.config(f.tree ? f.tree->k : 16));
     if (!why.empty()) {
       err << "gpuparanoia: " << why << "\n";
       return 2;
@@ -184,6 +204,10 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
     const std::lock_guard lock(dots_mutex);
     auto it = dots.find(k);
     if (it == dots.end()) {
+      if (form->tree && form->tree->k != k) {
+        error = fmt::format("gpuparanoia: line {}: the tree sums {} products, the line has {}\n", line_no, form->tree->k, k);
+        return nullptr;
+      }
       const DotConfig cfg = form->config(k);
       const std::string why = model::check(cfg);
       if (!why.empty()) {
@@ -294,6 +318,11 @@ void add_model_dot_command(CLI::App& model, int& exit_code) {
   dot->add_option("--d-format", args->d_format, "Format of d");
   dot->add_option("--scale-format", args->scale_format, "Block scale factors: ue8m0 or ue4m3 (after the b fields)");
   dot->add_option("--scale-block", args->scale_block, "Products per scale factor (default 32 for ue8m0, 16 for ue4m3)");
+  dot->add_option("--tree", args->tree, "The tree algorithm's shape, e.g. \"((p0+p1)+p2)+c\" (p<k> products, c)");
+  dot->add_option("--sums", args->sums, "tree: the sums' format (default: d's)");
+  dot->add_option("--products", args->products, "tree: exact (default), or the format products are rounded to");
+  dot->add_option("--rounding", args->rounding, "tree: rounding of sums and products (default rne)");
+  dot->add_option("--flush", args->flush, "tree: subnormals flushed in inputs, c, sums")->delimiter(',');
   dot->add_option("--threads", args->threads, "Worker threads (default: every core)");
   dot->add_flag("--list", args->list, "List the instructions and exit");
   dot->callback([args, &exit_code] {

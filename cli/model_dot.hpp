@@ -2,6 +2,8 @@
 //
 //   gpuparanoia model dot (--instruction ARCH:NAME | --algorithm A [--F n] [--block n] [--group n]
 //                          --a-format F --b-format F --c-format F --d-format F)
+//   --algorithm tree --tree "((p0+p1)+p2)+c" [--sums F] [--products F|exact] [--rounding R]
+//                    [--flush inputs,c,sums]   a summation tree (model/summation_tree.hpp)
 //
 // Reads lines "c a0..aK-1 b0..bK-1" of raw bit patterns in hex (no 0x), writes d in hex of d's
 // storage width, one per line. With --instruction, K is the instruction's; with --algorithm, each
@@ -16,6 +18,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace gp::cli {
 
@@ -24,6 +27,8 @@ struct DotArgs {
   std::string algorithm;
   std::optional<int> F, block, group, scale_block;
   std::string a_format, b_format, c_format, d_format, scale_format;
+  std::string tree, sums, products, rounding;  // the tree algorithm
+  std::vector<std::string> flush;
   unsigned threads = 0;  // 0: every core
   bool list = false;
 };

@@ -12,14 +12,14 @@ namespace gp::model {
 
 namespace {
 
-constexpr std::array<std::string_view, 9> algorithm_names = {"sfma",  "gps",     "fda",    "cofda",   "gdfs",
-                                                             "fdrda", "cofdrda", "gfdrda", "cogfdrda"};
+constexpr std::array<std::string_view, 10> algorithm_names = {"sfma",  "gps",     "fda",    "cofda",    "gdfs",
+                                                              "fdrda", "cofdrda", "gfdrda", "cogfdrda", "tree"};
 
 bool is_fdrda_family(MmaAlgorithm a) {
   return a == MmaAlgorithm::fdrda || a == MmaAlgorithm::cofdrda || a == MmaAlgorithm::gfdrda ||
          a == MmaAlgorithm::cogfdrda;
 }
-bool is_fused(MmaAlgorithm a) { return a != MmaAlgorithm::sfma && a != MmaAlgorithm::gps; }
+bool is_fused(MmaAlgorithm a) { return a != MmaAlgorithm::sfma && a != MmaAlgorithm::gps && a != MmaAlgorithm::tree; }
 
 // sig * 2^shift, bits below 2^0 dropped (truncation of a magnitude: toward zero).
 // (A zero significand may come with any shift: zero terms keep their operands' exponents.)
@@ -497,6 +497,12 @@ std::uint64_t gps_block(const Dot& dot, const Format& cf, std::uint64_t c, const
   return cfg.d == &binary32 ? d : cvt(*cfg.d, binary32, o, d).bits;
 }
 
+// ---------------------------------------------------------------------------------------------
+std::uint64_t tree_block(const Dot& dot, const Format& cf, std::uint64_t c, const std::uint64_t* a,
+                         const std::uint64_t* b, int n, const std::uint64_t*, const std::uint64_t*, int) {
+  return evaluate_tree(*dot.config().tree, dot.config(), cf, c, a, b, n);
+}
+
 }  // namespace
 
 std::string_view name(MmaAlgorithm a) { return algorithm_names[std::size_t(a)]; }
@@ -549,6 +555,10 @@ DotConfig default_dot_config(MmaAlgorithm alg, const Format& a, const Format& b,
       if (alg == MmaAlgorithm::cofdrda) cfg.block = k > 1 ? k / 2 : 0;
       if (alg == MmaAlgorithm::gfdrda || alg == MmaAlgorithm::cogfdrda) cfg.block = 16;
       break;
+    case MmaAlgorithm::tree:
+      cfg.out_rounding = Rounding::rne;
+      cfg.nan = MmaNan::format;
+      break;
   }
   return cfg;
 }
@@ -565,6 +575,10 @@ std::string check(const DotConfig& cfg) {
   if (cfg.algorithm == MmaAlgorithm::sfma) {
     if (cfg.scale) return "sfma takes no scale factors";
     return "";
+  }
+  if (cfg.algorithm == MmaAlgorithm::tree) {
+    if (!cfg.tree) return "the tree algorithm needs a tree (--tree)";
+    return check_tree(*cfg.tree, cfg);
   }
   if (cfg.algorithm == MmaAlgorithm::gps) {
     if (cfg.group < 1 || cfg.group > kMaxDotK) return "gps needs a group size G of at least 1";
@@ -603,6 +617,7 @@ Dot::Dot(const DotConfig& cfg) : cfg_(cfg), narrow_(*cfg.d) {
   switch (cfg.algorithm) {
     case MmaAlgorithm::sfma: block_fn_ = sfma_block; break;
     case MmaAlgorithm::gps: block_fn_ = gps_block; break;
+    case MmaAlgorithm::tree: block_fn_ = tree_block; break;
     case MmaAlgorithm::gdfs: block_fn_ = gdfs_block; break;
     case MmaAlgorithm::fdrda:
     case MmaAlgorithm::cofdrda:
@@ -647,8 +662,8 @@ std::uint64_t Dot::operator()(std::uint64_t c, std::span<const std::uint64_t> a,
                               std::span<const std::uint64_t> sa, std::span<const std::uint64_t> sb) const {
   const int k = int(std::min(a.size(), b.size()));
   int block = cfg_.block > 0 ? cfg_.block : k;
-  if (cfg_.algorithm == MmaAlgorithm::sfma || cfg_.algorithm == MmaAlgorithm::gps || block < 1) block = std::max(k, 1);
-  block = std::min(block, kMaxDotK);  // longer blocks chain (sfma and gps: the same result)
+  if (!is_fused(cfg_.algorithm) || block < 1) block = std::max(k, 1);
+  if (cfg_.algorithm != MmaAlgorithm::tree) block = std::min(block, kMaxDotK);  // longer blocks chain (sfma and gps: the same result)
   const std::uint64_t* psa = cfg_.scale ? sa.data() : nullptr;
   const std::uint64_t* psb = cfg_.scale ? sb.data() : nullptr;
   const Format* cf = cfg_.c;

@@ -16,6 +16,9 @@
 //             zero instead of down when far below the dot product
 //   cogfdrda  a chain of GFDRDA blocks of 16
 //
+// Beside them, `tree`: any summation tree over the products and c, each node rounded once to its
+// own format (model/summation_tree.hpp), for units that follow none of the nine.
+//
 // Everything is integer arithmetic on the decoded significands: no host floating point. The
 // parameters MMA-Sim leaves open (block size, alignment floor, NaN encoding) are fields of
 // DotConfig, and the instruction table (model/mma_instructions.hpp) sets them per instruction.
@@ -23,6 +26,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -30,10 +34,12 @@
 
 #include "model/format.hpp"
 #include "model/rounding.hpp"
+#include "model/summation_tree.hpp"
 
 namespace gp::model {
 
-enum class MmaAlgorithm : std::uint8_t { sfma, gps, fda, cofda, gdfs, fdrda, cofdrda, gfdrda, cogfdrda };
+enum class MmaAlgorithm : std::uint8_t { sfma, gps, fda, cofda, gdfs, fdrda, cofdrda, gfdrda, cogfdrda, tree };
+// MMA-Sim's nine (the tree family apart).
 inline constexpr MmaAlgorithm all_mma_algorithms[] = {
     MmaAlgorithm::sfma,  MmaAlgorithm::gps,     MmaAlgorithm::fda,    MmaAlgorithm::cofda,   MmaAlgorithm::gdfs,
     MmaAlgorithm::fdrda, MmaAlgorithm::cofdrda, MmaAlgorithm::gfdrda, MmaAlgorithm::cogfdrda};
@@ -80,6 +86,8 @@ struct DotConfig {
   const Format* scale = nullptr;
   int scale_block = 32;
   MmaNan nan = MmaNan::nvidia;
+  // The tree algorithm's shape, formats and roundings (the fields above do not apply to it).
+  std::shared_ptr<const SummationTree> tree;
 };
 
 // The parameters MMA-Sim gives an algorithm when nothing else is said: F (fda 24, gdfs 35,

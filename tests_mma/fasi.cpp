@@ -77,19 +77,21 @@ class ExactProductsProbe final : public ProbeBase {
     std::map<std::string, std::uint64_t> exact, rounded_d, rounded_a;
     const auto round_d = [&](Val v) { return decode(fd, round_to(fd, fd.man_bits, Rounding::rne, v)); };
     const auto round_a = [&](Val v) { return decode(fa, model::round_pack(fa, model::Options{}, v.neg, v.exp, v.sig).bits); };
-    // (a) every product x_a x_b, c = 0: K x_a x_b.
+    // (a) two products x_a x_b, c = 0: 2 x_a x_b, exact in whatever order a unit adds (with every
+    // product, as Fasi et al., a unit that rounds its partial sums would not show exact products).
     {
       CaseBuilder b(cfg);
-      for (int k = 0; k < K; ++k) b.product(k, p);
+      const int n = std::min(K, 2);
+      for (int k = 0; k < n; ++k) b.product(k, p);
       Val sum{}, sd{}, sa{};
-      for (int k = 0; k < K; ++k) {
+      for (int k = 0; k < n; ++k) {
         sum = add(sum, p);
         sd = add(sd, round_d(p));
         sa = add(sa, round_a(p));
       }
       const auto e = encode(fd, sum);
       if (b.ok() && e) {
-        const std::string note = fmt::format("{} products ({})^2 = {}", K, show(xa), show(p));
+        const std::string note = fmt::format("{} products ({})^2 = {}", n, show(xa), show(p));
         cases.push_back(b.done(note));
         exact[note] = *e;
         rounded_d[note] = round_to(fd, fd.man_bits, Rounding::rne, sd);
@@ -114,17 +116,42 @@ class ExactProductsProbe final : public ProbeBase {
       rounded_a[note] = round_to(fd, fd.man_bits, Rounding::rne, add(round_a(q0), round_a(q1)));
       break;
     }
+    // (c) x_a (1 + u) + x_a (1 - u), u the ulp of b at 1: 2 x_a exactly, while each product is
+    // long and, rounded first, the two roundings add up (they separate where (b) cannot: d as
+    // narrow as a).
+    if (K >= 2) {
+      const Val u = pow2(1 - pb), one = pow2(0);
+      const Val b0 = add(one, u), b1 = add(one, {true, u.sig, u.exp});
+      const auto a0 = encode(fa, xa), e0 = encode(fb, b0), e1 = encode(fb, b1);
+      const Val q0 = {false, xa.sig * b0.sig, xa.exp + b0.exp}, q1 = {false, xa.sig * b1.sig, xa.exp + b1.exp};
+      const auto e = encode(fd, add(q0, q1));
+      if (a0 && e0 && e1 && e) {
+        CaseBuilder b(cfg);
+        b.raw(0, *a0, *e0);
+        b.raw(1, *a0, *e1);
+        const std::string note = fmt::format("({}) ({}) + ({}) ({})", show(xa), show(b0), show(xa), show(b1));
+        cases.push_back(b.done(note));
+        exact[note] = *e;
+        rounded_d[note] = round_to(fd, fd.man_bits, Rounding::rne, add(round_d(q0), round_d(q1)));
+        rounded_a[note] = round_to(fd, fd.man_bits, Rounding::rne, add(round_a(q0), round_a(q1)));
+      }
+    }
     if (cases.empty()) return audit::unsupported("the exact products cannot be shown in d with these formats");
-    const std::vector<Hypothesis> hyps = {
-        table_hypothesis("exact products", exact),
-        table_hypothesis(fmt::format("products rounded to {} first", fd.name), rounded_d),
-        table_hypothesis(fmt::format("products rounded to {} first", fa.name), rounded_a)};
+    // Rounding to a format that holds the products exactly is no hypothesis of its own.
+    std::vector<Hypothesis> hyps = {table_hypothesis("exact products", exact)};
+    if (pa + pb > fd.precision())
+      hyps.push_back(table_hypothesis(fmt::format("products rounded to {} first", fd.name), rounded_d));
+    if (&fa != &fd) hyps.push_back(table_hypothesis(fmt::format("products rounded to {} first", fa.name), rounded_a));
     audit::Finding f;
     auto sel = select(device, cfg, cases, hyps, f);
     if (!sel) return audit::failed(sel.error().message);
     const bool is_exact = consistent(*sel, "exact products");
-    f.parameters["exact_products"] = is_exact;
     f.parameters["consistent"] = sel->consistent;
+    if (is_exact && sel->consistent.size() > 1) {
+      f.verdict = "PRODUCTS: inconclusive: exact and rounded products give the same outputs here (" + join(sel->consistent) + ")";
+      return f;
+    }
+    f.parameters["exact_products"] = is_exact;
     f.verdict = is_exact ? fmt::format("PRODUCTS: exact: ({})^2 = {} needs {} bits and is kept", show(xa), show(p), pa + pb)
                          : "PRODUCTS: not kept exactly (" +
                                (sel->consistent.empty() ? std::string("no hypothesis fits") : join(sel->consistent)) + ")";

@@ -25,7 +25,7 @@ bool fdrda_family(MmaAlgorithm a) {
   return a == MmaAlgorithm::fdrda || a == MmaAlgorithm::cofdrda || a == MmaAlgorithm::gfdrda ||
          a == MmaAlgorithm::cogfdrda;
 }
-bool fused(MmaAlgorithm a) { return a != MmaAlgorithm::sfma && a != MmaAlgorithm::gps; }
+bool fused(MmaAlgorithm a) { return a != MmaAlgorithm::sfma && a != MmaAlgorithm::gps && a != MmaAlgorithm::tree; }
 
 // The plain algorithm of a chained one: the chain is the block parameter.
 MmaAlgorithm unchained(MmaAlgorithm a) {
@@ -141,9 +141,71 @@ struct Space {
   std::vector<int> gps_groups, fda_F, fdrda_F, gdfs_F, blocks, gdfs_groups, out_bits;
   std::vector<Rounding> roundings;
   std::vector<MmaNan> nans;
+  // Summation trees (beside the nine): shapes, each with every rounding above and every variant
+  // of tree_variants.
+  std::vector<model::SummationTree> shapes;
 };
 
-Space full_space(const MmaConfig& cfg) {
+// ---------------------------------------------------------------------------------------------
+// The summation-tree family: a shape with its sums' format and rounding, its products' rounding
+// and its subnormal flushing.
+enum Flush { flush_inputs = 1, flush_c = 2, flush_sums = 4 };
+
+DotConfig tree_config(const MmaConfig& cfg, const model::SummationTree& shape, const Format* sums,
+                      const Format* products, Rounding r, int flush) {
+  auto t = std::make_shared<model::SummationTree>(shape);
+  t->sum_format = sums == cfg.d ? nullptr : sums;
+  t->sum_rounding = r;
+  t->product_format = products;
+  t->product_rounding = r;
+  t->flush_inputs = flush & flush_inputs;
+  t->flush_c = flush & flush_c;
+  t->flush_sums = flush & flush_sums;
+  DotConfig c = base_config(cfg, MmaAlgorithm::tree);
+  c.tree = std::move(t);
+  return c;
+}
+
+int flush_of(const model::SummationTree& t) {
+  return (t.flush_inputs ? flush_inputs : 0) | (t.flush_c ? flush_c : 0) | (t.flush_sums ? flush_sums : 0);
+}
+
+// Sums in d's format or in binary32 (a narrow d computed wider); products exact, or rounded to the
+// sums' format or to a's.
+template <class Fn>
+void tree_variants(const MmaConfig& cfg, const model::SummationTree& shape, const std::vector<Rounding>& roundings,
+                   Fn&& fn) {
+  std::vector<const Format*> sums{cfg.d};
+  if (cfg.d != &model::binary32 && cfg.d->precision() < model::binary32.precision()) sums.push_back(&model::binary32);
+  for (const Format* sf : sums) {
+    std::vector<const Format*> products{nullptr, sf};
+    if (cfg.a != sf && cfg.a == cfg.b && cfg.a->precision() <= 53) products.push_back(cfg.a);
+    for (const Format* pf : products)
+      for (Rounding r : roundings)
+        for (int flush = 0; flush < 8; ++flush) fn(tree_config(cfg, shape, sf, pf, r, flush));
+  }
+}
+
+// The shapes worth trying: the one the summation-tree probe measured, and the two chains (from
+// the first product with c last, from c).
+std::vector<model::SummationTree> tree_shapes(const MmaConfig& cfg, const std::string& measured) {
+  std::vector<model::SummationTree> v;
+  std::set<std::string> seen;
+  const auto add = [&](model::SummationTree t) {
+    if (seen.insert(t.text()).second) v.push_back(std::move(t));
+  };
+  if (!measured.empty())
+    if (auto p = model::parse_summation_tree(measured, cfg.k); p.tree) add(std::move(*p.tree));
+  if (cfg.k < 1 || cfg.k > model::kMaxDotK) return v;
+  std::vector<int> order;
+  for (int i = 0; i <= cfg.k; ++i) order.push_back(i);
+  add(model::sequential_tree(cfg.k, order));
+  std::rotate(order.rbegin(), order.rbegin() + 1, order.rend());
+  add(model::sequential_tree(cfg.k, order));
+  return v;
+}
+
+Space full_space(const MmaConfig& cfg, const std::string& measured_tree = "") {
   Space s;
   const int K = cfg.k;
   s.gps_groups = blocks_of(K);
@@ -155,6 +217,7 @@ Space full_space(const MmaConfig& cfg) {
   s.out_bits = range(0, cfg.d->man_bits);
   s.roundings.assign(std::begin(model::all_roundings), std::end(model::all_roundings));
   s.nans = {MmaNan::nvidia, MmaNan::format};
+  s.shapes = tree_shapes(cfg, measured_tree);
   return s;
 }
 
@@ -163,7 +226,7 @@ struct Hints {
   std::optional<int> F, out_bits, block, group;
   std::vector<Rounding> roundings;
   std::optional<MmaNan> nan;
-  std::string structure;
+  std::string structure, tree;
 };
 
 const audit::Finding* find(std::span<const audit::Finding> fs, std::string_view id) {
@@ -196,12 +259,15 @@ Hints hints_of(std::span<const audit::Finding> findings) {
     h.structure = f->parameters.value("structure", "");
     h.block = integer(f->parameters, "block");
     h.group = integer(f->parameters, "group");
+    h.tree = f->parameters.value("tree", "");
   }
   return h;
 }
 
 Space hinted_space(const MmaConfig& cfg, const Hints& h) {
-  Space s = full_space(cfg);
+  Space s = full_space(cfg, h.tree);
+  // Trees join the first pass only where the probe found one that none of the nine has.
+  if (h.structure != "tree") s.shapes.clear();
   const auto near = [](int v, int lo, int hi) {
     std::vector<int> r;
     for (int x = v - 1; x <= v + 1; ++x)
@@ -267,6 +333,10 @@ void for_each_candidate(const MmaConfig& cfg, const Space& s, Fn&& fn) {
   fused_family(MmaAlgorithm::gfdrda, s.fdrda_F, s.blocks, {0});
   DotConfig probe = base_config(cfg, MmaAlgorithm::gdfs);
   if (model::check(probe).empty()) fused_family(MmaAlgorithm::gdfs, s.gdfs_F, {K}, s.gdfs_groups);
+  for (const model::SummationTree& shape : s.shapes)
+    tree_variants(cfg, shape, s.roundings, [&](const DotConfig& c) {
+      if (model::check(c).empty()) fn(c);
+    });
 }
 
 // Floors that can matter: above the lowest exponent a summand (or a partial result) can have,
@@ -279,6 +349,8 @@ std::vector<int> floor_range(const MmaConfig& cfg) {
 // ---------------------------------------------------------------------------------------------
 // Candidates equal in every parameter that can matter (block and group at most K).
 std::array<int, 10> key_of(const DotConfig& c, int K) {
+  if (c.algorithm == MmaAlgorithm::tree)
+    return {int(c.algorithm), int(std::hash<std::string>{}(parameters_json(c, K).dump()) & 0x7FFFFFFF), 0, 0, 0, 0, 0, 0, 0, 0};
   const bool f = fused(c.algorithm);
   return {int(unchained(c.algorithm)),
           f ? c.F : 0,
@@ -304,6 +376,12 @@ std::vector<DotConfig> neighbors(const MmaConfig& cfg, const DotConfig& c) {
   };
   if (c.algorithm == MmaAlgorithm::gps)
     for (int g : full.gps_groups) vary([&](DotConfig& x) { x.group = g; });
+  if (c.algorithm == MmaAlgorithm::tree) {
+    model::SummationTree shape = *c.tree;
+    tree_variants(cfg, shape, full.roundings, [&](const DotConfig& x) {
+      if (model::check(x).empty()) v.push_back(x);
+    });
+  }
   if (!fused(c.algorithm)) return v;
   for (int F : fdrda_family(c.algorithm) ? full.fdrda_F : full.fda_F) vary([&](DotConfig& x) { x.F = F; });
   for (int b : full.blocks) vary([&](DotConfig& x) { x.block = b; });
@@ -327,6 +405,7 @@ int family_rank(MmaAlgorithm a) {
     case MmaAlgorithm::fda: return 2;
     case MmaAlgorithm::fdrda: return 3;
     case MmaAlgorithm::gfdrda: return 4;
+    case MmaAlgorithm::tree: return 6;
     default: return 5;
   }
 }
@@ -345,6 +424,13 @@ int rounding_rank(Rounding r) {
 // NVIDIA's NaN when it matched bit for bit, rounding down in the FDRDA alignment.
 std::vector<long> canonical_rank(const MmaConfig& cfg, const DotConfig& c) {
   const int K = cfg.k;
+  // Trees: the chains first, no flushing, exact products, sums in d, to nearest (IEEE additions).
+  if (c.algorithm == MmaAlgorithm::tree) {
+    const model::SummationTree& t = *c.tree;
+    const int r = t.sum_rounding == Rounding::rne ? -1 : rounding_rank(t.sum_rounding);
+    return {family_rank(c.algorithm), t.sequential() ? 0 : 1, std::popcount(unsigned(flush_of(t))), flush_of(t),
+            t.product_format ? 1 : 0, t.sum_format ? 1 : 0, r};
+  }
   const bool f = fused(c.algorithm);
   const long floor_rank = c.align_floor == model::kNoAlignFloor                     ? 0
                           : c.align_floor == cfg.d->emin() - (c.F - 18)              ? 1
@@ -371,6 +457,17 @@ std::string describe(const MmaConfig& cfg, const DotConfig& c) {
     case MmaAlgorithm::sfma: return "SFMA (a chain of IEEE fused multiply-adds in " + std::string(cfg.d->name) + ")";
     case MmaAlgorithm::gps:
       return fmt::format("GPS (G = {}: binary32 products and pairwise sums, subnormals flushed)", c.group);
+    case MmaAlgorithm::tree: {
+      const model::SummationTree& t = *c.tree;
+      std::vector<std::string> flushed;
+      if (t.flush_inputs) flushed.push_back("a and b");
+      if (t.flush_c) flushed.push_back("c");
+      if (t.flush_sums) flushed.push_back("sums");
+      return fmt::format("summation tree {} (sums in {} rounded {}, products {}, subnormals {})", t.text(),
+                         (t.sum_format ? t.sum_format : cfg.d)->name, model::name(t.sum_rounding),
+                         t.product_format ? fmt::format("rounded to {}", t.product_format->name) : "exact",
+                         flushed.empty() ? "kept" : "flushed in " + join(flushed, ", ", " and "));
+    }
     default: break;
   }
   std::string s = fmt::format("{} (F = {}, {}", up, c.F,
@@ -416,6 +513,18 @@ nlohmann::json parameters_json(const DotConfig& c, int k) {
   switch (unchained(c.algorithm)) {
     case MmaAlgorithm::sfma: p["rounding"] = "rne"; return p;
     case MmaAlgorithm::gps: p["group"] = c.group; return p;
+    case MmaAlgorithm::tree: {
+      const model::SummationTree& t = *c.tree;
+      p["tree"] = t.text();
+      p["sums"] = (t.sum_format ? t.sum_format : c.d)->name;
+      p["rounding"] = std::string(model::name(t.sum_rounding));
+      p["products"] = t.product_format ? std::string(t.product_format->name) : "exact";
+      p["flush"] = nlohmann::json::array();
+      if (t.flush_inputs) p["flush"].push_back("inputs");
+      if (t.flush_c) p["flush"].push_back("c");
+      if (t.flush_sums) p["flush"].push_back("sums");
+      return p;
+    }
     default: break;
   }
   p["F"] = c.F;
@@ -435,6 +544,20 @@ Expected<DotConfig> config_from_entry(const MmaConfig& config, const nlohmann::j
     if (!alg) return Error{"unknown algorithm " + entry.at("algorithm").dump()};
     DotConfig c = base_config(config, *alg);
     const nlohmann::json& p = entry.at("parameters");
+    if (*alg == MmaAlgorithm::tree) {
+      auto parsed = model::parse_summation_tree(p.at("tree").get<std::string>(), config.k);
+      if (!parsed.tree) return Error{"tree: " + parsed.error};
+      std::vector<std::string> flush;
+      for (const auto& x : p.value("flush", nlohmann::json::array())) flush.push_back(x.get<std::string>());
+      model::SummationTree& t = *parsed.tree;
+      if (const std::string why = model::set_tree_options(t, *config.d, p.value("sums", ""), p.value("products", "exact"),
+                                                         p.value("rounding", "rne"), flush);
+          !why.empty())
+        return Error{"tree: " + why};
+      c.tree = std::make_shared<const model::SummationTree>(std::move(t));
+      if (const std::string why = model::check(c); !why.empty()) return Error{why};
+      return c;
+    }
     if (p.contains("F")) c.F = p["F"].get<int>();
     if (p.contains("block")) c.block = p["block"].get<int>();
     if (p.contains("group")) c.group = p["group"].get<int>();
@@ -607,10 +730,10 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   // First the ranges the probes measured, then everything.
   // The full tier always searches every parameter: the reported ambiguity is then complete.
   bool widened = ctx.tier == Tier::full;
-  std::vector<DotConfig> survivors = survivors_of(widened ? full_space(cfg) : hinted_space(cfg, hints));
+  std::vector<DotConfig> survivors = survivors_of(widened ? full_space(cfg, hints.tree) : hinted_space(cfg, hints));
   const auto widen = [&] {
     widened = true;
-    survivors = survivors_of(full_space(cfg));
+    survivors = survivors_of(full_space(cfg, hints.tree));
   };
   if (survivors.empty()) widen();
   // Complete the survivors with their neighbours along every parameter (two steps).
@@ -746,7 +869,8 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   f.parameters["candidates_checked"] = checked;
   f.parameters["search"] = widened ? "all parameters" : "the ranges the probes measured";
   if (survivors.empty()) {
-    f.verdict = fmt::format("MODEL: none of the nine algorithms predicts every observation ({} checked)", checked);
+    f.verdict = fmt::format("MODEL: none of the nine algorithms, nor a summation tree, predicts every observation ({} checked)",
+                            checked);
     if (!closest.empty()) {
       std::sort(closest.begin(), closest.end(), rank_less);
       f.message = "the last candidates standing before the device ruled them out: " + describe(cfg, closest.front());
@@ -760,8 +884,15 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
     std::set<std::string> algs;
     std::vector<int> Fs, blocks, floors, bits, groups;
     std::set<std::string> rounds_seen, nans, rdas;
+    std::map<std::string, std::set<std::string>> tree_params;  // "tree", "sums", "products", "flush"
     for (const DotConfig& c : survivors) {
       algs.insert(algorithm_name(c, K));
+      if (c.algorithm == MmaAlgorithm::tree) {
+        const nlohmann::json p = parameters_json(c, K);
+        rounds_seen.insert(p["rounding"].get<std::string>());
+        for (const char* key : {"tree", "sums", "products", "flush"})
+          tree_params[key].insert(p[key].is_string() ? p[key].get<std::string>() : p[key].dump());
+      }
       if (fused(c.algorithm)) {
         Fs.push_back(c.F);
         blocks.push_back(effective_block(c, K));
@@ -791,6 +922,8 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
     if (rounds_seen.size() > 1) amb["out_rounding"] = join({rounds_seen.begin(), rounds_seen.end()}, ", ", ", ");
     if (nans.size() > 1) amb["nan"] = join({nans.begin(), nans.end()}, ", ", ", ");
     if (rdas.size() > 1) amb["round_down_alignment"] = "true, false";
+    for (const auto& [key, values] : tree_params)
+      if (values.size() > 1) amb[key] = join({values.begin(), values.end()}, "; ", "; ");
     f.parameters["consistent_candidates"] = survivors.size();
     f.parameters["ambiguous"] = amb;
     if (!amb.empty()) {

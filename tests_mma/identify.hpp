@@ -15,6 +15,13 @@
 // behaviour is left. Parameters that no input separates are reported as ambiguous, and one
 // canonical value is chosen (see canonical_rank in identify.cpp). The chosen model is validated
 // on random tiles: 10^4 (quick), 10^5 (standard) or 10^6 (full).
+//
+// Units that follow none of the nine are tried as summation trees (model/summation_tree.hpp): the
+// shape the summation-tree probe rebuilt from its counts and the two plain chains (from the first
+// product with c last, from c), each with its sums in d's format or binary32, products exact or
+// rounded to the sums' or a's format, every rounding mode, and subnormals flushed or kept in the
+// inputs, c and the sums. They join the first pass when the probe found a tree none of the nine has,
+// else the widened one.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // The detection methods of MMA-Sim (Xie et al., section III): the same computation for every
 // element (III-B), the summation tree from X, -X and K-1 copies of a small y at every pair of
-// positions (III-C), the accumulation precision of each summand, "1 + e" halving and "-1 + 1 + e"
+// positions (III-C; the nine algorithms' trees, or any tree rebuilt from the counts), the accumulation precision of each summand, "1 + e" halving and "-1 + 1 + e"
 // for fused sums (III-D), and the rounding mode from tables I and II (III-E), after the output's
 // precision. Every input is built for the configuration's formats and K.
 #include <fmt/format.h>
@@ -11,6 +11,7 @@
 
 #include "model/ops.hpp"
 #include "tests_mma/families.hpp"
+#include "tests_mma/tree_shape.hpp"
 
 namespace gp::mma {
 namespace {
@@ -40,6 +41,17 @@ std::optional<std::int64_t> multiple_of(Val v, int e) {
 }
 
 std::string summand_name(int s, int K) { return s == K ? "c" : fmt::format("p{}", s); }
+
+// A tree's shape in words: "binary additions, one after the other from p0, c last".
+std::string describe_shape(const model::SummationTree& t) {
+  const std::vector<int> order = t.leaf_order();
+  if (t.sequential()) {
+    const bool in_order = std::is_sorted(order.begin(), order.end() - 1) || std::is_sorted(order.begin() + 1, order.end());
+    const std::string first = summand_name(order.front(), t.k), last = summand_name(order.back(), t.k);
+    return fmt::format("binary additions one after the other{}, from {} to {}", in_order ? "" : " in that order", first, last);
+  }
+  return t.binary() ? "binary additions" : "fused sums of several terms in some nodes";
+}
 
 // The summand positions a probe visits: all of them up to K = 16; beyond, the first eight, every
 // fourth, the last four and c (every block boundary of a power-of-two block lies among them).
@@ -188,9 +200,25 @@ class TreeProbe final : public ProbeBase {
     }
     auto sel = select(device, cfg, cases, hyps, f);
     if (!sel) return audit::failed(sel.error().message);
+    // d / y of each pair; the tree they describe, when every pair was measured (K <= 16).
+    std::map<std::pair<int, int>, int> count;
+    bool counted = true, every_y = true;
+    for (std::size_t n = 0; n < cases.size(); ++n) {
+      const auto m = multiple_of(decode(fd, sel->outputs[n]), ey);
+      if (!m || *m < 0 || *m > K - 1) {
+        counted = false;
+        continue;
+      }
+      count[pairs[n]] = int(*m);
+      every_y &= *m == K - 1;
+    }
+    std::optional<model::SummationTree> tree;
+    if (counted && int(at.size()) == K + 1)
+      tree = tree_from_counts(K, [&](int i, int j) { return count.at({i, j}); });
+    if (tree) f.parameters["tree"] = tree->text();
     // A sum that keeps y beside X (more kept bits than X / y spans) hides fused blocks: every
     // structure then counts every y.
-    const bool blind = cal->F ? *cal->F >= gap : gap <= 40;
+    const bool blind = every_y && (cal->F ? *cal->F >= gap : gap <= 40);
     std::string counts;
     for (std::size_t n = 0; n < cases.size() && n < 12; ++n) {
       const auto m = multiple_of(decode(fd, sel->outputs[n]), ey);
@@ -201,9 +229,14 @@ class TreeProbe final : public ProbeBase {
                             cases.size() > 12 ? " ..." : "", ex, ey, F);
     f.parameters["consistent"] = sel->consistent;
     if (sel->consistent.empty()) {
+      if (tree && !blind) {
+        f.parameters["structure"] = "tree";
+        f.verdict = fmt::format("ORDER: summation tree {} ({}), none of the nine algorithms' trees", tree->text(),
+                                describe_shape(*tree));
+        return f;
+      }
       f.verdict = "ORDER: no summation tree of the nine algorithms explains d / y";
-      if (!cal->F || *cal->F >= gap)
-        f.message += fmt::format("; the sum keeps y beside X (X / y = 2^{}), which hides fused blocks", gap);
+      if (blind) f.message += fmt::format("; the sum keeps y beside X (X / y = 2^{}), which hides fused blocks", gap);
       return f;
     }
     if (blind) {

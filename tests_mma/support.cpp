@@ -273,7 +273,8 @@ DotConfig base_config(const MmaConfig& cfg, MmaAlgorithm alg) {
 std::uint64_t predict(const model::Dot& dot, const DotCase& c) { return dot(c.c, c.a, c.b); }
 
 bool nan_free(const DotConfig& cfg) {
-  return cfg.algorithm == MmaAlgorithm::sfma || cfg.algorithm == MmaAlgorithm::gps || cfg.nan == model::MmaNan::format;
+  return cfg.algorithm == MmaAlgorithm::sfma || cfg.algorithm == MmaAlgorithm::gps || cfg.algorithm == MmaAlgorithm::tree ||
+         cfg.nan == model::MmaNan::format;
 }
 
 bool agrees(const DotConfig& cfg, std::uint64_t predicted, std::uint64_t output) {

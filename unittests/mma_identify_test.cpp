@@ -8,6 +8,8 @@
 // - Random parameter sets: 24 DotConfigs drawn from a printed seed (formats, K, the nine
 //   algorithms, F, block, group, all eleven rounding modes, output bits, floors, NaN encoding,
 //   FDRDA's rounding down) as devices built from a Profile with a hidden model.
+// - Random summation trees (the family beside the nine): 12 shapes, sums formats, product
+//   roundings, rounding modes and subnormal flushing, recovered the same way.
 //
 // Equivalences accepted, because no input can tell them apart (the identification reports them
 // under "ambiguous" and chooses one): the chained names (cofda, cofdrda, cogfdrda) are blocks
@@ -49,7 +51,7 @@ MmaAlgorithm unchained(MmaAlgorithm a) {
     default: return a;
   }
 }
-bool fused(MmaAlgorithm a) { return a != MmaAlgorithm::sfma && a != MmaAlgorithm::gps; }
+bool fused(MmaAlgorithm a) { return a != MmaAlgorithm::sfma && a != MmaAlgorithm::gps && a != MmaAlgorithm::tree; }
 bool fdrda_family(MmaAlgorithm a) {
   a = unchained(a);
   return a == MmaAlgorithm::fdrda || a == MmaAlgorithm::gfdrda;
@@ -140,6 +142,38 @@ void expect_identified(backends::Device& dev, const backends::MmaConfig& mc, con
       EXPECT_EQ(found_value, truth_value) << who << ": " << key;
     }
   };
+  if (!alg_ambiguous && truth.algorithm == MmaAlgorithm::tree && c.algorithm == MmaAlgorithm::tree) {
+    const json t = mma::parameters_json(truth, K), x = mma::parameters_json(c, K);
+    // The shape as its nodes' summands (children of a node may be written in any order); nodes
+    // of more than two children can have twins that count alike: the differential check below
+    // decides those.
+    const auto nodes = [](const DotConfig& of) {
+      std::set<std::set<int>> out;
+      std::vector<std::set<int>> stack;
+      for (const model::SummationTree::Step& s : of.tree->steps) {
+        if (s.leaf >= 0) {
+          stack.push_back({s.leaf});
+          continue;
+        }
+        std::set<int> node;
+        for (int j = 0; j < s.arity; ++j, stack.pop_back()) node.insert(stack.back().begin(), stack.back().end());
+        out.insert(node);
+        stack.push_back(node);
+      }
+      return out;
+    };
+    if (truth.tree->binary() && !amb.contains("tree")) {
+      EXPECT_EQ(nodes(c), nodes(truth)) << who << ": " << c.tree->text();
+    }
+    for (const char* key : {"sums", "rounding", "products", "flush"}) {
+      const std::string tv = t[key].is_string() ? t[key].get<std::string>() : t[key].dump();
+      const std::string xv = x[key].is_string() ? x[key].get<std::string>() : x[key].dump();
+      // Listed ambiguities are "; "-separated (trees and lists hold ", ").
+      if (!amb.contains(key) || amb[key].get<std::string>().find(tv) == std::string::npos) {
+        EXPECT_EQ(xv, tv) << who << ": " << key;
+      }
+    }
+  }
   if (!alg_ambiguous && unchained(c.algorithm) == unchained(truth.algorithm)) {
     // A group (GPS, GDFS) or block of K or more is K.
     if (unchained(truth.algorithm) == MmaAlgorithm::gps)
@@ -282,6 +316,57 @@ TEST(MmaIdentify, RandomParameterSets) {
     backends::ReferenceDevice dev(p, {{x.mc.instruction, x.cfg}});
     std::printf("  %s\n", x.label.c_str());
     expect_identified(dev, x.mc, x.cfg, x.label);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Random summation trees: the two plain chains (from p0 with c last, from c) in every rounding
+// mode, and chains in random orders, random binary trees and trees with fused nodes rounding to
+// nearest (rne, rna). A directed rounding moves X when a y meets it, so that the X, -X, y counts
+// that reveal a shape no longer count: the identification then tries the plain chains only.
+TEST(MmaIdentify, RandomSummationTrees) {
+  std::mt19937_64 rng(20261122);
+  for (int i = 0; i < 12; ++i) {
+    const int K = i % 3 == 0 ? 4 : 8;
+    const model::Format* d = i % 2 ? &model::binary32 : &model::binary16;
+    std::vector<std::string> items;
+    for (int s = 0; s <= K; ++s) items.push_back(s == K ? "c" : fmt::format("p{}", s));
+    const int shape = i % 4;  // plain chain, chain in random order, binary tree, fused nodes
+    if (shape == 0 && rng() % 2) std::rotate(items.rbegin(), items.rbegin() + 1, items.rend());
+    if (shape != 0) std::shuffle(items.begin(), items.end(), rng);
+    while (items.size() > 1) {
+      std::size_t n = 2, at = 0;
+      if (shape == 2) at = rng() % (items.size() - 1);
+      if (shape == 3) n = std::min<std::size_t>(items.size(), 2 + rng() % 3), at = rng() % (items.size() - n + 1);
+      std::string node;
+      for (std::size_t j = 0; j < n; ++j) node += (j ? "+" : "") + items[at + j];
+      items.erase(items.begin() + std::ptrdiff_t(at), items.begin() + std::ptrdiff_t(at + n));
+      items.insert(items.begin() + std::ptrdiff_t(at), "(" + node + ")");
+    }
+    auto parsed = model::parse_summation_tree(items.front().substr(1, items.front().size() - 2), K);
+    ASSERT_TRUE(parsed.tree) << parsed.error;
+    model::SummationTree& t = *parsed.tree;
+    static const model::Rounding any[] = {model::Rounding::rne, model::Rounding::rz, model::Rounding::ru,
+                                          model::Rounding::rd, model::Rounding::rna};
+    t.sum_rounding = t.product_rounding = shape == 0 ? any[rng() % 5] : rng() % 2 ? model::Rounding::rne : model::Rounding::rna;
+    if (d == &model::binary16 && rng() % 3 == 0) t.sum_format = &model::binary32;
+    if (rng() % 2) t.product_format = t.sum_format ? t.sum_format : d;
+    t.flush_inputs = rng() % 4 == 0;
+    t.flush_c = rng() % 4 == 0;
+    t.flush_sums = rng() % 4 == 0;
+    DotConfig cfg = model::default_dot_config(MmaAlgorithm::tree, model::binary16, model::binary16, *d, *d, K);
+    cfg.tree = std::make_shared<const model::SummationTree>(t);
+    ASSERT_EQ(model::check(cfg), "");
+    backends::MmaConfig mc{8, 8, K, cfg.a, cfg.b, cfg.c, cfg.d, "subgroup", fmt::format("tree:{}", i)};
+    const std::string label = fmt::format("tree {}: {} {}", i, mma::parameters_json(cfg, K).dump(), mc.name());
+    backends::Profile p;
+    p.name = fmt::format("tree-{}", i);
+    p.device_name = label;
+    p.vendor = "test";
+    p.mma = {mc};
+    backends::ReferenceDevice dev(p, {{mc.instruction, cfg}});
+    std::printf("  %s\n", label.c_str());
+    expect_identified(dev, mc, cfg, label);
   }
 }
 

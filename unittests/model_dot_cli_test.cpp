@@ -68,6 +68,58 @@ TEST(ModelDotCli, AlgorithmFormInfersK) {
   EXPECT_EQ(run(fd, halves).out, "3f800000\n");
 }
 
+TEST(ModelDotCli, SummationTreeForm) {
+  // c = 1 and two products 2^-11 (0x1000 * 0x3c00), a third 0. Summed first, they make 2^-10,
+  // which 1 keeps: 1 + 2^-10. Added to c one at a time, each is a tie that rounds to even: 1.
+  const std::string line = "3c00 1000 1000 0000 3c00 3c00 3c00\n";
+  DotArgs first = algorithm("tree", "binary16", "binary16");
+  first.tree = "((p0+p1)+p2)+c";
+  Outcome r = run(first, line);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "3c01\n");
+  DotArgs from_c = first;
+  from_c.tree = "((c+p0)+p1)+p2";
+  r = run(from_c, line);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "3c00\n");
+  // Rounded up instead, each addition of 2^-11 to 1 gives 1 + 2^-10, the second 1 + 2^-9.
+  from_c.rounding = "ru";
+  EXPECT_EQ(run(from_c, line).out, "3c02\n");
+  // One fused node: the exact sum rounds once.
+  DotArgs fused = first;
+  fused.tree = "c+p0+p1+p2";
+  EXPECT_EQ(run(fused, line).out, "3c01\n");
+  // Products rounded to bfloat16 first: (1 + 2^-10) * 1 keeps 8 bits, 1.
+  DotArgs rounded = first;
+  rounded.tree = "(p0+p1)+c";
+  rounded.products = "bfloat16";
+  EXPECT_EQ(run(rounded, "0000 0000 3c01 3c00 3c00\n").out, "3c00\n");
+  rounded.products = "exact";
+  EXPECT_EQ(run(rounded, "0000 0000 3c01 3c00 3c00\n").out, "3c01\n");
+  // Subnormal c flushed.
+  DotArgs flush = first;
+  flush.tree = "p0+c";
+  flush.flush = {"c"};
+  EXPECT_EQ(run(flush, "0001 0000 3c00\n").out, "0000\n");
+  flush.flush.clear();
+  EXPECT_EQ(run(flush, "0001 0000 3c00\n").out, "0001\n");
+  // Errors: a line of another K, a tree option without the tree algorithm, malformed trees.
+  r = run(first, "3c00 3c00 3c00 3c00 3c00\n");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("line 1: the tree sums 3 products, the line has 2"), std::string::npos) << r.err;
+  DotArgs misplaced = algorithm("fda", "binary16", "binary32");
+  misplaced.tree = "p0+c";
+  EXPECT_NE(run(misplaced, line).err.find("belong to --algorithm tree"), std::string::npos);
+  DotArgs bad = first;
+  bad.tree = "p0+p0+c";
+  EXPECT_NE(run(bad, line).err.find("appears twice"), std::string::npos);
+  bad.tree = "";
+  EXPECT_NE(run(bad, line).err.find("a tree is required"), std::string::npos);
+  bad = first;
+  bad.flush = {"outputs"};
+  EXPECT_NE(run(bad, line).err.find("unknown flush"), std::string::npos);
+}
+
 TEST(ModelDotCli, ScaleFactorsFollowTheBFields) {
   // NVFP4 on RTX Blackwell: 64 e2m1 values each for a and b, then 4 ue4m3 scales each.
   std::string line = "3f800000";

@@ -1,0 +1,277 @@
+// The summation-tree family (model/summation_tree.hpp) against oracles that are not the model:
+// the host FPU for chains of binary32 and binary16 additions and for chains of fmaf, MPFR for one
+// fused node over binary64 products far apart (the model's multiword path). Then the text form,
+// and the shape's recovery from MMA-Sim's X, -X, y counts (tests_mma/tree_shape.hpp) on random trees.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <mpfr.h>
+
+#include <bit>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <set>
+
+#include "model/mma_algorithms.hpp"
+#include "tests_mma/tree_shape.hpp"
+
+namespace gp::model {
+namespace {
+
+std::vector<int> chain(int k, bool c_first) {
+  std::vector<int> v;
+  if (c_first) v.push_back(k);
+  for (int i = 0; i < k; ++i) v.push_back(i);
+  if (!c_first) v.push_back(k);
+  return v;
+}
+
+DotConfig tree_config(const Format& ab, const Format& c, const Format& d, SummationTree t) {
+  DotConfig cfg = default_dot_config(MmaAlgorithm::tree, ab, ab, c, d);
+  cfg.tree = std::make_shared<const SummationTree>(std::move(t));
+  EXPECT_EQ(check(cfg), "");
+  return cfg;
+}
+
+bool same_or_both_nan(float x, float y) {
+  return std::bit_cast<std::uint32_t>(x) == std::bit_cast<std::uint32_t>(y) || (std::isnan(x) && std::isnan(y));
+}
+
+// binary16 bit patterns of every kind: normal, subnormal, zero, inf, NaN.
+std::uint16_t half_bits(std::mt19937_64& rng) {
+  const std::uint64_t r = rng();
+  switch (r % 16) {
+    case 0: return std::uint16_t(r >> 8 & 0x83FF);          // zero or subnormal
+    case 1: return std::uint16_t(0x7C00 | (r >> 8 & 0x8000));  // infinity
+    default: return std::uint16_t(0x3000 + (r >> 8 & 0x1FFF)) ^ std::uint16_t(r >> 30 & 0x8000);  // around 1
+  }
+}
+
+TEST(SummationTree, ChainOfBinary32AdditionsIsTheHostFpu) {
+  // Lavapipe's f16 x f16 + f32: exact products (22 bits fit binary32), added one after the other
+  // from p0, c last.
+  constexpr int K = 8;
+  const Dot dot(tree_config(binary16, binary32, binary32, sequential_tree(K, chain(K, false))));
+  std::mt19937_64 rng(1);
+  std::vector<std::uint64_t> a(K), b(K);
+  for (int n = 0; n < 200000; ++n) {
+    for (int k = 0; k < K; ++k) {
+      a[std::size_t(k)] = half_bits(rng);
+      b[std::size_t(k)] = half_bits(rng);
+    }
+    const auto c = std::uint32_t(rng());
+    float acc = 0;
+    for (int k = 0; k < K; ++k) {
+      const float p = float(std::bit_cast<_Float16>(std::uint16_t(a[std::size_t(k)]))) *
+                      float(std::bit_cast<_Float16>(std::uint16_t(b[std::size_t(k)])));
+      acc = k == 0 ? p : acc + p;
+    }
+    acc = acc + std::bit_cast<float>(c);
+    const float got = std::bit_cast<float>(std::uint32_t(dot(c, a, b)));
+    ASSERT_TRUE(same_or_both_nan(got, acc)) << n << ": model " << got << " host " << acc;
+  }
+}
+
+TEST(SummationTree, ChainOfBinary16RoundedProductsIsTheHostFpu) {
+  // Lavapipe's f16 x f16 + f16: products rounded to binary16, binary16 additions (the host's
+  // _Float16 operations round each result once: binary32 holds a sum or product of two exactly
+  // enough for that).
+  constexpr int K = 8;
+  SummationTree t = sequential_tree(K, chain(K, false));
+  t.product_format = &binary16;
+  const Dot dot(tree_config(binary16, binary16, binary16, t));
+  std::mt19937_64 rng(2);
+  std::vector<std::uint64_t> a(K), b(K);
+  for (int n = 0; n < 200000; ++n) {
+    for (int k = 0; k < K; ++k) {
+      a[std::size_t(k)] = half_bits(rng);
+      b[std::size_t(k)] = half_bits(rng);
+    }
+    const std::uint16_t c = half_bits(rng);
+    // Each result stored as binary16 through a volatile: GCC keeps _Float16 values in binary32
+    // otherwise (excess precision), even across casts.
+    const auto wide = [](std::uint64_t h) { return float(std::bit_cast<_Float16>(std::uint16_t(h))); };
+    const auto round16 = [](float x) {
+      volatile _Float16 stored = static_cast<_Float16>(x);
+      const _Float16 h = stored;
+      return std::bit_cast<std::uint16_t>(h);
+    };
+    std::uint16_t acc = 0;
+    for (int k = 0; k < K; ++k) {
+      const std::uint16_t p = round16(wide(a[std::size_t(k)]) * wide(b[std::size_t(k)]));
+      acc = k == 0 ? p : round16(wide(acc) + wide(p));
+    }
+    acc = round16(wide(acc) + wide(c));
+    const auto got = std::uint16_t(dot(c, a, b));
+    const std::uint16_t want = acc;
+    const bool nans = (got & 0x7C00) == 0x7C00 && (got & 0x3FF) && (want & 0x7C00) == 0x7C00 && (want & 0x3FF);
+    ASSERT_TRUE(got == want || nans) << n << std::hex << ": model " << got << " host " << want;
+  }
+}
+
+TEST(SummationTree, ChainFromCWithExactProductsIsAnFmaChain) {
+  constexpr int K = 4;
+  const Dot dot(tree_config(binary32, binary32, binary32, sequential_tree(K, chain(K, true))));
+  std::mt19937_64 rng(3);
+  std::vector<std::uint64_t> a(K), b(K);
+  for (int n = 0; n < 200000; ++n) {
+    const auto draw = [&] {  // exponents near 1, some far down (subnormal products), signs random
+      const std::uint64_t r = rng();
+      return std::uint32_t((r % 8 ? 0x3C000000u + (r >> 8 & 0x07FFFFFF) : 0x00800000u + (r >> 8 & 0x0FFFFFFF)) ^
+                           (r >> 40 & 1) << 31);
+    };
+    for (int k = 0; k < K; ++k) {
+      a[std::size_t(k)] = draw();
+      b[std::size_t(k)] = draw();
+    }
+    const std::uint32_t c = draw();
+    float acc = std::bit_cast<float>(c);
+    for (int k = 0; k < K; ++k)
+      acc = std::fmaf(std::bit_cast<float>(std::uint32_t(a[std::size_t(k)])), std::bit_cast<float>(std::uint32_t(b[std::size_t(k)])), acc);
+    const float got = std::bit_cast<float>(std::uint32_t(dot(c, a, b)));
+    ASSERT_TRUE(same_or_both_nan(got, acc)) << n << ": model " << got << " host " << acc;
+  }
+}
+
+TEST(SummationTree, OneFusedNodeRoundsTheExactSumOfFarApartTermsOnce) {
+  // binary64 products 2^-2000 .. 2^2000 apart, cancellations included: the exact sum from MPFR
+  // at 4500 bits, rounded to binary64 in four modes (mpfr_get_d rounds subnormals correctly).
+  constexpr int K = 4;
+  const std::pair<Rounding, mpfr_rnd_t> modes[] = {
+      {Rounding::rne, MPFR_RNDN}, {Rounding::rz, MPFR_RNDZ}, {Rounding::ru, MPFR_RNDU}, {Rounding::rd, MPFR_RNDD}};
+  std::mt19937_64 rng(4);
+  mpfr_t sum, term;
+  mpfr_init2(sum, 4500);
+  mpfr_init2(term, 120);
+  std::vector<std::uint64_t> a(K), b(K);
+  for (auto [mode, rnd] : modes) {
+    SummationTree t = *parse_summation_tree("p0+p1+p2+p3+c").tree;
+    t.sum_rounding = mode;
+    const Dot dot(tree_config(binary64, binary64, binary64, t));
+    for (int n = 0; n < 20000; ++n) {
+      const auto draw = [&] {
+        const double m = std::ldexp(double(rng() >> 11), -53) + 0.5;
+        return std::ldexp(rng() % 2 ? -m : m, int(rng() % 2000) - 1000);
+      };
+      for (int k = 0; k < K; ++k) {
+        a[std::size_t(k)] = std::bit_cast<std::uint64_t>(draw());
+        b[std::size_t(k)] = std::bit_cast<std::uint64_t>(draw());
+      }
+      if (n % 3 == 0) {  // p1 = -p0: what is left is far below
+        a[1] = a[0] ^ (std::uint64_t{1} << 63);
+        b[1] = b[0];
+      }
+      const double c = n % 5 == 0 ? std::ldexp(1.0, -1074) : draw();
+      mpfr_set_d(sum, c, MPFR_RNDN);
+      for (int k = 0; k < K; ++k) {
+        mpfr_set_d(term, std::bit_cast<double>(a[std::size_t(k)]), MPFR_RNDN);
+        mpfr_mul_d(term, term, std::bit_cast<double>(b[std::size_t(k)]), MPFR_RNDN);  // exact: 106 bits fit 120
+        mpfr_add(sum, sum, term, MPFR_RNDN);                                          // exact at 4500 bits
+      }
+      const double want = mpfr_zero_p(sum) ? (mode == Rounding::rd ? -0.0 : 0.0) : mpfr_get_d(sum, rnd);
+      const double got = std::bit_cast<double>(dot(std::bit_cast<std::uint64_t>(c), a, b));
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(want))
+          << name(mode) << " " << n << ": model " << got << " MPFR " << want;
+    }
+  }
+  mpfr_clear(sum);
+  mpfr_clear(term);
+}
+
+TEST(SummationTree, TextFormRoundTripsAndRefusesMalformedTrees) {
+  for (const char* s : {"((p0+p1)+p2)+c", "(p0+p1+p2)+c", "(p0+c)+(p1+p2)", "(p0@binary16+p1)@binary32:rz+p2+c",
+                        "((p1+p0)+c)+p2"}) {
+    const TreeParse p = parse_summation_tree(s);
+    ASSERT_TRUE(p.tree) << s << ": " << p.error;
+    EXPECT_EQ(p.tree->k, 3) << s;
+    EXPECT_EQ(p.tree->text(), s);
+    EXPECT_EQ(parse_summation_tree(p.tree->text(), 3).tree->text(), s);
+  }
+  EXPECT_TRUE(parse_summation_tree("((p0+p1)+p2)+c").tree->sequential());
+  EXPECT_FALSE(parse_summation_tree("(p0+c)+(p1+p2)").tree->sequential());
+  EXPECT_FALSE(parse_summation_tree("(p0+p1+p2)+c").tree->binary());
+  for (const auto& [s, why] : std::vector<std::pair<const char*, const char*>>{
+           {"p0+p1", "c is missing"},
+           {"p0+p1+p1+c", "appears twice"},
+           {"(p0)+p1+c", "two terms"},
+           {"p0+p1+c@binary32", "takes no annotation"},
+           {"p0+p1@fp99+c", "unknown format"},
+           {"p0+p1@binary16:rx+c", "unknown rounding"},
+           {"p0+(p1+c", "')' expected"},
+           {"p0+q1+c", "unknown leaf"}}) {
+    const TreeParse p = parse_summation_tree(s);
+    EXPECT_FALSE(p.tree) << s;
+    EXPECT_NE(p.error.find(why), std::string::npos) << s << ": " << p.error;
+  }
+  EXPECT_NE(parse_summation_tree("p0+p3+c", 2).error.find("beyond K"), std::string::npos);
+}
+
+// A random tree over k products and c: summands in random order, joined two or more at a time
+// (two only when `binary`).
+SummationTree random_tree(std::mt19937_64& rng, int k, bool binary) {
+  std::vector<std::string> items;
+  for (int i = 0; i <= k; ++i) items.push_back(i == k ? "c" : fmt::format("p{}", i));
+  std::shuffle(items.begin(), items.end(), rng);
+  while (items.size() > 1) {
+    const std::size_t n = std::min<std::size_t>(items.size(), !binary && rng() % 3 == 0 ? 2 + rng() % 3 : 2);
+    const std::size_t at = rng() % (items.size() - n + 1);
+    std::string node;
+    for (std::size_t i = 0; i < n; ++i) node += (i ? "+" : "") + items[at + i];
+    items.erase(items.begin() + std::ptrdiff_t(at), items.begin() + std::ptrdiff_t(at + n));
+    items.insert(items.begin() + std::ptrdiff_t(at), "(" + node + ")");
+  }
+  const std::string s = items.front().substr(1, items.front().size() - 2);
+  TreeParse p = parse_summation_tree(s, k);
+  EXPECT_TRUE(p.tree) << s << ": " << p.error;
+  return *p.tree;
+}
+
+// The nodes of a tree as the sets of summands below them.
+std::set<std::set<int>> clusters(const SummationTree& t) {
+  std::set<std::set<int>> out;
+  std::vector<std::set<int>> stack;
+  for (const SummationTree::Step& s : t.steps) {
+    if (s.leaf >= 0) {
+      stack.push_back({s.leaf});
+      continue;
+    }
+    std::set<int> node;
+    for (int i = 0; i < s.arity; ++i) {
+      node.insert(stack.back().begin(), stack.back().end());
+      stack.pop_back();
+    }
+    out.insert(node);
+    stack.push_back(node);
+  }
+  return out;
+}
+
+TEST(SummationTree, ShapeIsRecoveredFromTheCounts) {
+  std::mt19937_64 rng(5);
+  for (int n = 0; n < 400; ++n) {
+    const int k = 2 + int(rng() % 15);
+    const SummationTree truth = random_tree(rng, k, n % 2 == 0);
+    const auto found = mma::tree_from_counts(k, [&](int i, int j) { return mma::tree_count(truth, i, j); });
+    ASSERT_TRUE(found) << truth.text();
+    for (int i = 0; i <= k; ++i)
+      for (int j = i + 1; j <= k; ++j) ASSERT_EQ(mma::tree_count(*found, i, j), mma::tree_count(truth, i, j));
+    // Binary trees are told apart by their counts; trees with wider nodes may have twins
+    // ((p2+p4)+p1+p9 and (p1+p9)+p2+p4 count alike).
+    if (truth.binary()) {
+      EXPECT_EQ(clusters(*found), clusters(truth)) << truth.text() << " recovered as " << found->text();
+    }
+  }
+  // A chain: X and -X cancel where they meet, every y that met one of them before is lost.
+  const SummationTree chain8 = sequential_tree(8, chain(8, false));
+  EXPECT_EQ(mma::tree_count(chain8, 0, 1), 7);
+  EXPECT_EQ(mma::tree_count(chain8, 0, 2), 6);
+  EXPECT_EQ(mma::tree_count(chain8, 0, 8), 0);
+  EXPECT_EQ(mma::tree_count(chain8, 6, 7), 1);
+  EXPECT_EQ(mma::tree_from_counts(8, [&](int i, int j) { return mma::tree_count(chain8, i, j); })->text(),
+            "(((((((p0+p1)+p2)+p3)+p4)+p5)+p6)+p7)+c");
+  // Counts no tree has.
+  EXPECT_FALSE(mma::tree_from_counts(4, [](int i, int j) { return (i + j) % 3; }));
+}
+
+}  // namespace
+}  // namespace gp::model
