@@ -32,9 +32,9 @@ const Data& data() {
   return d;
 }
 
-void run_model(benchmark::State& state, const char* id) {
+void run_model(benchmark::State& state, const DotConfig& cfg) {
   const Data& d = data();
-  const Dot dot(find_mma_instruction(id)->config);
+  const Dot dot(cfg);
   for (auto _ : state) {
     std::uint64_t acc = 0;
     for (std::size_t i = 0; i < kDots; ++i)
@@ -69,14 +69,25 @@ void BM_fda_fp16_fp32_K16_host_float(benchmark::State& state) {
   state.counters["dot_adds_per_s"] = benchmark::Counter(double(state.iterations() * kDots), benchmark::Counter::kIsRate);
 }
 
+void run_model(benchmark::State& state, const char* id) { run_model(state, find_mma_instruction(id)->config); }
+
 void BM_fda_fp16_fp32_K16_model(benchmark::State& s) { run_model(s, "hopper:HMMA.16816.F32"); }
 // Beside it, for reference: the chained (CoFDA) Ampere form and binary16 output.
 void BM_cofda_fp16_fp32_K16_model(benchmark::State& s) { run_model(s, "ampere:HMMA.16816.F32"); }
 void BM_fda_fp16_fp16_K16_model(benchmark::State& s) { run_model(s, "hopper:HMMA.16816.F16"); }
+// A summation tree: binary32 additions from p0 to p15, c last (lavapipe's f16 x f16 + f32).
+void BM_tree_chain_fp16_fp32_K16_model(benchmark::State& s) {
+  std::vector<int> order;
+  for (int i = 0; i <= int(kK); ++i) order.push_back(i);
+  DotConfig cfg = default_dot_config(MmaAlgorithm::tree, binary16, binary16, binary32, binary32, int(kK));
+  cfg.tree = std::make_shared<const SummationTree>(sequential_tree(int(kK), order));
+  run_model(s, cfg);
+}
 
 BENCHMARK(BM_fda_fp16_fp32_K16_model);
 BENCHMARK(BM_fda_fp16_fp32_K16_host_float);
 BENCHMARK(BM_cofda_fp16_fp32_K16_model);
 BENCHMARK(BM_fda_fp16_fp16_K16_model);
+BENCHMARK(BM_tree_chain_fp16_fp32_K16_model);
 
 }  // namespace

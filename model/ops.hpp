@@ -67,6 +67,9 @@ struct Finite {
   return round_pack(f, o, sum < 0, f.quantum_min(), std::uint64_t(sum < 0 ? -sum : sum));
 }
 
+[[gnu::always_inline]] inline Result add_nonzero(const Format& f, const Options& o, const Unpacked& a,
+                                                 const Unpacked& b);
+
 // Sum of two finite values (zeros included), exactly, then rounded.
 [[gnu::always_inline]] inline Result add_finite(const Format& f, const Options& o, const Unpacked& a,
                                                 const Unpacked& b) {
@@ -81,6 +84,13 @@ struct Finite {
     const Unpacked& x = a.sig == 0 ? b : a;
     return round_pack(f, o, x.neg, x.exp, x.sig);
   }
+  return add_nonzero(f, o, a, b);
+}
+
+// Sum of two nonzero finite values of at most 53 significant bits each, at any exponents (not
+// necessarily values of f), rounded once to f.
+[[gnu::always_inline]] inline Result add_nonzero(const Format& f, const Options& o, const Unpacked& a,
+                                                 const Unpacked& b) {
   // Leading bits to bit 61; the smaller operand's bits beyond 64 are jammed into bit 0, which
   // rounds correctly since both significands have at least 8 zero low bits (precision <= 53).
   // Written with selects rather than branches: random operands make these unpredictable.

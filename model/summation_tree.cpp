@@ -145,6 +145,10 @@ std::uint64_t window(const std::uint64_t* w, int words, int at) {
 
 // The exact sum of n finite terms, rounded once to f.
 Result round_sum(const Format& f, const Options& o, const Term* t, int n) {
+  // Two nonzero terms of at most 53 bits (a binary node over narrow products): the adder's path.
+  if (n == 2 && t[0].sig && t[1].sig && (t[0].sig | t[1].sig) >> 53 == 0)
+    return detail::add_nonzero(f, o, {Class::normal, t[0].neg, t[0].exp, std::uint64_t(t[0].sig)},
+                               {Class::normal, t[1].neg, t[1].exp, std::uint64_t(t[1].sig)});
   int lo = INT_MAX, hi = INT_MIN;
   bool any_neg = false, any_pos = false;
   for (int i = 0; i < n; ++i) {
