@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "model/mma_instructions.hpp"
 #include "model/ops.hpp"
 #include "tests_mma/support.hpp"
 #include "tests_mma/validate.hpp"
@@ -949,6 +950,26 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   f.verdict = fmt::format("MODEL: {} predicts all {} observations{}; {} random tiles, {} mismatches", describe(cfg, named),
                           pool.size(), survivors.size() > 1 ? fmt::format(" ({} equivalent candidates)", survivors.size()) : "",
                           val->tiles, val->mismatches);
+  // Where the configuration runs an instruction of MMA-Sim's tables (a CUDA device, a reference
+  // device), the identified model against the table's: random inputs of every generator.
+  if (const model::MmaInstruction* table = model::find_mma_instruction(cfg.instruction);
+      table && table->config.a == cfg.a && table->config.b == cfg.b && table->config.d == cfg.d && table->k == K) {
+    const model::Dot ours(chosen), theirs(table->config);
+    RandomInputs gen(cfg, ctx.seed ^ 0x7AB1E3ULL);
+    DotCase x;
+    x.a.resize(std::size_t(K));
+    x.b.resize(std::size_t(K));
+    int drawn = 0, differ = 0;
+    for (Gen g : all_gens)
+      for (int i = 0; i < 1000; ++i, ++drawn) {
+        gen.draw(g, x.c, x.a.data(), x.b.data());
+        const std::uint64_t p = predict(ours, x), q = predict(theirs, x);
+        differ += !agrees(chosen, p, q) && !agrees(table->config, q, p);
+      }
+    f.parameters["table"] = {{"instruction", table->id()}, {"inputs", drawn}, {"differences", differ}};
+    f.verdict += differ == 0 ? fmt::format("; the same arithmetic as MMA-Sim's {}", table->id())
+                             : fmt::format("; differs from MMA-Sim's {} on {} of {} random inputs", table->id(), differ, drawn);
+  }
   return f;
 }
 

@@ -127,6 +127,11 @@ void expect_identified(backends::Device& dev, const backends::MmaConfig& mc, con
     if (e["config"] == mc.name()) entry = &e;
   ASSERT_NE(entry, nullptr) << who << ": " << (*id)["verdict"] << " " << (*id)["message"];
   EXPECT_EQ((*entry)["validation"]["mismatches"], 0) << who;
+  // A configuration that runs an instruction of the tables is compared with the table's model.
+  if (model::find_mma_instruction(mc.instruction)) {
+    ASSERT_TRUE((*id)["parameters"].contains("table")) << who;
+    EXPECT_EQ((*id)["parameters"]["table"]["differences"], 0) << who;
+  }
   EXPECT_EQ((*entry)["validation"]["tiles"], mma::validation_tiles({audit::Tier::quick, 0})) << who;
   const auto found = mma::config_from_entry(mc, *entry);
   ASSERT_TRUE(found.ok()) << who << ": " << found.error().message;
