@@ -1,5 +1,7 @@
 #include "backends/device.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "backends/reference/reference_backend.hpp"
@@ -11,6 +13,9 @@
 #endif
 #ifdef GPUPARANOIA_HAVE_VULKAN
 #include "backends/vulkan/vulkan_backend.hpp"
+#endif
+#ifdef GPUPARANOIA_HAVE_CUDA
+#include "backends/cuda/cuda_backend.hpp"
 #endif
 
 namespace gp::backends {
@@ -24,6 +29,23 @@ bool Capabilities::has(const model::Format& f) const {
   return std::find(formats.begin(), formats.end(), &f) != formats.end();
 }
 
+Expected<std::size_t> tuples(const ScalarBatch& batch, const DeviceInfo& info, const Capabilities& caps) {
+  const Expr& e = *batch.expr;
+  if (const std::string why = e.check(); !why.empty()) return Error{why};
+  if (batch.operands.size() % std::size_t(e.inputs) != 0) return Error{"operand count is not a multiple of the inputs"};
+  for (const model::Format* f : e.formats())
+    if (!caps.has(*f)) return Error{fmt::format("{} does not compute in {}", info.id, f->name)};
+  return batch.operands.size() / std::size_t(e.inputs);
+}
+
+Expected<std::size_t> tiles(const MmaBatch& batch) {
+  const MmaConfig& cfg = *batch.config;
+  const std::size_t sa = std::size_t(cfg.m) * cfg.k, sb = std::size_t(cfg.k) * cfg.n, sc = std::size_t(cfg.m) * cfg.n;
+  if (batch.a.size() % sa || batch.b.size() != batch.a.size() / sa * sb || batch.c.size() != batch.a.size() / sa * sc)
+    return Error{"A, B and C hold different numbers of tiles"};
+  return batch.a.size() / sa;
+}
+
 Expected<std::vector<std::unique_ptr<Backend>>> all_backends(const BackendOptions& options) {
   std::vector<std::unique_ptr<Backend>> v;
   v.push_back(std::make_unique<ReferenceBackend>(options.profile_files));
@@ -35,6 +57,9 @@ Expected<std::vector<std::unique_ptr<Backend>>> all_backends(const BackendOption
 #endif
 #ifdef GPUPARANOIA_HAVE_VULKAN
   v.push_back(std::make_unique<VulkanBackend>());
+#endif
+#ifdef GPUPARANOIA_HAVE_CUDA
+  v.push_back(std::make_unique<CudaBackend>());
 #endif
   return v;
 }

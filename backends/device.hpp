@@ -51,6 +51,8 @@ struct Capabilities {
   std::vector<MmaConfig> mma;
   // Why `mma` is empty on a device that could have cooperative matrices (no extension, a missing
   // feature): the MMA suite reports it as `unsupported`. Empty where the question does not arise.
+  // Where `mma` is not empty, the configurations the device has but the backend cannot run, and why
+  // (CUDA: a compiler that cannot target them).
   std::string mma_unsupported;
 
   bool has(const model::Format& f) const;
@@ -67,6 +69,13 @@ struct MmaBatch {
   const MmaConfig* config;
   std::span<const std::uint64_t> a, b, c;
 };
+
+// The checks every backend makes before it runs a batch.
+// n, or why a device cannot run the batch: a malformed expression, operands that are not whole
+// tuples, a format the device does not compute in.
+Expected<std::size_t> tuples(const ScalarBatch& batch, const DeviceInfo& info, const Capabilities& caps);
+// n, or an Error when A, B and C hold different numbers of tiles.
+Expected<std::size_t> tiles(const MmaBatch& batch);
 
 class Device {
  public:

@@ -6,33 +6,54 @@ namespace gp::backends {
 
 namespace {
 
-bool glsl(Language lang) { return lang != Language::opencl_c; }
+bool glsl(Language lang) { return lang == Language::glsl_vulkan || lang == Language::glsl_opengl; }
 
-// The GLSL or the OpenCL C spelling of a format string.
-auto spelling(Language lang, const char* glsl_form, const char* opencl_form) {
-  return fmt::runtime(glsl(lang) ? glsl_form : opencl_form);
+std::string_view language_name(Language lang) {
+  switch (lang) {
+    case Language::glsl_vulkan:
+    case Language::glsl_opengl: return "GLSL";
+    case Language::opencl_c: return "OpenCL C";
+    case Language::cuda: return "CUDA C++";
+  }
+  return "";
+}
+
+// The GLSL, OpenCL C or CUDA spelling of a format string.
+auto spelling(Language lang, const char* glsl_form, const char* opencl_form, const char* cuda_form) {
+  return fmt::runtime(glsl(lang) ? glsl_form : lang == Language::opencl_c ? opencl_form : cuda_form);
 }
 
 const char* type_name(Language lang, const model::Format& f) {
-  if (&f == &model::binary16) return glsl(lang) ? "float16_t" : "half";
+  if (&f == &model::binary16) return glsl(lang) ? "float16_t" : lang == Language::opencl_c ? "half" : "__half";
   return &f == &model::binary64 ? "double" : "float";
 }
 
 // The value of word-buffer element `j` (an index expression) read as format f.
 std::string load(Language lang, const model::Format& f, const std::string& j) {
-  if (&f == &model::binary32) return fmt::format(spelling(lang, "uintBitsToFloat(operands[{}])", "as_float(operands[{}])"), j);
-  if (&f == &model::binary16) return fmt::format(spelling(lang, "unpackFloat2x16(operands[{}]).x", "as_half2(operands[{}]).s0"), j);
-  return fmt::format(spelling(lang, "packDouble2x32(uvec2(operands[2u * ({0})], operands[2u * ({0}) + 1u]))", "as_double((uint2)(operands[2u * ({0})], operands[2u * ({0}) + 1u]))"),
+  if (&f == &model::binary32)
+    return fmt::format(spelling(lang, "uintBitsToFloat(operands[{}])", "as_float(operands[{}])", "__uint_as_float(operands[{}])"), j);
+  if (&f == &model::binary16)
+    return fmt::format(spelling(lang, "unpackFloat2x16(operands[{}]).x", "as_half2(operands[{}]).s0",
+                                "__ushort_as_half((unsigned short)operands[{}])"),
+                       j);
+  return fmt::format(spelling(lang, "packDouble2x32(uvec2(operands[2u * ({0})], operands[2u * ({0}) + 1u]))",
+                              "as_double((uint2)(operands[2u * ({0})], operands[2u * ({0}) + 1u]))",
+                              "__hiloint2double((int)operands[2u * ({0}) + 1u], (int)operands[2u * ({0})])"),
                      j);
 }
 
 // Statements writing `v`, of format f, to result element i.
 std::string store(Language lang, const model::Format& f, const std::string& v) {
-  if (&f == &model::binary32) return fmt::format(spelling(lang, "results[i] = floatBitsToUint({});", "results[i] = as_uint({});"), v);
+  if (&f == &model::binary32)
+    return fmt::format(spelling(lang, "results[i] = floatBitsToUint({});", "results[i] = as_uint({});", "results[i] = __float_as_uint({});"), v);
   if (&f == &model::binary16)
-    return fmt::format(spelling(lang, "results[i] = packFloat2x16(f16vec2({}, float16_t(0.0)));", "results[i] = as_uint((half2)({}, (half)0.0f));"),
+    return fmt::format(spelling(lang, "results[i] = packFloat2x16(f16vec2({}, float16_t(0.0)));",
+                                "results[i] = as_uint((half2)({}, (half)0.0f));", "results[i] = __half_as_ushort({});"),
                        v);
-  return fmt::format(spelling(lang, "uvec2 w = unpackDouble2x32({}); results[2u * i] = w.x; results[2u * i + 1u] = w.y;", "uint2 w = as_uint2({}); results[2u * i] = w.s0; results[2u * i + 1u] = w.s1;"),
+  return fmt::format(spelling(lang, "uvec2 w = unpackDouble2x32({}); results[2u * i] = w.x; results[2u * i + 1u] = w.y;",
+                              "uint2 w = as_uint2({}); results[2u * i] = w.s0; results[2u * i + 1u] = w.s1;",
+                              "double w = {}; results[2u * i] = (unsigned int)__double2loint(w); "
+                              "results[2u * i + 1u] = (unsigned int)__double2hiint(w);"),
                      v);
 }
 
@@ -69,8 +90,67 @@ std::string header(Language lang, bool half, bool dbl, int local_size) {
           "  uint i = base + (uint)get_global_id(0);\n",
           half ? "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" : "",
           dbl ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "");
+    case Language::cuda:
+      return fmt::format(
+          "{}extern \"C\" __global__ void gp_eval(const unsigned int* operands, unsigned int* results, unsigned int base,"
+          " unsigned int count) {{\n"
+          "  const unsigned int g = blockIdx.x * blockDim.x + threadIdx.x;\n"
+          "  if (g >= count) return;\n"
+          "  const unsigned int i = base + g;\n",
+          half ? "#include <cuda_fp16.h>\n" : "");
   }
   return "";
+}
+
+// CUDA's correctly rounded intrinsics, which the compiler never contracts, by format (binary16,
+// binary32, binary64). binary16 division and square root have no instruction: cuda_fp16.h's
+// __hdiv and hsqrt compute them in binary32, approximately, and are what CUDA programs call.
+struct CudaIntrinsic {
+  Node op;
+  const char* name[3];
+};
+constexpr CudaIntrinsic kCudaIntrinsics[] = {
+    {Node::add, {"__hadd_rn", "__fadd_rn", "__dadd_rn"}},  {Node::sub, {"__hsub_rn", "__fsub_rn", "__dsub_rn"}},
+    {Node::mul, {"__hmul_rn", "__fmul_rn", "__dmul_rn"}},  {Node::div, {"__hdiv", "__fdiv_rn", "__ddiv_rn"}},
+    {Node::sqrt, {"hsqrt", "__fsqrt_rn", "__dsqrt_rn"}},   {Node::fma, {"__hfma", "__fmaf_rn", "__fma_rn"}},
+};
+
+const char* cuda_intrinsic(Node op, const model::Format& f) {
+  const int column = &f == &model::binary16 ? 0 : &f == &model::binary32 ? 1 : 2;
+  for (const CudaIntrinsic& c : kCudaIntrinsics)
+    if (c.op == op) return c.name[column];
+  return nullptr;
+}
+
+// A conversion of `x` from one format to another: CUDA names each rounding (binary32 and binary16 to
+// binary64 are exact); GLSL and OpenCL C write a constructor or a cast.
+std::string converted(Language lang, const model::Format& to, const model::Format& from, const std::string& x) {
+  if (lang != Language::cuda) return fmt::format(spelling(lang, "{}({})", "({}){}", ""), type_name(lang, to), x);
+  if (&to == &model::binary16)
+    return fmt::format("{}({})", &from == &model::binary32 ? "__float2half_rn" : "__double2half", x);
+  if (&from == &model::binary16) return fmt::format("{}__half2float({})", &to == &model::binary32 ? "" : "(double)", x);
+  return &to == &model::binary32 ? fmt::format("__double2float_rn({})", x) : fmt::format("(double)({})", x);
+}
+
+// The value of an operation on its arguments' expressions.
+std::string operation(Language lang, Node op, const model::Format& f, const std::string* x) {
+  if (op == Node::mad) return fmt::format("{} * {} + {}", x[0], x[1], x[2]);
+  if (op == Node::neg) return &f == &model::binary16 && lang == Language::cuda ? fmt::format("__hneg({})", x[0]) : "-" + x[0];
+  if (lang == Language::cuda) {
+    const char* name = cuda_intrinsic(op, f);
+    return arity(op) == 1 ? fmt::format("{}({})", name, x[0])
+                          : arity(op) == 2 ? fmt::format("{}({}, {})", name, x[0], x[1])
+                                           : fmt::format("{}({}, {}, {})", name, x[0], x[1], x[2]);
+  }
+  switch (op) {
+    case Node::add: return fmt::format("{} + {}", x[0], x[1]);
+    case Node::sub: return fmt::format("{} - {}", x[0], x[1]);
+    case Node::mul: return fmt::format("{} * {}", x[0], x[1]);
+    case Node::div: return fmt::format("{} / {}", x[0], x[1]);
+    case Node::sqrt: return fmt::format("sqrt({})", x[0]);
+    case Node::fma: return fmt::format("fma({}, {}, {})", x[0], x[1], x[2]);
+    default: return "";
+  }
 }
 
 }  // namespace
@@ -84,8 +164,7 @@ Expected<std::string> kernel_source(const Expr& e, Language lang, int local_size
   if (const std::string why = e.check(); !why.empty()) return Error{why};
   bool half = false, dbl = false;
   for (const model::Format* f : e.formats()) {
-    if (!language_has(lang, *f))
-      return Error{fmt::format("{} has no {} arithmetic", glsl(lang) ? "GLSL" : "OpenCL C", f->name)};
+    if (!language_has(lang, *f)) return Error{fmt::format("{} has no {} arithmetic", language_name(lang), f->name)};
     half |= f == &model::binary16;
     dbl |= f == &model::binary64;
   }
@@ -97,34 +176,22 @@ Expected<std::string> kernel_source(const Expr& e, Language lang, int local_size
     const model::Format& f = *e.format_of(i);
     const char* type = type_name(lang, f);
     // An argument in another format is converted explicitly: no language's implicit rules apply.
-    const auto a = [&](int k) {
+    std::string args[3];
+    for (int k = 0; k < arity(in.op); ++k) {
       const std::size_t j = in.arg[k];
       has_mad[i] = has_mad[i] || has_mad[j];
-      if (e.format_of(j) == &f) return fmt::format("t{}", j);
-      return fmt::format(spelling(lang, "{}(t{})", "({})t{}"), type, j);
-    };
-    std::string value;
-    switch (in.op) {
-      case Node::input: value = load(lang, f, fmt::format("i * {}u + {}u", e.inputs, in.arg[0])); break;
-      case Node::add: value = fmt::format("{} + {}", a(0), a(1)); break;
-      case Node::sub: value = fmt::format("{} - {}", a(0), a(1)); break;
-      case Node::mul: value = fmt::format("{} * {}", a(0), a(1)); break;
-      case Node::div: value = fmt::format("{} / {}", a(0), a(1)); break;
-      case Node::sqrt: value = fmt::format("sqrt({})", a(0)); break;
-      case Node::fma: value = fmt::format("fma({}, {}, {})", a(0), a(1), a(2)); break;
-      case Node::mad:
-        value = fmt::format("{} * {} + {}", a(0), a(1), a(2));
-        has_mad[i] = true;
-        break;
-      case Node::neg: value = fmt::format("-{}", a(0)); break;
-      case Node::cvt: {
-        const std::size_t j = in.arg[0];
-        has_mad[i] = has_mad[j];
-        value = fmt::format(spelling(lang, "{}(t{})", "({})t{}"), type, j);
-        break;
-      }
+      args[k] = fmt::format("t{}", j);
+      if (e.format_of(j) != &f) args[k] = converted(lang, f, *e.format_of(j), args[k]);
     }
-    if (in.op == Node::mad && !glsl(lang))
+    std::string value;
+    if (in.op == Node::input)
+      value = load(lang, f, fmt::format("i * {}u + {}u", e.inputs, in.arg[0]));
+    else if (in.op == Node::cvt)
+      value = args[0];  // converted above, as an argument in another format
+    else
+      value = operation(lang, in.op, f, args);
+    has_mad[i] = has_mad[i] || in.op == Node::mad;
+    if (in.op == Node::mad && lang == Language::opencl_c)
       s += fmt::format("  {} t{};\n  {{\n#pragma OPENCL FP_CONTRACT ON\n    t{} = {};\n  }}\n", type, i, i, value);
     else
       s += fmt::format("  {}{} t{} = {};\n", glsl(lang) && in.op != Node::input && !has_mad[i] ? "precise " : "", type, i,
@@ -151,6 +218,22 @@ std::vector<std::uint64_t> from_words(const model::Format& f, std::span<const st
   std::vector<std::uint64_t> bits(words.size() / per);
   for (std::size_t i = 0; i < bits.size(); ++i)
     bits[i] = per == 2 ? words[2 * i] | std::uint64_t(words[2 * i + 1]) << 32 : words[i] & f.storage_mask();
+  return bits;
+}
+
+std::vector<std::byte> to_bytes(const model::Format& f, std::span<const std::uint64_t> bits) {
+  const std::size_t width = std::size_t(f.storage_bits) / 8;
+  std::vector<std::byte> bytes(bits.size() * width);
+  for (std::size_t i = 0; i < bits.size(); ++i)
+    for (std::size_t k = 0; k < width; ++k) bytes[i * width + k] = std::byte(bits[i] >> (8 * k));
+  return bytes;
+}
+
+std::vector<std::uint64_t> from_bytes(const model::Format& f, std::span<const std::byte> bytes) {
+  const std::size_t width = std::size_t(f.storage_bits) / 8;
+  std::vector<std::uint64_t> bits(bytes.size() / width);
+  for (std::size_t i = 0; i < bits.size(); ++i)
+    for (std::size_t k = 0; k < width; ++k) bits[i] |= std::uint64_t(bytes[i * width + k]) << (8 * k);
   return bits;
 }
 

@@ -1,7 +1,7 @@
 // The IR -> kernel source generator: contraction qualifiers, conversions, formats each language
 // lacks, the word packing of the buffers, and (where glslangValidator is installed) that every
 // generated GLSL kernel compiles for its target. OpenCL C compiles in the OpenCL backend's tests,
-// on real drivers.
+// on real drivers, CUDA C++ in the CUDA backend's (NVRTC, with or without a GPU).
 #include "backends/kernel_source.hpp"
 
 #include <fmt/format.h>
@@ -81,6 +81,22 @@ TEST(KernelSource, FormatsALanguageLacksAreErrors) {
   EXPECT_FALSE(kernel_source(bad, Language::opencl_c, 64));
 }
 
+// CUDA: every rounding through an intrinsic that names it, never contracted, but the mad; binary16
+// through cuda_fp16.h. The kernels compile with NVRTC in the CUDA backend's tests.
+TEST(KernelSource, CudaNamesEveryRoundingButTheMad) {
+  const std::string s = source(mixed_expression(), Language::cuda);
+  EXPECT_NE(s.find("float t3 = __fmul_rn(t0, t1);"), std::string::npos) << s;
+  EXPECT_NE(s.find("float t4 = __fadd_rn(t3, t2);"), std::string::npos) << s;
+  EXPECT_NE(s.find("float t5 = t4 * t0 + t1;"), std::string::npos) << s;
+  EXPECT_EQ(s.find("cuda_fp16.h"), std::string::npos) << s;
+  const std::string h = source(conversion(binary64, binary16), Language::cuda);
+  EXPECT_NE(h.find("#include <cuda_fp16.h>"), std::string::npos) << h;
+  EXPECT_NE(h.find("__half t1 = __double2half(t0);"), std::string::npos) << h;
+  EXPECT_NE(h.find("__hiloint2double"), std::string::npos) << h;
+  EXPECT_NE(source(ternary(Node::fma, binary16), Language::cuda).find("__hfma(t0, t1, t2)"), std::string::npos);
+  EXPECT_FALSE(kernel_source(binary(Node::add, model::bfloat16), Language::cuda, 64));
+}
+
 TEST(KernelSource, WordsRoundTripEveryWidth) {
   const std::vector<std::uint64_t> h = {0x0001, 0x7c00, 0xfe01}, f = {0x80000001u, 0x7f800001u},
                                    d = {0x8000000000000001ull, 0x7ff0000000000001ull};
@@ -93,6 +109,20 @@ TEST(KernelSource, WordsRoundTripEveryWidth) {
   EXPECT_EQ(w[0], 1u);  // low word first
   EXPECT_EQ(w[1], 0x80000000u);
   EXPECT_EQ(from_words(binary64, w), d);
+}
+
+// The MMA buffers: elements of the storage width, little-endian.
+TEST(KernelSource, BytesRoundTripEveryWidth) {
+  const std::vector<std::uint64_t> q = {0x01, 0xff}, h = {0x0001, 0xfe01}, t = {0x80002000u}, d = {0x8000000000000001ull};
+  EXPECT_EQ(to_bytes(model::e4m3, q).size(), 2u);
+  EXPECT_EQ(from_bytes(model::e4m3, to_bytes(model::e4m3, q)), q);
+  EXPECT_EQ(from_bytes(binary16, to_bytes(binary16, h)), h);
+  EXPECT_EQ(from_bytes(model::tf32, to_bytes(model::tf32, t)), t);
+  const auto b = to_bytes(binary64, d);
+  ASSERT_EQ(b.size(), 8u);
+  EXPECT_EQ(b[0], std::byte{1});
+  EXPECT_EQ(b[7], std::byte{0x80});
+  EXPECT_EQ(from_bytes(binary64, b), d);
 }
 
 #ifdef GPUPARANOIA_GLSLANG_VALIDATOR

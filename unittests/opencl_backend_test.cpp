@@ -19,6 +19,7 @@
 #include "model/ops.hpp"
 #include "model/value.hpp"
 #include "tests_scalar/ulp.hpp"
+#include "unittests/backend_checks.hpp"
 #include "unittests/cli_run.hpp"
 
 namespace gp::backends {
@@ -485,17 +486,7 @@ TEST(OpenClBackend, FailuresAreErrorsNotCrashes) {
     EXPECT_EQ(broken.programs_built(), 1u);
   }
   // A format the device lacks, and malformed batches.
-  for (const Format* f : {&model::binary16, &model::binary64, &model::bfloat16})
-    if (!d->caps().has(*f)) {
-      const Expr g = binary(Node::add, *f);
-      auto missing = d->scalar({&g, x});
-      ASSERT_FALSE(missing);
-      EXPECT_NE(missing.error().message.find("does not compute in"), std::string::npos) << missing.error().message;
-    }
-  EXPECT_FALSE(d->scalar({&e, std::vector<std::uint64_t>{1, 2, 3}}));
-  auto none = d->scalar({&e, {}});
-  ASSERT_TRUE(none);
-  EXPECT_TRUE(none->empty());
+  testing::expect_scalar_failures_are_errors(*d);
   EXPECT_FALSE(d->mma({}));
 }
 

@@ -4,20 +4,15 @@
 // Skipped, with the reason, where there is none: Debian 12's lavapipe (Mesa 22.3) has no cooperative
 // matrices.
 //
-// Tiles of small integers, whose products and sums are exact in every format, check the data path
-// whatever the unit rounds: every element of A, B and C read from its place, D written row-major,
-// every tile its own, batches split over buffers and dispatches. What the unit rounds is the MMA
-// suite's business: the command line runs it on the device, and no probe may end in `error`.
+// The checks of unittests/backend_checks.hpp (exact integer tiles, errors, the quick MMA suite from the
+// command line), and batches split over buffers and dispatches.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <bit>
 #include <cstdlib>
-#include <random>
 
 #include "backends/vulkan/vulkan_backend.hpp"
-#include "model/ops.hpp"
-#include "unittests/cli_run.hpp"
+#include "unittests/backend_checks.hpp"
 
 namespace gp::backends {
 namespace {
@@ -51,53 +46,7 @@ Found& found() {
   return f;
 }
 
-// An integer as raw bits of f (exact: the tiles hold small integers only).
-std::uint64_t integer(const model::Format& f, int v) {
-  return model::cvt(f, model::binary64, model::Options{}, std::bit_cast<std::uint64_t>(double(v))).bits;
-}
-
-struct Tiles {
-  std::vector<std::uint64_t> a, b, c, d;  // d: the exact D
-};
-
-// Random tiles of integers in [-r, r] (c too), r = 2 where K products of 4 and c fit d's precision
-// exactly, else 1.
-Tiles exact_tiles(const MmaConfig& cfg, std::size_t tiles, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  const int r = 4 * cfg.k + 2 <= (1 << std::min(cfg.d->precision(), 30)) ? 2 : 1;
-  const auto draw = [&] { return int(rng() % std::uint64_t(2 * r + 1)) - r; };
-  const std::size_t m = std::size_t(cfg.m), n = std::size_t(cfg.n), k = std::size_t(cfg.k);
-  Tiles t;
-  for (std::size_t tile = 0; tile < tiles; ++tile) {
-    std::vector<int> a(m * k), b(k * n), c(m * n);
-    for (int& v : a) v = draw();
-    for (int& v : b) v = draw();
-    for (int& v : c) v = draw();
-    for (const int v : a) t.a.push_back(integer(*cfg.a, v));
-    for (const int v : b) t.b.push_back(integer(*cfg.b, v));
-    for (const int v : c) t.c.push_back(integer(*cfg.c, v));
-    for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t j = 0; j < n; ++j) {
-        int sum = c[i * n + j];
-        for (std::size_t p = 0; p < k; ++p) sum += a[i * k + p] * b[p * n + j];
-        t.d.push_back(integer(*cfg.d, sum));
-      }
-  }
-  return t;
-}
-
-void expect_exact(Device& device, const MmaConfig& cfg, std::size_t tiles, std::uint64_t seed) {
-  const Tiles t = exact_tiles(cfg, tiles, seed);
-  auto d = device.mma({&cfg, t.a, t.b, t.c});
-  ASSERT_TRUE(d) << device.info().id << " " << cfg.name() << ": " << d.error().message;
-  ASSERT_EQ(d->size(), t.d.size());
-  int shown = 0;
-  for (std::size_t i = 0; i < t.d.size(); ++i)
-    if ((*d)[i] != t.d[i] && ++shown <= 5)
-      ADD_FAILURE() << fmt::format("{} {}: tile {} element ({}, {}): got {:x}, exact {:x}", device.info().id, cfg.name(),
-                                   i / std::size_t(cfg.m * cfg.n), i % std::size_t(cfg.m * cfg.n) / std::size_t(cfg.n),
-                                   i % std::size_t(cfg.n), (*d)[i], t.d[i]);
-}
+using testing::expect_exact;
 
 TEST(VulkanMma, ExactTilesComeBackExactly) {
   if (!found().mma) GTEST_SKIP() << found().why;
@@ -118,35 +67,12 @@ TEST(VulkanMma, BatchesSplitOverBuffersAndDispatches) {
 
 TEST(VulkanMma, FailuresAreErrors) {
   if (!found().mma) GTEST_SKIP() << found().why;
-  Device& d = *found().mma;
-  const MmaConfig& cfg = d.caps().mma.front();
-  const std::vector<std::uint64_t> a(std::size_t(cfg.m * cfg.k)), b(std::size_t(cfg.k * cfg.n)), c(1);
-  auto r = d.mma({&cfg, a, b, c});  // C holds too few elements
-  ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("different numbers of tiles"), std::string::npos) << r.error().message;
-  auto none = d.mma({&cfg, {}, {}, {}});
-  ASSERT_TRUE(none) << none.error().message;
-  EXPECT_TRUE(none->empty());
+  testing::expect_mma_failures_are_errors(*found().mma);
 }
 
 TEST(VulkanMma, CommandLineRunsTheQuickMmaSuite) {
   if (!found().mma) GTEST_SKIP() << found().why;
-  const std::string id = found().mma->info().id;
-  const testing::CliRun run = testing::run_cli(fmt::format("run --device '{}' --suite mma --quick --seed 1 --json {{json}}", id),
-                                                 "gpuparanoia-vulkan-mma");
-  EXPECT_EQ(run.exit_status, 0) << run.tail();
-  ASSERT_TRUE(run.result.is_object()) << "no JSON result\n" << run.tail();
-  const nlohmann::json& doc = run.result;
-  for (const MmaConfig& cfg : found().mma->caps().mma) {
-    std::size_t findings = 0;
-    for (const auto& f : doc["findings"]) {
-      if (f["config"] != cfg.name()) continue;
-      ++findings;
-      EXPECT_NE(f["status"], "error") << f["probe"] << " " << cfg.name() << ": " << f.value("message", "");
-    }
-    EXPECT_GT(findings, 0u) << "no finding for " << cfg.name();
-  }
-  fmt::print("{}", run.output);
+  testing::expect_quick_mma_suite(*found().mma, "gpuparanoia-vulkan-mma");
 }
 
 }  // namespace

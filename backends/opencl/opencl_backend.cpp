@@ -253,11 +253,9 @@ std::vector<std::uint64_t> OpenClDevice::run(cl::Kernel& kernel, const Expr& e,
 
 Expected<std::vector<std::uint64_t>> OpenClDevice::scalar(const ScalarBatch& batch) {
   const Expr& e = *batch.expr;
-  if (const std::string why = e.check(); !why.empty()) return Error{why};
-  if (batch.operands.size() % std::size_t(e.inputs) != 0) return Error{"operand count is not a multiple of the inputs"};
-  for (const model::Format* f : e.formats())
-    if (!caps_.has(*f)) return Error{fmt::format("{} does not compute in {}", info_.id, f->name)};
-  if (batch.operands.empty()) return std::vector<std::uint64_t>{};
+  const auto n = tuples(batch, info_, caps_);
+  if (!n) return n.error();
+  if (*n == 0) return std::vector<std::uint64_t>{};
   try {
     auto kernel = kernel_for(e);
     if (!kernel) return kernel.error();

@@ -84,14 +84,13 @@ Expected<std::vector<std::uint64_t>> ReferenceDevice::mma(const MmaBatch& batch)
   const model::MmaInstruction* inst = custom == models_.end() ? model::find_mma_instruction(cfg.instruction) : nullptr;
   if (custom == models_.end() && !inst) return Error{fmt::format("{} has no MMA configuration {}", info_.id, cfg.name())};
   const model::DotConfig& dot_config = custom != models_.end() ? custom->second : inst->config;
+  const auto n = tiles(batch);
+  if (!n) return n.error();
   const std::size_t sa = std::size_t(cfg.m) * cfg.k, sb = std::size_t(cfg.k) * cfg.n, sc = std::size_t(cfg.m) * cfg.n;
-  if (batch.a.size() % sa || batch.b.size() != batch.a.size() / sa * sb || batch.c.size() != batch.a.size() / sa * sc)
-    return Error{"A, B and C hold different numbers of tiles"};
-  const std::size_t tiles = batch.a.size() / sa;
   if (const std::string why = model::check(dot_config); !why.empty()) return Error{why};
   const model::Dot dot(dot_config);
-  std::vector<std::uint64_t> d(tiles * sc), row(std::size_t(cfg.k)), col(std::size_t(cfg.k));
-  for (std::size_t t = 0; t < tiles; ++t) {
+  std::vector<std::uint64_t> d(*n * sc), row(std::size_t(cfg.k)), col(std::size_t(cfg.k));
+  for (std::size_t t = 0; t < *n; ++t) {
     const std::uint64_t *a = &batch.a[t * sa], *b = &batch.b[t * sb], *c = &batch.c[t * sc];
     for (int i = 0; i < cfg.m; ++i)
       for (int j = 0; j < cfg.n; ++j) {

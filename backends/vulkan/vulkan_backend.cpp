@@ -173,23 +173,6 @@ MmaOffer mma_offer(const DeviceFacts& f) {
   return offer;
 }
 
-// Raw bits as buffer elements of the format's storage width, little-endian.
-std::vector<std::byte> pack(const model::Format& f, std::span<const std::uint64_t> bits) {
-  const std::size_t width = std::size_t(f.storage_bits) / 8;
-  std::vector<std::byte> bytes(bits.size() * width);
-  for (std::size_t i = 0; i < bits.size(); ++i)
-    for (std::size_t k = 0; k < width; ++k) bytes[i * width + k] = std::byte(bits[i] >> (8 * k));
-  return bytes;
-}
-
-std::vector<std::uint64_t> unpack(const model::Format& f, std::span<const std::byte> bytes) {
-  const std::size_t width = std::size_t(f.storage_bits) / 8;
-  std::vector<std::uint64_t> bits(bytes.size() / width);
-  for (std::size_t i = 0; i < bits.size(); ++i)
-    for (std::size_t k = 0; k < width; ++k) bits[i] |= std::uint64_t(bytes[i * width + k]) << (8 * k);
-  return bits;
-}
-
 }  // namespace
 
 Expected<Context*> Gpu::get_context() {
@@ -243,13 +226,11 @@ VulkanDevice::VulkanDevice(std::shared_ptr<Gpu> gpu, std::size_t index, const Fl
 
 Expected<std::vector<std::uint64_t>> VulkanDevice::scalar(const ScalarBatch& batch) {
   const Expr& e = *batch.expr;
-  if (const std::string why = e.check(); !why.empty()) return Error{why};
-  if (batch.operands.size() % std::size_t(e.inputs) != 0) return Error{"operand count is not a multiple of the inputs"};
+  const auto n = tuples(batch, info_, caps_);
+  if (!n) return n.error();
   std::vector<int> widths;
-  for (const model::Format* f : e.formats()) {
-    if (!caps_.has(*f)) return Error{fmt::format("{} does not compute in {}", info_.id, f->name)};
+  for (const model::Format* f : e.formats())
     if (std::find(widths.begin(), widths.end(), f->storage_bits) == widths.end()) widths.push_back(f->storage_bits);
-  }
   if (mode_) {
     auto offered = mode_widths(*gpu_->facts.float_controls, *mode_, widths);
     if (!offered) return offered.error();
@@ -267,13 +248,12 @@ Expected<std::vector<std::uint64_t>> VulkanDevice::scalar(const ScalarBatch& bat
   auto pipeline = (*context)->pipeline(std::string(mode_ ? mode_->name : "") + "\n" + *source, module, {.bindings = 2});
   if (!pipeline) return pipeline.error();
 
-  const std::size_t n = batch.operands.size() / std::size_t(e.inputs);
   const std::vector<std::uint32_t> operands = to_words(*e.input_format, batch.operands);
-  std::vector<std::uint32_t> results(n * std::size_t(words_per_value(*e.output_format)));
+  std::vector<std::uint32_t> results(*n * std::size_t(words_per_value(*e.output_format)));
   const Binding bindings[2] = {
       {std::size_t(e.inputs * words_per_value(*e.input_format)) * sizeof(std::uint32_t), std::as_bytes(std::span(operands)), {}},
       {std::size_t(words_per_value(*e.output_format)) * sizeof(std::uint32_t), {}, std::as_writable_bytes(std::span(results))}};
-  if (auto failed = (*context)->run(**pipeline, bindings, n, kLocalSize)) return *failed;
+  if (auto failed = (*context)->run(**pipeline, bindings, *n, kLocalSize)) return *failed;
   return from_words(*e.output_format, results);
 }
 
@@ -282,10 +262,9 @@ Expected<std::vector<std::uint64_t>> VulkanDevice::mma(const MmaBatch& batch) {
   const std::string name = cfg.name();
   if (std::none_of(caps_.mma.begin(), caps_.mma.end(), [&](const MmaConfig& c) { return c.name() == name; }))
     return Error{fmt::format("{} has no MMA configuration {}", info_.id, name)};
+  const auto n = tiles(batch);
+  if (!n) return n.error();
   const std::size_t sa = std::size_t(cfg.m) * cfg.k, sb = std::size_t(cfg.k) * cfg.n, sc = std::size_t(cfg.m) * cfg.n;
-  if (batch.a.size() % sa || batch.b.size() != batch.a.size() / sa * sb || batch.c.size() != batch.a.size() / sa * sc)
-    return Error{"A, B and C hold different numbers of tiles"};
-  const std::size_t tiles = batch.a.size() / sa;
   auto context = gpu_->get_context();
   if (!context) return context.error();
   // One full subgroup per workgroup: the size is pinned where the device lets subgroup sizes vary.
@@ -300,14 +279,14 @@ Expected<std::vector<std::uint64_t>> VulkanDevice::mma(const MmaBatch& batch) {
   if (!pipeline) return pipeline.error();
 
   const auto bytes = [](const model::Format* x) { return std::size_t(x->storage_bits) / 8; };
-  const std::vector<std::byte> a = pack(*cfg.a, batch.a), b = pack(*cfg.b, batch.b), c = pack(*cfg.c, batch.c);
-  std::vector<std::byte> d(tiles * sc * bytes(cfg.d));
+  const std::vector<std::byte> a = to_bytes(*cfg.a, batch.a), b = to_bytes(*cfg.b, batch.b), c = to_bytes(*cfg.c, batch.c);
+  std::vector<std::byte> d(*n * sc * bytes(cfg.d));
   const Binding bindings[4] = {{sa * bytes(cfg.a), a, {}},
                                {sb * bytes(cfg.b), b, {}},
                                {sc * bytes(cfg.c), c, {}},
                                {sc * bytes(cfg.d), {}, d}};
-  if (auto failed = (*context)->run(**pipeline, bindings, tiles, 1)) return *failed;
-  return unpack(*cfg.d, d);
+  if (auto failed = (*context)->run(**pipeline, bindings, *n, 1)) return *failed;
+  return from_bytes(*cfg.d, d);
 }
 
 Expected<std::vector<std::unique_ptr<Device>>> VulkanBackend::enumerate() {
