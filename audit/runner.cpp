@@ -115,7 +115,9 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
   if (settings.suite == "scalar") return tally;
   const ProbeContext ctx{settings.tier, settings.seed};
   const auto& configs = device.caps().mma;
-  if (configs.empty() && !device.caps().mma_unsupported.empty() && selected(settings, "mma.configurations")) {
+  // Configurations the device has that the backend cannot run (all of them, or some: a CUDA
+  // compiler without the architecture) are a finding of their own.
+  if (!device.caps().mma_unsupported.empty() && selected(settings, "mma.configurations")) {
     Finding f = unsupported(device.caps().mma_unsupported);
     f.probe = "mma.configurations";
     f.title = "Cooperative matrices";

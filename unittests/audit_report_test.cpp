@@ -29,6 +29,35 @@ json audit(backends::Device& device, std::vector<std::string> probes) {
   return doc.json();
 }
 
+// A device with MMA configurations that also names some it cannot run (a CUDA compiler without
+// the architecture): the left-out ones are a finding of their own, beside the others'.
+TEST(Runner, ConfigurationsLeftOutAreAFinding) {
+  class Partial final : public backends::Device {
+   public:
+    explicit Partial(backends::Device& d) : d_(d), caps_(d.caps()) { caps_.mma_unsupported = "m8n8k4: no sm_70 in NVRTC"; }
+    const backends::DeviceInfo& info() const override { return d_.info(); }
+    const backends::Capabilities& caps() const override { return caps_; }
+    Expected<std::vector<std::uint64_t>> scalar(const backends::ScalarBatch& b) override { return d_.scalar(b); }
+    Expected<std::vector<std::uint64_t>> mma(const backends::MmaBatch& b) override { return d_.mma(b); }
+
+   private:
+    backends::Device& d_;
+    backends::Capabilities caps_;
+  } partial(testing::reference_device("hopper:HMMA.16816.F32"));
+  audit::RunSettings settings;
+  settings.suite = "mma";
+  settings.tier = audit::Tier::quick;
+  settings.probes = {"mma.configurations", "mma.elements"};
+  audit::ResultDocument doc(partial, "test", settings.to_json());
+  audit::run_mma_suite(partial, settings, doc);
+  std::map<std::string, json> by_probe;
+  for (const json& f : doc.json()["findings"]) by_probe[f["probe"].get<std::string>()] = f;
+  ASSERT_TRUE(by_probe.count("mma.configurations")) << doc.json().dump();
+  EXPECT_EQ(by_probe["mma.configurations"]["status"], "unsupported");
+  EXPECT_NE(by_probe["mma.configurations"]["message"].get<std::string>().find("no sm_70"), std::string::npos);
+  EXPECT_EQ(by_probe["mma.elements"]["status"], "ok");
+}
+
 TEST(Reports, PublishedBoundsBesideTheMeasuredOnes) {
   backends::Device& g70 = testing::reference_device("nvidia-g70");
   const json doc = audit(g70, {"scalar.*.ulp_error"});
