@@ -18,13 +18,15 @@ namespace {
 
 using nlohmann::json;
 
-json audit(backends::Device& device, std::vector<std::string> probes) {
+// The quick scalar (or MMA) suite on a device, its result document.
+json audit(backends::Device& device, std::vector<std::string> probes, std::string suite = "scalar") {
   audit::RunSettings settings;
-  settings.suite = "scalar";
+  settings.suite = suite;
   settings.tier = audit::Tier::quick;
   settings.probes = std::move(probes);
   audit::ResultDocument doc(device, "test", settings.to_json());
-  audit::run_scalar_suite(device, settings, doc);
+  if (suite == "mma") audit::run_mma_suite(device, settings, doc);
+  else audit::run_scalar_suite(device, settings, doc);
   doc.finish();
   return doc.json();
 }
@@ -44,15 +46,10 @@ TEST(Runner, ConfigurationsLeftOutAreAFinding) {
     backends::Device& d_;
     backends::Capabilities caps_;
   } partial(testing::reference_device("hopper:HMMA.16816.F32"));
-  audit::RunSettings settings;
-  settings.suite = "mma";
-  settings.tier = audit::Tier::quick;
-  settings.probes = {"mma.configurations", "mma.elements"};
-  audit::ResultDocument doc(partial, "test", settings.to_json());
-  audit::run_mma_suite(partial, settings, doc);
+  const json doc = audit(partial, {"mma.configurations", "mma.elements"}, "mma");
   std::map<std::string, json> by_probe;
-  for (const json& f : doc.json()["findings"]) by_probe[f["probe"].get<std::string>()] = f;
-  ASSERT_TRUE(by_probe.count("mma.configurations")) << doc.json().dump();
+  for (const json& f : doc["findings"]) by_probe[f["probe"].get<std::string>()] = f;
+  ASSERT_TRUE(by_probe.count("mma.configurations")) << doc.dump();
   EXPECT_EQ(by_probe["mma.configurations"]["status"], "unsupported");
   EXPECT_NE(by_probe["mma.configurations"]["message"].get<std::string>().find("no sm_70"), std::string::npos);
   EXPECT_EQ(by_probe["mma.elements"]["status"], "ok");
@@ -89,15 +86,9 @@ TEST(Reports, PublishedBoundsBesideTheMeasuredOnes) {
 // row beside the identification.
 TEST(Reports, PapersWordsBesideTheMmaFindings) {
   for (const char* id : {"volta:HMMA.884.F32.F32", "turing:HMMA.884.F32.F32"}) {
-    backends::Device& device = testing::reference_device(id);
-    audit::RunSettings settings;
-    settings.suite = "mma";
-    settings.tier = audit::Tier::quick;
-    settings.probes = {"mma.fasi.*", "mma.identify"};
-    audit::ResultDocument doc(device, "test", settings.to_json());
-    audit::run_mma_suite(device, settings, doc);
+    const json doc = audit(testing::reference_device(id), {"mma.fasi.*", "mma.identify"}, "mma");
     std::map<std::string, std::string> words;
-    for (const json& f : doc.json()["findings"])
+    for (const json& f : doc["findings"])
       if (f.contains("published")) words[f["probe"]] = f["published"];
     EXPECT_EQ(words["mma.fasi.rounding"],
               "Fasi et al. 2021, section 4 (V100): The additions in (2) are performed using binary32 arithmetic with "
@@ -106,7 +97,7 @@ TEST(Reports, PapersWordsBesideTheMmaFindings) {
     EXPECT_EQ(words.count("mma.fasi.monotonicity"), 1u) << id;
     EXPECT_EQ(words.count("mma.fasi.alignment_bits"), std::string_view(id).starts_with("turing") ? 1u : 0u) << id;
     EXPECT_TRUE(words["mma.identify"].starts_with("MMA-Sim Table III: fda(F=")) << words["mma.identify"];
-    EXPECT_NE(audit::text_report(doc.json()).find("    published: Fasi et al. 2021"), std::string::npos);
+    EXPECT_NE(audit::text_report(doc).find("    published: Fasi et al. 2021"), std::string::npos);
   }
 }
 
