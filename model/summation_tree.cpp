@@ -126,8 +126,6 @@ struct Term {
   std::uint8_t kind;  // 0 finite, 1 infinite, 2 NaN
 };
 
-constexpr int msb128(u128 x) { return msb(x); }
-
 Term term_of(const Format& f, std::uint64_t bits, bool flush) {
   const Unpacked u = unpack(f, bits, flush);
   if (is_nan(u.cls)) return {0, 0, u.neg, 2};
@@ -155,7 +153,7 @@ Result round_sum(const Format& f, const Options& o, const Term* t, int n) {
     (t[i].neg ? any_neg : any_pos) = true;
     if (t[i].sig == 0) continue;
     lo = std::min(lo, t[i].exp);
-    hi = std::max(hi, t[i].exp + msb128(t[i].sig));
+    hi = std::max(hi, t[i].exp + msb(t[i].sig));
   }
   // Zeros only: their common sign, else +0 (-0 rounding down), as IEEE 754 6.3 says of two.
   if (lo == INT_MAX) return zero(f, any_pos ? any_neg && o.rounding == Rounding::rd : true);
@@ -290,6 +288,14 @@ std::string SummationTree::text() const {
   // The root's parentheses are left out unless it carries an annotation.
   if (!steps.empty() && !steps.back().format && r.size() >= 2) r = r.substr(1, r.size() - 2);
   return r;
+}
+
+std::vector<std::string> SummationTree::flushed() const {
+  std::vector<std::string> v;
+  if (flush_inputs) v.push_back("inputs");
+  if (flush_c) v.push_back("c");
+  if (flush_sums) v.push_back("sums");
+  return v;
 }
 
 std::vector<int> SummationTree::leaf_order() const {

@@ -47,6 +47,8 @@ struct SummationTree {
   bool flush_c = false;       // a subnormal c reads as zero
   bool flush_sums = false;    // subnormal node results (and rounded products) become zeros
 
+  // The flushing as set_tree_options names it: "inputs", "c", "sums".
+  std::vector<std::string> flushed() const;
   // The text form, canonical: the parse of text() is the same tree.
   std::string text() const;
   // Products and c in the order the leaves appear, and whether every node is binary: a chain

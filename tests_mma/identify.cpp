@@ -378,8 +378,7 @@ std::vector<DotConfig> neighbors(const MmaConfig& cfg, const DotConfig& c) {
   if (c.algorithm == MmaAlgorithm::gps)
     for (int g : full.gps_groups) vary([&](DotConfig& x) { x.group = g; });
   if (c.algorithm == MmaAlgorithm::tree) {
-    model::SummationTree shape = *c.tree;
-    tree_variants(cfg, shape, full.roundings, [&](const DotConfig& x) {
+    tree_variants(cfg, *c.tree, full.roundings, [&](const DotConfig& x) {
       if (model::check(x).empty()) v.push_back(x);
     });
   }
@@ -520,10 +519,7 @@ nlohmann::json parameters_json(const DotConfig& c, int k) {
       p["sums"] = (t.sum_format ? t.sum_format : c.d)->name;
       p["rounding"] = std::string(model::name(t.sum_rounding));
       p["products"] = t.product_format ? std::string(t.product_format->name) : "exact";
-      p["flush"] = nlohmann::json::array();
-      if (t.flush_inputs) p["flush"].push_back("inputs");
-      if (t.flush_c) p["flush"].push_back("c");
-      if (t.flush_sums) p["flush"].push_back("sums");
+      p["flush"] = t.flushed();
       return p;
     }
     default: break;

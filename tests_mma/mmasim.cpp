@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "model/ops.hpp"
@@ -201,10 +202,11 @@ class TreeProbe final : public ProbeBase {
     auto sel = select(device, cfg, cases, hyps, f);
     if (!sel) return audit::failed(sel.error().message);
     // d / y of each pair; the tree they describe, when every pair was measured (K <= 16).
+    std::vector<std::optional<std::int64_t>> per_y(cases.size());
     std::map<std::pair<int, int>, int> count;
     bool counted = true, every_y = true;
     for (std::size_t n = 0; n < cases.size(); ++n) {
-      const auto m = multiple_of(decode(fd, sel->outputs[n]), ey);
+      const auto& m = per_y[n] = multiple_of(decode(fd, sel->outputs[n]), ey);
       if (!m || *m < 0 || *m > K - 1) {
         counted = false;
         continue;
@@ -220,11 +222,9 @@ class TreeProbe final : public ProbeBase {
     // structure then counts every y.
     const bool blind = every_y && (cal->F ? *cal->F >= gap : gap <= 40);
     std::string counts;
-    for (std::size_t n = 0; n < cases.size() && n < 12; ++n) {
-      const auto m = multiple_of(decode(fd, sel->outputs[n]), ey);
+    for (std::size_t n = 0; n < cases.size() && n < 12; ++n)
       counts += fmt::format("{}({},{})={}", n ? " " : "", summand_name(pairs[n].first, K),
-                            summand_name(pairs[n].second, K), m ? std::to_string(*m) : "?");
-    }
+                            summand_name(pairs[n].second, K), per_y[n] ? std::to_string(*per_y[n]) : "?");
     f.message = fmt::format("d / y for the first pairs: {}{}; X = 2^{}, y = 2^{}, fused hypotheses with F = {}", counts,
                             cases.size() > 12 ? " ..." : "", ex, ey, F);
     f.parameters["consistent"] = sel->consistent;

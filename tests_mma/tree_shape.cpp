@@ -55,6 +55,22 @@ int count_of(const Links& l, int k, int i, int j) {
 
 }  // namespace
 
+std::set<std::set<int>> tree_nodes(const model::SummationTree& t) {
+  std::set<std::set<int>> out;
+  std::vector<std::set<int>> stack;
+  for (const model::SummationTree::Step& s : t.steps) {
+    if (s.leaf >= 0) {
+      stack.push_back({s.leaf});
+      continue;
+    }
+    std::set<int> node;
+    for (int i = 0; i < s.arity; ++i, stack.pop_back()) node.insert(stack.back().begin(), stack.back().end());
+    out.insert(node);
+    stack.push_back(std::move(node));
+  }
+  return out;
+}
+
 int tree_count(const model::SummationTree& t, int i, int j) { return count_of(links_of(t), t.k, i, j); }
 
 std::optional<model::SummationTree> tree_from_counts(int k, const std::function<int(int, int)>& count) {

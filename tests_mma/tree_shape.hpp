@@ -10,10 +10,15 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 
 #include "model/summation_tree.hpp"
 
 namespace gp::mma {
+
+// The nodes of a tree as the sets of summands below them: trees with the same nodes are one tree,
+// whatever order each node's children are written in.
+std::set<std::set<int>> tree_nodes(const model::SummationTree& t);
 
 // The count the formula predicts for a tree.
 int tree_count(const model::SummationTree& t, int i, int j);

@@ -32,6 +32,7 @@
 #include "model/mma_instructions.hpp"
 #include "tests_mma/identify.hpp"
 #include "tests_mma/support.hpp"
+#include "tests_mma/tree_shape.hpp"
 #include "unittests/reference_devices.hpp"
 
 namespace gp {
@@ -152,23 +153,8 @@ void expect_identified(backends::Device& dev, const backends::MmaConfig& mc, con
     // The shape as its nodes' summands (children of a node may be written in any order); nodes
     // of more than two children can have twins that count alike: the differential check below
     // decides those.
-    const auto nodes = [](const DotConfig& of) {
-      std::set<std::set<int>> out;
-      std::vector<std::set<int>> stack;
-      for (const model::SummationTree::Step& s : of.tree->steps) {
-        if (s.leaf >= 0) {
-          stack.push_back({s.leaf});
-          continue;
-        }
-        std::set<int> node;
-        for (int j = 0; j < s.arity; ++j, stack.pop_back()) node.insert(stack.back().begin(), stack.back().end());
-        out.insert(node);
-        stack.push_back(node);
-      }
-      return out;
-    };
     if (truth.tree->binary() && !amb.contains("tree")) {
-      EXPECT_EQ(nodes(c), nodes(truth)) << who << ": " << c.tree->text();
+      EXPECT_EQ(mma::tree_nodes(*c.tree), mma::tree_nodes(*truth.tree)) << who << ": " << c.tree->text();
     }
     for (const char* key : {"sums", "rounding", "products", "flush"}) {
       const std::string tv = t[key].is_string() ? t[key].get<std::string>() : t[key].dump();

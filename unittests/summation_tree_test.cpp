@@ -226,26 +226,6 @@ SummationTree random_tree(std::mt19937_64& rng, int k, bool binary) {
   return *p.tree;
 }
 
-// The nodes of a tree as the sets of summands below them.
-std::set<std::set<int>> clusters(const SummationTree& t) {
-  std::set<std::set<int>> out;
-  std::vector<std::set<int>> stack;
-  for (const SummationTree::Step& s : t.steps) {
-    if (s.leaf >= 0) {
-      stack.push_back({s.leaf});
-      continue;
-    }
-    std::set<int> node;
-    for (int i = 0; i < s.arity; ++i) {
-      node.insert(stack.back().begin(), stack.back().end());
-      stack.pop_back();
-    }
-    out.insert(node);
-    stack.push_back(node);
-  }
-  return out;
-}
-
 TEST(SummationTree, ShapeIsRecoveredFromTheCounts) {
   std::mt19937_64 rng(5);
   for (int n = 0; n < 400; ++n) {
@@ -258,7 +238,7 @@ TEST(SummationTree, ShapeIsRecoveredFromTheCounts) {
     // Binary trees are told apart by their counts; trees with wider nodes may have twins
     // ((p2+p4)+p1+p9 and (p1+p9)+p2+p4 count alike).
     if (truth.binary()) {
-      EXPECT_EQ(clusters(*found), clusters(truth)) << truth.text() << " recovered as " << found->text();
+      EXPECT_EQ(mma::tree_nodes(*found), mma::tree_nodes(truth)) << truth.text() << " recovered as " << found->text();
     }
   }
   // A chain: X and -X cancel where they meet, every y that met one of them before is lost.
