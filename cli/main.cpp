@@ -31,14 +31,26 @@ bool stdout_written() {
   return std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good();
 }
 
+// CLI11 reports a missing subcommand before an unknown word, which then goes unnamed ("model frob":
+// "A subcommand is required"): every level takes at most one, and a level that has subcommands but
+// got none is reported after parsing.
+void allow_one_subcommand(CLI::App& app) {
+  app.require_subcommand(0, 1);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) allow_one_subcommand(*sub);
+}
+
+void check_subcommand_given(CLI::App& app) {
+  CLI::App* level = &app;
+  while (!level->get_subcommands().empty()) level = level->get_subcommands().front();
+  if (!level->get_subcommands([](CLI::App*) { return true; }).empty())
+    throw CLI::RequiredError(level == &app ? "A subcommand" : fmt::format("A subcommand of {}", level->get_name()));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace gp::cli;
   CLI::App app{"gpuparanoia: what does this GPU really compute?"};
-  // At most one here, none checked after parsing: with require_subcommand(1), CLI11 reports a
-  // missing subcommand before an unknown word, which then goes unnamed.
-  app.require_subcommand(0, 1);
   app.set_version_flag("--version", std::string(GPUPARANOIA_VERSION));
   app.footer(kExitCodesHelp);
   int exit_code = kExitOk;
@@ -46,9 +58,10 @@ int main(int argc, char** argv) {
   add_audit_commands(app, exit_code);
   add_results_commands(app, exit_code);
   add_selfcheck_command(app, exit_code);
+  allow_one_subcommand(app);
   try {
     app.parse(argc, argv);
-    if (app.get_subcommands().empty()) throw CLI::RequiredError("A subcommand");
+    check_subcommand_given(app);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {  // --help, --version
       exit_code = app.exit(e);

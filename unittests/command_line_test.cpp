@@ -57,6 +57,8 @@ TEST(ExitCodes, UsageErrorsAreTwoAndNameTheArgument) {
   } cases[] = {
       {{"frobnicate"}, "frobnicate"},
       {{}, "subcommand"},
+      {{"model", "frob"}, "frob"},
+      {{"model"}, "subcommand of model"},
       {{"run", "--bogus"}, "--bogus"},
       {{"run", "--suite", "sclar"}, "sclar"},
       {{"run", "--seed", "twelve"}, "twelve"},
