@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <random>
 
@@ -221,6 +222,31 @@ Expected<std::vector<backends::Device*>> choose_devices(const RunArgs& a, const 
   return chosen;
 }
 
+// One device's outputs, each written before its first probe: --json FILE, and under --out DIR the
+// claimed <stem>.json. Returns the stem (folder and name, no extension) of its .json, .md and .txt
+// under --out, "" without; failures go to `failed`.
+std::string open_outputs(const RunArgs& a, const backends::Device& d, audit::ResultDocument& doc,
+                         const std::function<void(const Error&)>& failed) {
+  std::string out_stem;
+  std::vector<fs::path> targets;
+  if (!a.json_file.empty()) targets.emplace_back(a.json_file);
+  if (!a.out_dir.empty()) {
+    const std::string slug = audit::slug(d.info().id);
+    if (auto stem = claim_outputs(a.out_dir, slug); !stem) {
+      failed(stem.error());
+    } else {
+      out_stem = (fs::path(a.out_dir) / *stem).string();
+      if (*stem != slug)
+        fmt::print(stderr, "gpuparanoia: {} is taken: writing {}.json, .md and .txt\n",
+                   (fs::path(a.out_dir) / (slug + ".json")).string(), out_stem);
+      targets.emplace_back(out_stem + ".json");
+    }
+  }
+  for (const fs::path& target : targets)
+    if (auto ok = doc.write_to(target); !ok) failed(ok.error());
+  return out_stem;
+}
+
 int run_audit(const RunArgs& a) {
   auto found = find_devices(a.profile_files);
   if (!found) {
@@ -255,26 +281,14 @@ int run_audit(const RunArgs& a) {
   for (backends::Device* d : *chosen) {
     audit::ResultDocument doc(*d, GPUPARANOIA_VERSION_STRING, settings.to_json());
     const bool first = d == chosen->front();
-    // Each output is written before the device's first probe: a run that cannot write refuses to
-    // start; a later device's failure is remembered, and the run goes on.
-    std::string out_stem;  // the folder and the claimed name, without extension
-    std::vector<fs::path> targets;
-    if (!a.json_file.empty()) targets.emplace_back(a.json_file);
-    if (!a.out_dir.empty()) {
-      const std::string slug = audit::slug(d->info().id);
-      if (auto stem = claim_outputs(a.out_dir, slug); !stem) {
-        write_error(stem.error());
-      } else {
-        out_stem = (fs::path(a.out_dir) / *stem).string();
-        if (*stem != slug)
-          fmt::print(stderr, "gpuparanoia: {} is taken: writing {}.json, .md and .txt\n",
-                     (fs::path(a.out_dir) / (slug + ".json")).string(), out_stem);
-        targets.emplace_back(out_stem + ".json");
-      }
+    // A run that cannot write its first device's results refuses to start, leaving nothing behind;
+    // a later device's failure is remembered, and the run goes on.
+    const std::string out_stem = open_outputs(a, *d, doc, write_error);
+    if (write_failed && first) {
+      for (const char* ext : {".json", ".md", ".txt"})
+        if (!out_stem.empty()) fs::remove(out_stem + ext);
+      return kExitWriteFailed;
     }
-    for (const fs::path& target : targets)
-      if (auto ok = doc.write_to(target); !ok) write_error(ok.error());
-    if (write_failed && first) return kExitWriteFailed;
     const auto progress = [&](std::string_view probe, std::string_view format, std::size_t i, std::size_t n) {
       if (tty) fmt::print(stderr, "\r\033[K{} [{}/{}] {} {}", d->info().id, i + 1, n, probe, format);
     };
