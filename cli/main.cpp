@@ -51,7 +51,7 @@ void check_subcommand_given(CLI::App& app) {
 int main(int argc, char** argv) {
   using namespace gp::cli;
   CLI::App app{"gpuparanoia: what does this GPU really compute?"};
-  app.set_version_flag("--version", std::string(GPUPARANOIA_VERSION));
+  app.set_version_flag("--version", "gpuparanoia " + std::string(GPUPARANOIA_VERSION));
   app.footer(kExitCodesHelp);
   int exit_code = kExitOk;
   add_model_commands(app, exit_code);
