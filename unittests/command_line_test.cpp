@@ -3,8 +3,10 @@
 // `devices` as short as `vulkaninfo --summary`.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -117,6 +119,29 @@ TEST(Outputs, AnUnwritableTargetIsFourAndNamed) {
     EXPECT_EQ(r.exit_status, 4) << c.named << ": " << r.err;
     EXPECT_NE(r.err.find(c.named), std::string::npos) << r.err;
   }
+}
+
+// A disk that fills during the run (a file size limit, which binds root too, and which the program
+// inherits): the final write fails, the exit status says so, and the file written at the start is
+// whole, marked incomplete.
+TEST(Outputs, AWriteThatFailsAtTheEndIsFourAndKeepsTheFileBefore) {
+  const fs::path dir = fresh_folder("fsize"), json_file = dir / "r.json";
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  rlimit small = saved;
+  small.rlim_cur = 16384;  // the document at the start and the text report fit; the findings do not
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // inherited: write(2) fails with EFBIG
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  const auto child = start_cli(short_run({"--json", json_file.string()}), dir, "run");
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(child.wait(), 4) << child.errors();
+  EXPECT_NE(child.errors().find(json_file.string()), std::string::npos) << child.errors();
+  const json doc = read_json(json_file);
+  ASSERT_TRUE(doc.is_object());
+  EXPECT_EQ(doc["complete"], false);
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().filename().string().find(".r.json"), std::string::npos) << "a temporary left: " << e.path();
 }
 
 TEST(Outputs, AFullStandardOutputIsFour) {
