@@ -123,7 +123,7 @@ void ResultDocument::add(const Finding& f) {
     merge(p, f.profile);
   }
   stamp_duration();
-  if (std::chrono::steady_clock::now() - last_write_ >= kRewriteInterval) write_all(false);
+  if (std::chrono::steady_clock::now() - last_write_ >= kRewriteInterval) write_outputs(false);
 }
 
 void ResultDocument::stamp_duration() {
@@ -133,14 +133,14 @@ void ResultDocument::stamp_duration() {
 void ResultDocument::finish() {
   stamp_duration();
   doc_["complete"] = true;
-  write_all(true);
+  write_outputs(true);
 }
 
 void ResultDocument::interrupt(std::string_view signal) {
   stamp_duration();
   doc_["complete"] = false;
   doc_["interrupted"] = signal;
-  write_all(true);
+  write_outputs(true);
 }
 
 namespace {
@@ -169,7 +169,7 @@ Expected<bool> ResultDocument::write_to(std::filesystem::path path) {
   return true;
 }
 
-void ResultDocument::write_all(bool at_end) {
+void ResultDocument::write_outputs(bool at_end) {
   if (outputs_.empty()) return;
   const std::string text = dump(doc_);
   for (const Output& o : outputs_) {

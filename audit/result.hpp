@@ -53,7 +53,7 @@ class ResultDocument {
     bool in_place;  // not a regular file (/dev/stdout, a pipe): written once, at the end
   };
   void stamp_duration();
-  void write_all(bool at_end);
+  void write_outputs(bool at_end);
   nlohmann::json doc_;
   std::chrono::steady_clock::time_point start_, last_write_;
   std::vector<Output> outputs_;
