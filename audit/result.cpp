@@ -3,8 +3,13 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <span>
 
 namespace gp::audit {
@@ -95,6 +100,7 @@ ResultDocument::ResultDocument(const backends::Device& device, std::string tool_
           {"device", to_json(device.info(), device.caps())},
           {"findings", json::array()},
           {"profile", {{"scalar", json::object()}, {"mma", json::array()}}}};
+  doc_["complete"] = false;  // true once the run has ended; an interrupted run also says why
 }
 
 namespace {
@@ -116,37 +122,133 @@ void ResultDocument::add(const Finding& f) {
     if (p.is_null()) p = nlohmann::json::object();
     merge(p, f.profile);
   }
+  stamp_duration();
+  if (std::chrono::steady_clock::now() - last_write_ >= kRewriteInterval) write_outputs(false);
+}
+
+void ResultDocument::stamp_duration() {
   doc_["duration_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  flush();
 }
 
 void ResultDocument::finish() {
-  doc_["duration_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  flush();
+  stamp_duration();
+  doc_["complete"] = true;
+  write_outputs(true);
 }
 
-void ResultDocument::write_to(std::filesystem::path path) {
-  path_ = std::move(path);
-  flush();
+void ResultDocument::interrupt(std::string_view signal) {
+  stamp_duration();
+  doc_["complete"] = false;
+  doc_["interrupted"] = signal;
+  write_outputs(true);
 }
 
-void ResultDocument::flush() const {
-  if (path_) (void)write_atomically(*path_, doc_.dump(2) + "\n");
+namespace {
+std::string describe_errno(const std::filesystem::path& path, std::string_view what) {
+  return fmt::format("cannot {} {}: {}", what, path.string(), std::strerror(errno));
 }
 
-Expected<bool> write_atomically(const std::filesystem::path& path, const std::string& text) {
-  std::error_code ec;
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Error{fmt::format("cannot write {}", tmp.string())};
-    out << text;
-    if (!out.flush()) return Error{fmt::format("cannot write {}", tmp.string())};
+bool is_special_file(const std::filesystem::path& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+}
+}  // namespace
+
+Expected<bool> ResultDocument::write_to(std::filesystem::path path) {
+  if (is_special_file(path)) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return Error{describe_errno(path, "open")};
+    ::close(fd);
+    outputs_.push_back({std::move(path), true});
+    return true;
   }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Error{fmt::format("cannot rename {} to {}: {}", tmp.string(), path.string(), ec.message())};
+  auto written = write_atomically(path, dump(doc_));
+  if (!written) return written.error();
+  outputs_.push_back({std::move(path), false});
+  last_write_ = std::chrono::steady_clock::now();
   return true;
+}
+
+void ResultDocument::write_outputs(bool at_end) {
+  if (outputs_.empty()) return;
+  const std::string text = dump(doc_);
+  for (const Output& o : outputs_) {
+    if (o.in_place && !at_end) continue;
+    if (auto written = write_atomically(o.path, text); !written && !write_error_) write_error_ = written.error();
+  }
+  last_write_ = std::chrono::steady_clock::now();
+}
+
+std::string dump(const nlohmann::json& doc) {
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+namespace {
+
+// write(2) until all is written: it may write less than asked, or be interrupted by a signal.
+bool write_all_of(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    text.remove_prefix(std::size_t(n));
+  }
+  return true;
+}
+
+Expected<bool> write_in_place(const std::filesystem::path& path, std::string_view text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) return Error{describe_errno(path, "open")};
+  const bool ok = write_all_of(fd, text);
+  const int saved = errno;
+  if (::close(fd) != 0 || !ok) {
+    if (!ok) errno = saved;
+    return Error{describe_errno(path, "write")};
+  }
+  return true;
+}
+
+// The mode a new file gets from open(2): 0666 less the umask (mkstemp creates 0600).
+mode_t new_file_mode() {
+  static const mode_t mask = [] {
+    const mode_t m = ::umask(0);
+    ::umask(m);
+    return m;
+  }();
+  return 0666 & ~mask;
+}
+
+}  // namespace
+
+Expected<bool> write_atomically(const std::filesystem::path& path, std::string_view text) {
+  if (is_special_file(path)) return write_in_place(path, text);
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  std::string tmp = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) return Error{describe_errno(path, "write")};
+  // A file replaced keeps its mode; a new one gets the mode open(2) would give it.
+  struct stat st {};
+  const mode_t mode = ::stat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : new_file_mode();
+  const bool ok = ::fchmod(fd, mode) == 0 && write_all_of(fd, text) && ::fsync(fd) == 0;
+  const int saved = errno;
+  const bool closed = ::close(fd) == 0;
+  if (!ok || !closed || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (!ok) errno = saved;
+    const Error e{describe_errno(path, "write")};
+    ::unlink(tmp.c_str());
+    return e;
+  }
+  return true;
+}
+
+Expected<bool> claim_file(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd >= 0) {
+    ::close(fd);
+    return true;
+  }
+  if (errno == EEXIST) return false;
+  return Error{describe_errno(path, "create")};
 }
 
 std::string slug(std::string_view id) {

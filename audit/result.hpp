@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "audit/finding.hpp"
 #include "backends/device.hpp"
@@ -18,28 +20,60 @@ inline constexpr std::string_view kSchema = "gpuparanoia-result/1";
 nlohmann::json to_json(const Finding& f);
 nlohmann::json to_json(const backends::DeviceInfo& info, const backends::Capabilities& caps);
 
+// How often a run's document is rewritten while it goes: often enough that a crash loses little,
+// seldom enough that a full run (thousands of findings, megabytes of JSON) does not rewrite it
+// thousands of times.
+inline constexpr std::chrono::seconds kRewriteInterval{5};
+
 class ResultDocument {
  public:
   ResultDocument(const backends::Device& device, std::string tool_version, nlohmann::json run_settings);
-  // Appends a finding, merges its profile part, and rewrites the file if one is set.
+  // Appends a finding, merges its profile part, and rewrites the files when the last write is
+  // older than kRewriteInterval.
   void add(const Finding& f);
   // Sets profile.scalar[format].validation (or any other profile key) after the probes.
   nlohmann::json& profile() { return doc_["profile"]; }
-  // Stamps the duration and rewrites the file.
+  // Stamps the duration and "complete": true, and rewrites the files.
   void finish();
-  // Writes to `path` now and after every change (write to a temporary, then rename).
-  void write_to(std::filesystem::path path);
+  // Stamps the duration, "complete": false and "interrupted": the signal's name ("SIGINT"), and
+  // rewrites the files.
+  void interrupt(std::string_view signal);
+  // Adds a file the document is written to (--json and --out both), and writes it now: an Error
+  // naming the path when that fails, so that a run can refuse to start. A target that is not a
+  // regular file is only opened now, and written once at the end.
+  Expected<bool> write_to(std::filesystem::path path);
+  // The first write that failed, if any: the run goes on (its report still reaches stdout, a later
+  // write may succeed), and ends with the exit code of a failed write.
+  const std::optional<Error>& write_error() const { return write_error_; }
   const nlohmann::json& json() const { return doc_; }
 
  private:
-  void flush() const;
+  struct Output {
+    std::filesystem::path path;
+    bool in_place;  // not a regular file (/dev/stdout, a pipe): written once, at the end
+  };
+  void stamp_duration();
+  void write_outputs(bool at_end);
   nlohmann::json doc_;
-  std::chrono::steady_clock::time_point start_;
-  std::optional<std::filesystem::path> path_;
+  std::chrono::steady_clock::time_point start_, last_write_;
+  std::vector<Output> outputs_;
+  std::optional<Error> write_error_;
 };
 
-// Writes text to path through a temporary file and a rename: readers never see half a file.
-Expected<bool> write_atomically(const std::filesystem::path& path, const std::string& text);
+// The document as text. Driver text that is not UTF-8 (a build log, a device name) is replaced
+// with U+FFFD instead of throwing: a result is never lost to a byte.
+std::string dump(const nlohmann::json& doc);
+
+// Writes text to path so that readers never see half a file and a failure loses nothing: a
+// temporary file unique to the call in the same folder, every write checked, fsync, then rename
+// over path. On failure the temporary is removed, the previous file is untouched, and the Error
+// names the path. A path that exists and is not a regular file (/dev/stdout, a pipe, /dev/full)
+// cannot be replaced: it is written in place, and every write and the close are checked.
+Expected<bool> write_atomically(const std::filesystem::path& path, std::string_view text);
+
+// Creates path exclusively (O_EXCL): false when it exists already, an Error when it cannot be
+// created. Concurrent runs into one folder claim their file names this way.
+Expected<bool> claim_file(const std::filesystem::path& path);
 
 // "ref:nvidia-g70" -> "ref-nvidia-g70": a name usable as a file name.
 std::string slug(std::string_view id);

@@ -21,6 +21,14 @@ void Tally::add(Status s) {
   (s == Status::ok ? ok : s == Status::unsupported ? unsupported : error) += 1;
 }
 
+std::vector<std::string_view> finding_ids() {
+  std::vector<std::string_view> ids;
+  for (const ScalarProbe* p : scalar_probes()) ids.push_back(p->id());
+  for (const MmaProbe* p : mma_probes()) ids.push_back(p->id());
+  ids.insert(ids.end(), {kProfileValidation, kMmaIdentify, kMmaConfigurations});
+  return ids;
+}
+
 namespace {
 
 bool selected(const RunSettings& s, std::string_view id) {
@@ -78,6 +86,7 @@ Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, Re
       if (selected(settings, p->id()) && p->applies(*f)) jobs.push_back({p, f});
   const ProbeContext ctx{settings.tier, settings.seed};
   for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (settings.stopped()) break;  // the profile of what was done is still assembled
     const auto [probe, format] = jobs[i];
     if (progress) progress(probe->id(), format->name, i, jobs.size());
     Finding f = run_one(*probe, device, *format, ctx);
@@ -92,15 +101,16 @@ Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, Re
   for (auto& item : profiles.items()) normalise_scalar_profile(item.value());
   if (!settings.probes.empty()) return tally;  // a partial run infers a partial profile: nothing to validate
   for (const model::Format* f : device.caps().formats) {
+    if (settings.stopped()) return tally;
     nlohmann::json& p = profiles[f->name];
     if (p.is_null()) p = nlohmann::json::object();
-    if (progress) progress("scalar.profile.validation", f->name, jobs.size(), jobs.size() + 1);
+    if (progress) progress(kProfileValidation, f->name, jobs.size(), jobs.size() + 1);
     Finding v;
     try {
       v = validate_scalar_profile(device, *f, p, ctx);
     } catch (const std::exception& e) {
       v = failed(std::string("the validation stopped: ") + e.what());
-      v.probe = "scalar.profile.validation";
+      v.probe = kProfileValidation;
       v.format = f->name;
     }
     tally.add(v.status);
@@ -112,14 +122,14 @@ Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, Re
 Tally run_mma_suite(backends::Device& device, const RunSettings& settings, ResultDocument& doc,
                     const ProgressFn& progress) {
   Tally tally;
-  if (settings.suite == "scalar") return tally;
+  if (settings.suite == "scalar" || settings.stopped()) return tally;
   const ProbeContext ctx{settings.tier, settings.seed};
   const auto& configs = device.caps().mma;
   // Configurations the device has that the backend cannot run (all of them, or some: a CUDA
   // compiler without the architecture) are a finding of their own.
-  if (!device.caps().mma_unsupported.empty() && selected(settings, "mma.configurations")) {
+  if (!device.caps().mma_unsupported.empty() && selected(settings, kMmaConfigurations)) {
     Finding f = unsupported(device.caps().mma_unsupported);
-    f.probe = "mma.configurations";
+    f.probe = kMmaConfigurations;
     f.title = "Cooperative matrices";
     tally.add(f.status);
     doc.add(f);
@@ -128,6 +138,7 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
     const backends::MmaConfig& config = configs[c];
     std::vector<Finding> findings;
     for (const MmaProbe* p : mma_probes()) {
+      if (settings.stopped()) return tally;
       if (!selected(settings, p->id()) || !p->applies(config)) continue;
       if (progress) progress(p->id(), config.name(), c, configs.size());
       Finding f = run_one(*p, device, config, ctx);
@@ -136,8 +147,8 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
       doc.add(f);
       findings.push_back(std::move(f));
     }
-    if (!selected(settings, "mma.identify")) continue;
-    if (progress) progress("mma.identify", config.name(), c, configs.size());
+    if (!selected(settings, kMmaIdentify) || settings.stopped()) continue;
+    if (progress) progress(kMmaIdentify, config.name(), c, configs.size());
     nlohmann::json entry;
     const auto start = std::chrono::steady_clock::now();
     Finding id;
@@ -146,7 +157,7 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
     } catch (const std::exception& e) {
       id = failed(std::string("the identification stopped: ") + e.what());
     }
-    id.probe = "mma.identify";
+    id.probe = kMmaIdentify;
     id.config = config.name();
     id.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     add_published(device, id, id.config);

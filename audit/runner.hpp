@@ -16,13 +16,23 @@ struct RunSettings {
   std::string suite = "all";        // scalar, mma or all
   Tier tier = Tier::standard;
   std::uint64_t seed = 1;
+  // Asked before each probe: true stops the run there (a signal), the findings so far kept.
+  std::function<bool()> stop;
   nlohmann::json to_json() const;
+  bool stopped() const { return stop && stop(); }
 };
 
 struct Tally {
   int ok = 0, unsupported = 0, error = 0;
   void add(Status s);
 };
+
+// The findings the runner makes itself, beside the probes'.
+inline constexpr std::string_view kProfileValidation = "scalar.profile.validation", kMmaIdentify = "mma.identify",
+                                  kMmaConfigurations = "mma.configurations";
+
+// Every id a finding can have: the probes' and the runner's own, what --probe globs select from.
+std::vector<std::string_view> finding_ids();
 
 // Called before each probe with (probe id, format, index, count): progress display.
 using ProgressFn = std::function<void(std::string_view, std::string_view, std::size_t, std::size_t)>;

@@ -3,18 +3,25 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <random>
 
 #include "audit/report.hpp"
 #include "audit/runner.hpp"
 #include "backends/device.hpp"
 #include "backends/reference/reference_backend.hpp"
+#include "cli/exit_codes.hpp"
 
 namespace gp::cli {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 struct RunArgs {
   std::vector<std::string> devices, probes, profile_files;
@@ -24,9 +31,13 @@ struct RunArgs {
   bool seed_set = false;
 };
 
+struct Unavailable {
+  std::string backend, reason;
+};
+
 struct Found {
   std::vector<std::unique_ptr<backends::Device>> devices;
-  std::vector<std::string> problems;  // backends that found nothing, and why
+  std::vector<Unavailable> unavailable;  // backends that found nothing, and why
 };
 
 Expected<Found> find_devices(const std::vector<std::string>& profile_files) {
@@ -40,7 +51,7 @@ Expected<Found> find_devices(const std::vector<std::string>& profile_files) {
     if (!devices) {
       // A user profile that does not load is the user's error; a missing driver is a fact.
       if (b->name() == "reference") return devices.error();
-      found.problems.push_back(fmt::format("{}: {}", b->name(), devices.error().message));
+      found.unavailable.push_back({b->name(), devices.error().message});
       continue;
     }
     for (auto& d : *devices) found.devices.push_back(std::move(d));
@@ -48,22 +59,24 @@ Expected<Found> find_devices(const std::vector<std::string>& profile_files) {
   return found;
 }
 
+bool is_reference(const backends::Device& d) { return d.info().backend == "reference"; }
+
+// "ref:hopper:HMMA.16816.F32" -> "ref:hopper:*"; "" for the scalar units (ref:<profile>).
+std::string instruction_family(std::string_view id) {
+  const std::size_t colon = id.find(':', 4);
+  return colon == std::string_view::npos ? "" : std::string(id.substr(0, colon + 1)) + "*";
+}
+
 // With no --device, every device but the reference backend's 305 instruction devices
 // (ref:<arch>:<instruction>), which run when named: they are the model's own instructions.
 bool matches(const std::vector<std::string>& selectors, std::string_view id) {
-  if (selectors.empty()) return !(id.rfind("ref:", 0) == 0 && id.find(':', 4) != std::string_view::npos);
-  for (const std::string& s : selectors)
-    if (audit::glob_match(s, id)) return true;
-  return false;
+  if (selectors.empty()) return !(id.rfind("ref:", 0) == 0 && !instruction_family(id).empty());
+  return std::any_of(selectors.begin(), selectors.end(), [&](const std::string& s) { return audit::glob_match(s, id); });
 }
 
-int list_devices(const std::vector<std::string>& profile_files) {
-  auto found = find_devices(profile_files);
-  if (!found) {
-    fmt::print(stderr, "gpuparanoia: {}\n", found.error().message);
-    return 2;
-  }
-  for (const auto& d : found->devices) {
+// Every device with its capabilities (devices --all).
+void print_detailed(const Found& found) {
+  for (const auto& d : found.devices) {
     const auto& i = d->info();
     const auto& c = d->caps();
     std::string formats;
@@ -75,50 +88,207 @@ int list_devices(const std::vector<std::string>& profile_files) {
     for (const auto& m : c.mma)
       fmt::print("{:<36} mma: {}{}\n", "", m.name(), m.instruction.empty() ? "" : " (" + m.instruction + ")");
   }
-  for (const std::string& p : found->problems) fmt::print("{}\n", p);
-  return 0;
+  for (const Unavailable& u : found.unavailable) fmt::print("{}: not available: {}\n", u.backend, u.reason);
+}
+
+// Like `vulkaninfo --summary`: real devices one line each, backends without devices and why, then
+// the reference devices by family, a count each.
+void print_summary(const Found& found) {
+  std::vector<std::string> units, families;
+  std::map<std::string, int> count;
+  std::size_t width = std::string_view("ref:<profile>").size();
+  for (const auto& d : found.devices) {
+    const std::string& id = d->info().id;
+    const std::string family = instruction_family(id);
+    if (!is_reference(*d)) width = std::max(width, id.size());
+    else if (family.empty()) units.push_back(id);
+    else if (count[family]++ == 0) families.push_back(family);
+  }
+  for (const auto& d : found.devices) {
+    if (is_reference(*d)) continue;
+    const auto& i = d->info();
+    fmt::print("{:<10} {:<{}} {}{}\n", i.backend, i.id, width, i.name, i.driver.empty() ? "" : ", driver " + i.driver);
+  }
+  for (const Unavailable& u : found.unavailable) fmt::print("{:<10} not available: {}\n", u.backend, u.reason);
+  std::string names;
+  for (const std::string& u : units) names += (names.empty() ? "" : " ") + u;
+  fmt::print("{:<10} {:<{}} {} scalar units: {}\n", "reference", "ref:<profile>", width, units.size(), names);
+  for (const std::string& f : families)
+    fmt::print("{:<10} {:<{}} {} MMA instructions\n", "reference", f, width, count[f]);
+}
+
+void print_json(const Found& found) {
+  nlohmann::json doc = {{"devices", nlohmann::json::array()}, {"unavailable", nlohmann::json::array()}};
+  for (const auto& d : found.devices) doc["devices"].push_back(audit::to_json(d->info(), d->caps()));
+  for (const Unavailable& u : found.unavailable)
+    doc["unavailable"].push_back({{"backend", u.backend}, {"reason", u.reason}});
+  fmt::print("{}", audit::dump(doc));
+}
+
+enum class Listing { summary, all, json };
+
+int list_devices(const std::vector<std::string>& profile_files, Listing listing) {
+  auto found = find_devices(profile_files);
+  if (!found) {
+    fmt::print(stderr, "gpuparanoia: {}\n", found.error().message);
+    return kExitBadInput;
+  }
+  switch (listing) {
+    case Listing::summary: print_summary(*found); break;
+    case Listing::all: print_detailed(*found); break;
+    case Listing::json: print_json(*found); break;
+  }
+  return kExitOk;
+}
+
+// The signal that stops the run, 0 while none came. The runner asks between probes; a second
+// signal stops the program at once.
+volatile std::sig_atomic_t stop_signal = 0;
+
+extern "C" void on_stop_signal(int sig) {
+  if (stop_signal != 0) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
+  stop_signal = sig;
+}
+
+void catch_stop_signals() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  action.sa_flags = SA_RESTART;  // drivers' blocking calls go on; the runner stops after the probe
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+std::string_view signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal"; }
+
+// Claims <slug>.json, .md and .txt in dir exclusively, or <slug>-2.*, <slug>-3.*, ... where a
+// name is taken (an earlier run, a concurrent one, two devices of one slug): the stem used.
+Expected<std::string> claim_outputs(const fs::path& dir, const std::string& slug) {
+  for (int n = 1; n <= 1000; ++n) {
+    const std::string stem = n == 1 ? slug : fmt::format("{}-{}", slug, n);
+    std::vector<fs::path> claimed;
+    for (const char* ext : {".json", ".md", ".txt"}) {
+      const fs::path p = dir / (stem + ext);
+      auto claim = audit::claim_file(p);
+      if (!claim) {
+        for (const fs::path& c : claimed) fs::remove(c);
+        return claim.error();
+      }
+      if (!*claim) break;
+      claimed.push_back(p);
+    }
+    if (claimed.size() == 3) return stem;
+    for (const fs::path& c : claimed) fs::remove(c);
+  }
+  return Error{fmt::format("cannot write into {}: {}.json to {}-1000.json are taken", dir.string(), slug, slug)};
+}
+
+// --out DIR exists or is created; --json FILE's folder exists.
+Expected<bool> check_output_folders(const RunArgs& a) {
+  std::error_code ec;
+  if (!a.out_dir.empty()) {
+    fs::create_directories(a.out_dir, ec);
+    if (ec || !fs::is_directory(a.out_dir))
+      return Error{fmt::format("cannot write into {}: {}", a.out_dir, ec ? ec.message() : "not a folder")};
+  }
+  if (!a.json_file.empty()) {
+    const fs::path parent = fs::path(a.json_file).parent_path();
+    if (!parent.empty() && !fs::is_directory(parent, ec))
+      return Error{fmt::format("cannot write {}: {} is not a folder", a.json_file, parent.string())};
+  }
+  return true;
+}
+
+// The whole command line, checked before any work: an error names the argument at fault.
+Expected<std::vector<backends::Device*>> choose_devices(const RunArgs& a, const Found& found) {
+  const std::vector<std::string_view> ids = audit::finding_ids();
+  for (const std::string& g : a.probes)
+    if (std::none_of(ids.begin(), ids.end(), [&](std::string_view id) { return audit::glob_match(g, id); }))
+      return Error{fmt::format("--probe '{}' matches no probe (ids such as {}, {})", g, ids.front(), ids.back())};
+  for (const std::string& s : a.devices)
+    if (std::none_of(found.devices.begin(), found.devices.end(),
+                     [&](const auto& d) { return audit::glob_match(s, d->info().id); }))
+      return Error{fmt::format("--device '{}' matches no device (gpuparanoia devices lists them)", s)};
+  std::vector<backends::Device*> chosen;
+  for (const auto& d : found.devices)
+    if (matches(a.devices, d->info().id)) chosen.push_back(d.get());
+  if (chosen.empty()) return Error{"no device found"};
+  if (!a.json_file.empty() && chosen.size() != 1)
+    return Error{fmt::format("--json writes one device's result; {} devices are selected (use --out DIR)", chosen.size())};
+  return chosen;
+}
+
+// One device's outputs, each written before its first probe: --json FILE, and under --out DIR the
+// claimed <stem>.json. Returns the stem (folder and name, no extension) of its .json, .md and .txt
+// under --out, "" without; failures go to `failed`.
+std::string open_outputs(const RunArgs& a, const backends::Device& d, audit::ResultDocument& doc,
+                         const std::function<void(const Error&)>& failed) {
+  std::string out_stem;
+  std::vector<fs::path> targets;
+  if (!a.json_file.empty()) targets.emplace_back(a.json_file);
+  if (!a.out_dir.empty()) {
+    const std::string slug = audit::slug(d.info().id);
+    if (auto stem = claim_outputs(a.out_dir, slug); !stem) {
+      failed(stem.error());
+    } else {
+      out_stem = (fs::path(a.out_dir) / *stem).string();
+      if (*stem != slug)
+        fmt::print(stderr, "gpuparanoia: {} is taken: writing {}.json, .md and .txt\n",
+                   (fs::path(a.out_dir) / (slug + ".json")).string(), out_stem);
+      targets.emplace_back(out_stem + ".json");
+    }
+  }
+  for (const fs::path& target : targets)
+    if (auto ok = doc.write_to(target); !ok) failed(ok.error());
+  return out_stem;
 }
 
 int run_audit(const RunArgs& a) {
-  if (a.quick && a.full) {
-    fmt::print(stderr, "gpuparanoia: --quick and --full exclude each other\n");
-    return 2;
-  }
-  if (a.suite != "scalar" && a.suite != "mma" && a.suite != "all") {
-    fmt::print(stderr, "gpuparanoia: --suite takes scalar, mma or all, got '{}'\n", a.suite);
-    return 2;
-  }
   auto found = find_devices(a.profile_files);
   if (!found) {
     fmt::print(stderr, "gpuparanoia: {}\n", found.error().message);
-    return 2;
+    return kExitBadInput;
   }
-  std::vector<backends::Device*> chosen;
-  for (auto& d : found->devices)
-    if (matches(a.devices, d->info().id)) chosen.push_back(d.get());
-  if (chosen.empty()) {
-    fmt::print(stderr, "gpuparanoia: no device matches{}\n", a.devices.empty() ? "" : " --device");
-    return 2;
+  const auto chosen = choose_devices(a, *found);
+  if (!chosen) {
+    fmt::print(stderr, "gpuparanoia: {}\n", chosen.error().message);
+    return kExitUsage;
   }
-  if (!a.json_file.empty() && chosen.size() != 1) {
-    fmt::print(stderr, "gpuparanoia: --json writes one device's result; {} devices are selected (use --out DIR)\n",
-               chosen.size());
-    return 2;
+  if (auto ok = check_output_folders(a); !ok) {
+    fmt::print(stderr, "gpuparanoia: {}\n", ok.error().message);
+    return kExitWriteFailed;
   }
   audit::RunSettings settings;
   settings.probes = a.probes;
   settings.suite = a.suite;
   settings.tier = a.quick ? audit::Tier::quick : a.full ? audit::Tier::full : audit::Tier::standard;
   settings.seed = a.seed_set ? a.seed : std::random_device{}();
+  settings.stop = [] { return stop_signal != 0; };
+  catch_stop_signals();
   const bool tty = isatty(STDERR_FILENO) != 0;
   int errors = 0;
+  bool write_failed = false;
+  const auto write_error = [&](const Error& e) {
+    fmt::print(stderr, "gpuparanoia: {}\n", e.message);
+    write_failed = true;
+  };
   // Real devices first, the reference backend's virtual ones apart: they audit the model itself.
   std::vector<std::string> summary, reference;
-  for (backends::Device* d : chosen) {
+  for (backends::Device* d : *chosen) {
     audit::ResultDocument doc(*d, GPUPARANOIA_VERSION_STRING, settings.to_json());
-    const std::string slug = audit::slug(d->info().id);
-    if (!a.json_file.empty()) doc.write_to(a.json_file);
-    if (!a.out_dir.empty()) doc.write_to(std::filesystem::path(a.out_dir) / (slug + ".json"));
+    const bool first = d == chosen->front();
+    // A run that cannot write its first device's results refuses to start, leaving nothing behind;
+    // a later device's failure is remembered, and the run goes on.
+    const std::string out_stem = open_outputs(a, *d, doc, write_error);
+    if (write_failed && first) {
+      for (const char* ext : {".json", ".md", ".txt"})
+        if (!out_stem.empty()) fs::remove(out_stem + ext);
+      return kExitWriteFailed;
+    }
     const auto progress = [&](std::string_view probe, std::string_view format, std::size_t i, std::size_t n) {
       if (tty) fmt::print(stderr, "\r\033[K{} [{}/{}] {} {}", d->info().id, i + 1, n, probe, format);
     };
@@ -127,46 +297,62 @@ int run_audit(const RunArgs& a) {
     t.ok += m.ok;
     t.unsupported += m.unsupported;
     t.error += m.error;
-    doc.finish();
+    if (stop_signal) doc.interrupt(signal_name(stop_signal));
+    else doc.finish();
     if (tty) fmt::print(stderr, "\r\033[K");
+    if (doc.write_error()) write_error(*doc.write_error());
     const std::string text = audit::text_report(doc.json());
     fmt::print("{}\n", text);
-    if (!a.out_dir.empty()) {
-      const std::filesystem::path dir(a.out_dir);
-      (void)audit::write_atomically(dir / (slug + ".md"), audit::markdown_report(doc.json()));
-      (void)audit::write_atomically(dir / (slug + ".txt"), text);
+    if (!out_stem.empty()) {
+      for (const auto& [ext, content] : {std::pair{".md", audit::markdown_report(doc.json())}, std::pair{".txt", text}})
+        if (auto ok = audit::write_atomically(out_stem + ext, content); !ok) write_error(ok.error());
     }
     errors += t.error;
-    auto& lines = d->info().backend == "reference" ? reference : summary;
+    auto& lines = is_reference(*d) ? reference : summary;
     lines.push_back(fmt::format("{:<40} {:>4} ok {:>4} unsupported {:>4} error", d->info().id, t.ok, t.unsupported,
                                 t.error));
     for (const std::string& h : audit::headline_lines(doc.json())) lines.push_back("    " + h);
+    if (stop_signal) break;
   }
   fmt::print("Summary (seed {}):\n", settings.seed);
   for (const std::string& s : summary) fmt::print("  {}\n", s);
   if (!reference.empty()) fmt::print("{}", summary.empty() ? "" : "Reference devices (the model):\n");
   for (const std::string& s : reference) fmt::print("  {}\n", s);
-  for (const std::string& p : found->problems) fmt::print("  not audited: {}\n", p);
-  return errors ? 1 : 0;
+  for (const Unavailable& u : found->unavailable) fmt::print("  not audited: {}: {}\n", u.backend, u.reason);
+  if (stop_signal) {
+    fmt::print(stderr, "gpuparanoia: stopped by {}; the results hold what was done (\"complete\": false)\n",
+               signal_name(stop_signal));
+    return kExitSignalBase + stop_signal;
+  }
+  return write_failed ? kExitWriteFailed : errors ? kExitDifferences : kExitOk;
 }
 
 }  // namespace
 
 void add_audit_commands(CLI::App& app, int& exit_code) {
   auto profile_files = std::make_shared<std::vector<std::string>>();
-  CLI::App* devices = app.add_subcommand("devices", "List the devices found and their capabilities");
+  auto listing = std::make_shared<Listing>(Listing::summary);
+  CLI::App* devices = app.add_subcommand(
+      "devices", "List the devices found: real ones one a line, the reference devices by family");
   devices->add_option("--profile-file", *profile_files, "Add the virtual devices of a JSON profile file");
-  devices->callback([profile_files, &exit_code] { exit_code = list_devices(*profile_files); });
+  CLI::Option* all = devices->add_flag_callback("--all", [listing] { *listing = Listing::all; },
+                                                "Every device with its capabilities");
+  devices->add_flag_callback("--json", [listing] { *listing = Listing::json; }, "Every device, as JSON for scripts")
+      ->excludes(all);
+  devices->callback([profile_files, listing, &exit_code] { exit_code = list_devices(*profile_files, *listing); });
 
   auto a = std::make_shared<RunArgs>();
   CLI::App* run = app.add_subcommand("run", "Audit the devices found (all of them by default)");
   run->add_option("--device", a->devices, "Device id or glob (ref:*, vulkan:0); repeatable");
-  run->add_option("--suite", a->suite, "scalar, mma or all")->capture_default_str();
+  run->add_option("--suite", a->suite, "scalar, mma or all")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"scalar", "mma", "all"}));
   run->add_option("--probe", a->probes, "Probe id glob (scalar.add.*); repeatable");
-  run->add_option("--out", a->out_dir, "Write <device>.json, .md and .txt into this folder");
+  run->add_option("--out", a->out_dir,
+                  "Write <device>.json, .md and .txt into this folder (<device>-2.* where a name is taken)");
   run->add_option("--json", a->json_file, "Write the JSON result of the (single) device here");
-  run->add_flag("--quick", a->quick, "Fewer random cases");
-  run->add_flag("--full", a->full, "Exhaustive where a probe can be");
+  CLI::Option* quick = run->add_flag("--quick", a->quick, "Fewer random cases");
+  run->add_flag("--full", a->full, "Exhaustive where a probe can be")->excludes(quick);
   run->add_option("--seed", a->seed, "Seed of the random cases")->each([a](const std::string&) { a->seed_set = true; });
   run->add_option("--profile-file", a->profile_files, "Add the virtual devices of a JSON profile file");
   run->callback([a, &exit_code] { exit_code = run_audit(*a); });

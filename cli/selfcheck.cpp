@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "cli/exit_codes.hpp"
 #include "model/ops.hpp"
 
 namespace gp::cli {
@@ -196,7 +197,7 @@ void add_selfcheck_command(CLI::App& app, int& exit_code) {
       fmt::print("The model agrees with every oracle: {} cases, no mismatch.\n", s.cases);
     } else {
       fmt::print("THE MODEL DISAGREES in {} of {} cases: this build is not to be trusted.\n", s.mismatches, s.cases);
-      exit_code = 1;
+      exit_code = kExitDifferences;
     }
   });
 }

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -13,6 +15,9 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
+
+extern char** environ;
 
 namespace gp::testing {
 
@@ -42,6 +47,56 @@ inline CliRun run_cli(const std::string& args, const std::string& name, const st
   r.output.assign(std::istreambuf_iterator<char>(out), std::istreambuf_iterator<char>());
   if (std::ifstream in(json); in) r.result = nlohmann::json::parse(in, nullptr, false);
   return r;
+}
+
+// `gpuparanoia <args>` started in the background, its stdout and stderr to <dir>/<name>.out and
+// .err: for the tests that signal a run, or run two at once.
+struct CliChild {
+  pid_t pid = -1;
+  std::filesystem::path out, err;
+  // Waits for the program: its exit status, or -1 when a signal ended it.
+  int wait() const {
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  static std::string read(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  std::string output() const { return read(out); }
+  std::string errors() const { return read(err); }
+};
+
+inline CliChild start_cli(const std::vector<std::string>& args, const std::filesystem::path& dir,
+                          const std::string& name) {
+  CliChild c;
+  c.out = dir / (name + ".out");
+  c.err = dir / (name + ".err");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, c.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, c.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> words{GPUPARANOIA_BINARY};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  if (posix_spawn(&c.pid, GPUPARANOIA_BINARY, &actions, nullptr, argv.data(), environ) != 0) c.pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  return c;
+}
+
+// start_cli, then wait.
+struct CliResult {
+  int exit_status;
+  std::string out, err;
+};
+inline CliResult run_cli_split(const std::vector<std::string>& args, const std::filesystem::path& dir,
+                               const std::string& name) {
+  const CliChild c = start_cli(args, dir, name);
+  const int status = c.wait();
+  return {status, c.output(), c.errors()};
 }
 
 }  // namespace gp::testing

@@ -46,7 +46,7 @@ TEST_P(Regression, AFreshAuditIsTheSame) {
   std::string env, seen;
   bool found = false;
   for (const std::string& e : envs) {
-    const testing::CliRun devices = testing::run_cli("devices", name + "-devices", e);
+    const testing::CliRun devices = testing::run_cli("devices --all", name + "-devices", e);
     const std::string& out = devices.output;
     const std::size_t line = out.starts_with(id + " ") ? 0 : out.find("\n" + id + " ");
     if (line == std::string::npos) continue;
