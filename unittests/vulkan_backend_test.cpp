@@ -24,6 +24,7 @@
 #include "backends/vulkan/float_controls.hpp"
 #include "backends/vulkan/glsl_compiler.hpp"
 #include "backends/vulkan/vulkan_backend.hpp"
+#include "backends/vulkan/vulkan_context.hpp"
 #include "model/ops.hpp"
 #include "model/value.hpp"
 #include "unittests/cli_run.hpp"
@@ -505,6 +506,95 @@ TEST(VulkanCommandLine, QuickScalarSuiteOnVulkan0) {
     EXPECT_EQ(p["validation"]["mismatches"], 0) << p.dump();
   }
   fmt::print("{} findings ok of {}\n", ok, doc["findings"].size());
+}
+
+// ---- A lost device ----
+
+// The driver as the context sees it, with the fence wait reporting VK_ERROR_DEVICE_LOST once armed,
+// and a count of the calls that would touch the device or free what it may use.
+struct LostDriver {
+  static inline vulkan::Api real;
+  static inline bool lose = false;
+  static inline int submits = 0, waits = 0, buffers_destroyed = 0, memory_freed = 0, devices_destroyed = 0;
+
+  static void install(vulkan::Api& api) {
+    real = api;
+    api.vkQueueSubmit = [](VkQueue q, std::uint32_t n, const VkSubmitInfo* s, VkFence f) {
+      ++submits;
+      return real.vkQueueSubmit(q, n, s, f);
+    };
+    api.vkWaitForFences = [](VkDevice d, std::uint32_t n, const VkFence* f, VkBool32 all, std::uint64_t timeout) {
+      ++waits;
+      return lose ? VK_ERROR_DEVICE_LOST : real.vkWaitForFences(d, n, f, all, timeout);
+    };
+    api.vkDestroyBuffer = [](VkDevice d, VkBuffer b, const VkAllocationCallbacks* a) {
+      buffers_destroyed += b != VK_NULL_HANDLE;
+      real.vkDestroyBuffer(d, b, a);
+    };
+    api.vkFreeMemory = [](VkDevice d, VkDeviceMemory m, const VkAllocationCallbacks* a) {
+      memory_freed += m != VK_NULL_HANDLE;
+      real.vkFreeMemory(d, m, a);
+    };
+    api.vkDestroyDevice = [](VkDevice d, const VkAllocationCallbacks* a) {
+      ++devices_destroyed;
+      real.vkDestroyDevice(d, a);
+    };
+    api.vkDeviceWaitIdle = [](VkDevice) { return VK_ERROR_DEVICE_LOST; };  // must not be waited on
+  }
+};
+
+// After VK_ERROR_DEVICE_LOST the context is lost: that batch is an Error, its buffers and the device
+// are never freed (the device may still use them), and later batches are Errors at once, without a
+// call to the device.
+TEST(VulkanContext, LostDeviceRefusesWorkAndFreesNothing) {
+  auto instance = vulkan::Instance::create();
+  if (!instance) GTEST_SKIP() << instance.error().message;
+  auto physical = (*instance)->physical_devices();
+  if (!physical) GTEST_SKIP() << physical.error().message;
+  auto facts = vulkan::query_device(**instance, physical->front());
+  ASSERT_TRUE(facts) << facts.error().message;
+  LostDriver::install((*instance)->api());
+  auto context = vulkan::Context::create(*instance, *facts, vulkan::Features{}, {});
+  ASSERT_TRUE(context) << context.error().message;
+  const auto spirv = [] {
+    return vulkan::compile_compute_shader(
+        "#version 450\nlayout(local_size_x = 1) in;\n"
+        "layout(set = 0, binding = 0) buffer Out { uint v[]; } out_;\nvoid main() { out_.v[gl_GlobalInvocationID.x] = 7u; }\n");
+  };
+  auto pipeline = (*context)->pipeline("lost", spirv, {.bindings = 1});
+  ASSERT_TRUE(pipeline) << pipeline.error().message;
+  std::vector<std::uint32_t> out(16);
+  const vulkan::Binding bindings[1] = {{sizeof(std::uint32_t), {}, std::as_writable_bytes(std::span(out))}};
+
+  ASSERT_EQ((*context)->run(**pipeline, bindings, out.size(), 1), std::nullopt);  // the driver works
+  EXPECT_EQ(out[3], 7u);
+  const int destroyed = LostDriver::buffers_destroyed, freed = LostDriver::memory_freed;
+  EXPECT_GT(destroyed, 0);
+
+  LostDriver::lose = true;
+  const auto lost = (*context)->run(**pipeline, bindings, out.size(), 1);
+  ASSERT_NE(lost, std::nullopt);
+  EXPECT_NE(lost->message.find("VK_ERROR_DEVICE_LOST"), std::string::npos) << lost->message;
+  ASSERT_TRUE((*context)->lost());
+  EXPECT_EQ(LostDriver::buffers_destroyed, destroyed) << "a buffer the device may use was destroyed";
+  EXPECT_EQ(LostDriver::memory_freed, freed) << "memory the device may use was freed";
+
+  const int submits = LostDriver::submits, waits = LostDriver::waits;
+  for (int i = 0; i < 3; ++i) {
+    const auto again = (*context)->run(**pipeline, bindings, out.size(), 1);
+    ASSERT_NE(again, std::nullopt);
+    EXPECT_NE(again->message.find("device lost"), std::string::npos) << again->message;
+  }
+  const auto other = (*context)->pipeline("another", spirv, {.bindings = 1});
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().message.find("device lost"), std::string::npos) << other.error().message;
+  EXPECT_EQ(LostDriver::submits, submits);
+  EXPECT_EQ(LostDriver::waits, waits);
+
+  context->reset();  // destroys nothing of the device's
+  EXPECT_EQ(LostDriver::buffers_destroyed, destroyed);
+  EXPECT_EQ(LostDriver::memory_freed, freed);
+  EXPECT_EQ(LostDriver::devices_destroyed, 0);
 }
 
 // Without a driver the backend says why, and the other backends run on.

@@ -1,12 +1,14 @@
 #include "backends/cuda/cuda_api.hpp"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+
+#include "backends/dynamic_library.hpp"
+#include "backends/utf8.hpp"
 
 namespace gp::backends::cuda {
 
@@ -16,12 +18,12 @@ namespace {
 
 // Looks every function of the list up in the library: the name of the first one missing, or none.
 #define GP_CUDA_RESOLVE(f) \
-  if (!(api.f = reinterpret_cast<decltype(api.f)>(dlsym(library, GP_CUDA_STRING(f))))) return GP_CUDA_STRING(f);
-const char* resolve(void* library, DriverApi& api) {
+  if (!(api.f = reinterpret_cast<decltype(api.f)>(library.symbol(GP_CUDA_STRING(f))))) return GP_CUDA_STRING(f);
+const char* resolve(const DynamicLibrary& library, DriverApi& api) {
   GP_CUDA_DRIVER_FUNCTIONS(GP_CUDA_RESOLVE)
   return nullptr;
 }
-const char* resolve(void* library, NvrtcApi& api) {
+const char* resolve(const DynamicLibrary& library, NvrtcApi& api) {
   GP_NVRTC_FUNCTIONS(GP_CUDA_RESOLVE)
   return nullptr;
 }
@@ -29,11 +31,11 @@ const char* resolve(void* library, NvrtcApi& api) {
 
 Expected<DriverApi> load_driver() {
   // The soname of the driver's library: the unversioned name belongs to the toolkit's link stub.
-  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!library) return Error{fmt::format("libcuda.so.1 not found (no NVIDIA driver): {}", dlerror())};
+  const auto library = open_library("GPUPARANOIA_CUDA_LIBRARY", {"libcuda.so.1"});
+  if (!library) return Error{"no NVIDIA driver: " + library.error().message};
   DriverApi api;
-  if (const char* missing = resolve(library, api))
-    return Error{fmt::format("libcuda.so.1 has no {} (a driver older than the CUDA {}.{} headers)", missing,
+  if (const char* missing = resolve(*library, api))
+    return Error{fmt::format("{} has no {} (a driver older than the CUDA {}.{} headers)", library->path, missing,
                              CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10)};
   if (const CUresult r = api.cuInit(0); r != CUDA_SUCCESS) return driver_error(api, "cuInit", r);
   return api;
@@ -41,16 +43,13 @@ Expected<DriverApi> load_driver() {
 
 Expected<NvrtcApi> load_nvrtc() {
   const std::string soname = GPUPARANOIA_NVRTC_SONAME, dir = GPUPARANOIA_CUDA_LIBRARY_DIR;
-  std::string tried;
-  for (const std::string& name : {soname, std::string("libnvrtc.so"), dir + "/" + soname, dir + "/libnvrtc.so"}) {
-    if (void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-      NvrtcApi api;
-      if (const char* missing = resolve(library, api)) return Error{fmt::format("{} has no {}", name, missing)};
-      return api;
-    }
-    tried += fmt::format("; {}: {}", name, dlerror());
-  }
-  return Error{"NVRTC not found (the CUDA toolkit's run-time compiler)" + tried};
+  const std::string in_dir = dir + "/" + soname, plain_in_dir = dir + "/libnvrtc.so";
+  const auto library =
+      open_library("GPUPARANOIA_NVRTC_LIBRARY", {soname.c_str(), "libnvrtc.so", in_dir.c_str(), plain_in_dir.c_str()});
+  if (!library) return Error{"NVRTC (the CUDA toolkit's run-time compiler): " + library.error().message};
+  NvrtcApi api;
+  if (const char* missing = resolve(*library, api)) return Error{fmt::format("{} has no {}", library->path, missing)};
+  return api;
 }
 
 std::string nvrtc_error(const NvrtcApi& api, const char* call, nvrtcResult r) {
@@ -138,7 +137,7 @@ Expected<Image> compile(const std::string& source, const Target& target, const s
     if (log.size() > limit)
       log = log.substr(0, limit) + fmt::format("\n[... {} more bytes of log]", log.size() - limit);
     return Error{
-        fmt::format("{} (NVRTC, {}):\n{}", nvrtc_error(nv, "nvrtcCompileProgram", r), fmt::join(all, " "), log)};
+        fmt::format("{} (NVRTC, {}):\n{}", nvrtc_error(nv, "nvrtcCompileProgram", r), fmt::join(all, " "), valid_utf8(log))};
   }
   Image image;
   image.cubin = target.cubin;

@@ -1,7 +1,8 @@
 // The CUDA driver API (libcuda.so.1) and NVRTC (libnvrtc), opened at run time with dlopen, so that
 // gpuparanoia starts on machines without the NVIDIA driver or the CUDA toolkit: the build uses only
 // the toolkit's headers. Each library is opened once per process and never closed; what is missing
-// becomes an Error saying which library or function, and where it was looked for.
+// becomes an Error saying which library or function, and where it was looked for. The variables
+// GPUPARANOIA_CUDA_LIBRARY and GPUPARANOIA_NVRTC_LIBRARY name the files to open instead.
 #pragma once
 
 #include <cuda.h>

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "backends/kernel_source.hpp"
+#include "backends/utf8.hpp"
 
 namespace gp::backends {
 
@@ -102,7 +103,7 @@ Expected<std::unique_ptr<CudaDevice>> CudaDevice::create(const cuda::DriverApi& 
   DeviceInfo& info = d->info_;
   info.id = fmt::format("cuda:{}", index);
   info.backend = "cuda";
-  info.name = name;
+  info.name = valid_utf8(name);
   info.vendor = "NVIDIA";
   info.driver = fmt::format("CUDA driver {}, NVRTC {}.{}", version_name(version), compiler.major, compiler.minor);
   info.api = fmt::format("CUDA {}, compute capability {}.{}", version_name(version), major, minor);
@@ -197,7 +198,7 @@ Expected<CUfunction> CudaDevice::function(const std::string& source, const char*
     CUmodule module = nullptr;
     if (auto failed =
             check(api_, "cuModuleLoadDataEx", api_.cuModuleLoadDataEx(&module, image->bytes.data(), 2, keys, values)))
-      return Error{fmt::format("{} ({}):\n{}", failed->message, target_.name(), log.c_str())};
+      return Error{fmt::format("{} ({}):\n{}", failed->message, target_.name(), valid_utf8(log.c_str()))};
     modules_.push_back(module);
     CUfunction f = nullptr;
     if (auto failed = check(api_, "cuModuleGetFunction", api_.cuModuleGetFunction(&f, module, name))) return *failed;

@@ -11,6 +11,8 @@
 #include <utility>
 
 #include "backends/kernel_source.hpp"
+#include "backends/opencl/opencl_api.hpp"
+#include "backends/utf8.hpp"
 
 namespace gp::backends {
 
@@ -103,7 +105,9 @@ constexpr std::size_t kLogLimit = 4000;
 
 Error cl_error(const cl::Error& e) { return Error{fmt::format("{}: {}", e.what(), opencl_error_name(e.err()))}; }
 
+// A driver's string, without the padding and NULs some drivers leave, as valid UTF-8.
 std::string trimmed(std::string s) {
+  s = valid_utf8(s);
   const auto space = [](unsigned char c) { return std::isspace(c) != 0 || c == '\0'; };
   while (!s.empty() && space(static_cast<unsigned char>(s.back()))) s.pop_back();
   const auto first = std::find_if_not(s.begin(), s.end(), [&](char c) { return space(static_cast<unsigned char>(c)); });
@@ -146,7 +150,9 @@ cl_device_fp_config double_fp_config(const cl::Device& d) {
 std::string trimmed_log(const std::string& log) {
   const std::string t = trimmed(log);
   if (t.size() <= kLogLimit) return t;
-  return t.substr(0, kLogLimit) + fmt::format("\n[... {} more bytes of build log]", t.size() - kLogLimit);
+  std::size_t cut = kLogLimit;  // not inside a UTF-8 sequence
+  while (cut > 0 && (static_cast<unsigned char>(t[cut]) & 0xc0) == 0x80) --cut;
+  return t.substr(0, cut) + fmt::format("\n[... {} more bytes of build log]", t.size() - cut);
 }
 
 }  // namespace
@@ -180,6 +186,7 @@ OpenClDevice::OpenClDevice(std::shared_ptr<const OpenClContext> cl, const cl::Pl
   info_.description = variant_.options.empty()
                           ? "programs built with no options"
                           : fmt::format("programs built with {}: compare with the plain device", variant_.options);
+  if (const auto loader = opencl::icd_loader()) info_.description += "; ICD loader " + *loader;
 
   const std::string extensions = d.getInfo<CL_DEVICE_EXTENSIONS>();
   caps_.formats.push_back(&model::binary32);
@@ -278,6 +285,7 @@ Expected<std::vector<std::unique_ptr<Device>>> OpenClBackend::enumerate() {
   static std::once_flag rusticl;
   std::call_once(rusticl, [] { setenv("RUSTICL_ENABLE", "llvmpipe", 0); });
   problems_.clear();
+  if (auto loader = opencl::icd_loader(); !loader) return loader.error();
   std::vector<cl::Platform> platforms;
   try {
     cl::Platform::get(&platforms);

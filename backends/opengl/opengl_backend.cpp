@@ -1,6 +1,5 @@
 #include "backends/opengl/opengl_backend.hpp"
 
-#include <epoxy/gl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,14 +7,15 @@
 
 #include "backends/kernel_source.hpp"
 #include "backends/opengl/egl_context.hpp"
+#include "backends/utf8.hpp"
 
 namespace gp::backends {
 
 namespace {
 
 std::string gl_string(GLenum name) {
-  const GLubyte* s = glGetString(name);
-  return s ? reinterpret_cast<const char*>(s) : "";
+  const GLubyte* s = gl().glGetString(name);
+  return s ? valid_utf8(reinterpret_cast<const char*>(s)) : "";
 }
 
 std::string gl_error_name(GLenum e) {
@@ -38,7 +38,7 @@ std::string info_log(GLuint object, GetIv get_iv, GetLog get_log) {
   GLsizei written = 0;
   get_log(object, GLsizei(log.size()), &written, log.data());
   log.resize(std::size_t(std::max(written, 0)));
-  return log;
+  return valid_utf8(log);
 }
 
 }  // namespace
@@ -46,7 +46,7 @@ std::string info_log(GLuint object, GetIv get_iv, GetLog get_log) {
 OpenGLDevice::OpenGLDevice(std::string id, std::unique_ptr<EglContext> context) : context_(std::move(context)) {
   info_.id = std::move(id);
   info_.backend = "opengl";
-  info_.description = context_->route();
+  info_.description = fmt::format("{}; EGL library {}", context_->route(), gl().library);
   const CurrentContext current(*context_);
   if (!current.error().empty()) {
     info_.description += "; " + current.error();  // no formats: every probe reports unsupported with this
@@ -55,24 +55,23 @@ OpenGLDevice::OpenGLDevice(std::string id, std::unique_ptr<EglContext> context) 
   info_.name = gl_string(GL_RENDERER);
   info_.vendor = gl_string(GL_VENDOR);
   info_.driver = gl_string(GL_VERSION);
-  const int version = epoxy_gl_version();
+  const int version = gl_version();
   info_.api = fmt::format("OpenGL {}.{} core, GLSL {}", version / 10, version % 10,
                           gl_string(GL_SHADING_LANGUAGE_VERSION));
   caps_.formats.push_back(&model::binary32);
-  // Doubles are core since GL 4.0 (GL_ARB_gpu_shader_fp64 before it).
-  if ((version >= 40 || epoxy_has_gl_extension("GL_ARB_gpu_shader_fp64")) &&
-      language_has(Language::glsl_opengl, model::binary64))
+  // Doubles are core since GL 4.0, and every context here is 4.3 or later (create_context).
+  if (language_has(Language::glsl_opengl, model::binary64))
     caps_.formats.push_back(&model::binary64);
   GLint size = 0, invocations = 0, groups = 0;
   GLint64 block = 0;
-  glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_SIZE, 0, &size);
-  glGetIntegerv(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS, &invocations);
-  glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_COUNT, 0, &groups);
-  glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &block);
+  gl().glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_SIZE, 0, &size);
+  gl().glGetIntegerv(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS, &invocations);
+  gl().glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_COUNT, 0, &groups);
+  gl().glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &block);
   local_size_ = std::max(1, std::min({64, size, invocations}));
   max_groups_ = std::uint64_t(std::max(groups, 1));
   max_block_bytes_ = std::uint64_t(std::max<GLint64>(block, 8));
-  glGenBuffers(2, buffers_);
+  gl().glGenBuffers(2, buffers_);
 }
 
 // The context's programs and buffers go with it.
@@ -106,7 +105,7 @@ Expected<std::vector<std::uint64_t>> OpenGLDevice::run_kernel(const std::string&
   const CurrentContext current(*context_);
   if (!current.error().empty()) return Error{info_.id + ": " + current.error()};
   // An error left by an earlier failed call is not this call's (GL_CONTEXT_LOST may repeat: bounded).
-  for (int i = 0; i < 8 && glGetError() != GL_NO_ERROR; ++i) {
+  for (int i = 0; i < 8 && gl().glGetError() != GL_NO_ERROR; ++i) {
   }
   auto program_id = program(source);
   if (!program_id) return Error{fmt::format("{}: the kernel of '{}': {}", info_.id, e.to_string(), program_id.error().message)};
@@ -115,22 +114,22 @@ Expected<std::vector<std::uint64_t>> OpenGLDevice::run_kernel(const std::string&
   const std::vector<std::uint32_t> words = to_words(*e.input_format, batch.operands);
   std::vector<std::uint32_t> results(n * out_words);
   const std::size_t chunk = max_dispatch_tuples(e), local = std::size_t(local_size_);
-  glUseProgram(*program_id);
+  gl().glUseProgram(*program_id);
   // One upload, dispatch and read-back per chunk, so base stays 0 and each chunk fits both limits.
-  glUniform1ui(0, 0);
+  gl().glUniform1ui(0, 0);
   for (std::size_t first = 0; first < n; first += chunk) {
     const std::size_t m = std::min(chunk, n - first);
-    glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffers_[0]);
-    glBufferData(GL_SHADER_STORAGE_BUFFER, GLsizeiptr(m * in_words * 4), &words[first * in_words], GL_STREAM_DRAW);
-    glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffers_[1]);
-    glBufferData(GL_SHADER_STORAGE_BUFFER, GLsizeiptr(m * out_words * 4), nullptr, GL_STREAM_READ);
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, buffers_[0]);
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, buffers_[1]);
-    glUniform1ui(1, GLuint(m));
-    glDispatchCompute(GLuint((m + local - 1) / local), 1, 1);
-    glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
-    glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, GLsizeiptr(m * out_words * 4), &results[first * out_words]);
-    if (const GLenum error = glGetError(); error != GL_NO_ERROR)
+    gl().glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffers_[0]);
+    gl().glBufferData(GL_SHADER_STORAGE_BUFFER, GLsizeiptr(m * in_words * 4), &words[first * in_words], GL_STREAM_DRAW);
+    gl().glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffers_[1]);
+    gl().glBufferData(GL_SHADER_STORAGE_BUFFER, GLsizeiptr(m * out_words * 4), nullptr, GL_STREAM_READ);
+    gl().glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, buffers_[0]);
+    gl().glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, buffers_[1]);
+    gl().glUniform1ui(1, GLuint(m));
+    gl().glDispatchCompute(GLuint((m + local - 1) / local), 1, 1);
+    gl().glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+    gl().glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, GLsizeiptr(m * out_words * 4), &results[first * out_words]);
+    if (const GLenum error = gl().glGetError(); error != GL_NO_ERROR)
       return Error{fmt::format("{}: {} running '{}' on tuples {} to {}", info_.id, gl_error_name(error), e.to_string(),
                                first, first + m - 1)};
   }
@@ -139,25 +138,25 @@ Expected<std::vector<std::uint64_t>> OpenGLDevice::run_kernel(const std::string&
 
 Expected<std::uint32_t> OpenGLDevice::program(const std::string& source) {
   if (const auto it = programs_.find(source); it != programs_.end()) return it->second;
-  const GLuint shader = glCreateShader(GL_COMPUTE_SHADER);
+  const GLuint shader = gl().glCreateShader(GL_COMPUTE_SHADER);
   const char* text = source.c_str();
-  glShaderSource(shader, 1, &text, nullptr);
-  glCompileShader(shader);
+  gl().glShaderSource(shader, 1, &text, nullptr);
+  gl().glCompileShader(shader);
   GLint ok = 0;
-  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+  gl().glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
   if (!ok) {
-    const std::string log = info_log(shader, glGetShaderiv, glGetShaderInfoLog);
-    glDeleteShader(shader);
+    const std::string log = info_log(shader, gl().glGetShaderiv, gl().glGetShaderInfoLog);
+    gl().glDeleteShader(shader);
     return Error{"GLSL compilation failed: " + log};
   }
-  const GLuint p = glCreateProgram();
-  glAttachShader(p, shader);
-  glLinkProgram(p);
-  glDeleteShader(shader);
-  glGetProgramiv(p, GL_LINK_STATUS, &ok);
+  const GLuint p = gl().glCreateProgram();
+  gl().glAttachShader(p, shader);
+  gl().glLinkProgram(p);
+  gl().glDeleteShader(shader);
+  gl().glGetProgramiv(p, GL_LINK_STATUS, &ok);
   if (!ok) {
-    const std::string log = info_log(p, glGetProgramiv, glGetProgramInfoLog);
-    glDeleteProgram(p);
+    const std::string log = info_log(p, gl().glGetProgramiv, gl().glGetProgramInfoLog);
+    gl().glDeleteProgram(p);
     return Error{"GLSL link failed: " + log};
   }
   programs_.emplace(source, p);

@@ -6,6 +6,8 @@
 
 #include <mutex>
 
+#include "backends/utf8.hpp"
+
 namespace gp::backends::vulkan {
 
 Expected<std::vector<std::uint32_t>> compile_compute_shader(const std::string& glsl) {
@@ -21,16 +23,16 @@ Expected<std::vector<std::uint32_t>> compile_compute_shader(const std::string& g
   shader.setEnvTarget(glslang::EShTargetSpv, glslang::EShTargetSpv_1_0);
   const auto messages = EShMessages(EShMsgSpvRules | EShMsgVulkanRules);
   if (!shader.parse(GetDefaultResources(), 450, false, messages))
-    return Error{"GLSL compilation failed: " + std::string(shader.getInfoLog())};
+    return Error{"GLSL compilation failed: " + valid_utf8(shader.getInfoLog())};
   glslang::TProgram program;
   program.addShader(&shader);
-  if (!program.link(messages)) return Error{"GLSL link failed: " + std::string(program.getInfoLog())};
+  if (!program.link(messages)) return Error{"GLSL link failed: " + valid_utf8(program.getInfoLog())};
   std::vector<unsigned int> spirv;
   spv::SpvBuildLogger logger;
   glslang::SpvOptions options;
   options.disableOptimizer = true;
   glslang::GlslangToSpv(*program.getIntermediate(EShLangCompute), spirv, &logger, &options);
-  if (spirv.empty()) return Error{"SPIR-V generation failed: " + logger.getAllMessages()};
+  if (spirv.empty()) return Error{"SPIR-V generation failed: " + valid_utf8(logger.getAllMessages())};
   return std::vector<std::uint32_t>(spirv.begin(), spirv.end());
 }
 

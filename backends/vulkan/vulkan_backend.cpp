@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "backends/kernel_source.hpp"
+#include "backends/utf8.hpp"
 #include "backends/vulkan/coopmat_spirv.hpp"
 #include "backends/vulkan/float_controls.hpp"
 #include "backends/vulkan/glsl_compiler.hpp"
@@ -200,9 +201,9 @@ VulkanDevice::VulkanDevice(std::shared_ptr<Gpu> gpu, std::size_t index, const Fl
   const DeviceFacts& f = gpu_->facts;
   info_.id = fmt::format("vulkan:{}{}", index, mode ? "+" + std::string(mode->name) : "");
   info_.backend = "vulkan";
-  info_.name = f.properties.deviceName;
+  info_.name = valid_utf8(f.properties.deviceName);
   info_.vendor = vendor_name(f.properties.vendorID);
-  info_.driver = f.features.has_v12 ? fmt::format("{} {}", f.driver.driverName, f.driver.driverInfo)
+  info_.driver = f.features.has_v12 ? valid_utf8(fmt::format("{} {}", f.driver.driverName, f.driver.driverInfo))
                                     : fmt::format("driver version 0x{:x}", f.properties.driverVersion);
   info_.api = "Vulkan " + version_name(f.properties.apiVersion);
   caps_.formats = scalar_formats(f);
@@ -213,6 +214,7 @@ VulkanDevice::VulkanDevice(std::shared_ptr<Gpu> gpu, std::size_t index, const Fl
     caps_.mma_unsupported = std::move(offer.unsupported);
     info_.description = std::move(offer.description);
     if (f.float_controls) info_.description = describe_claims(*f.float_controls) + "; " + info_.description;
+    info_.description = fmt::format("Vulkan loader {}; {}", gpu_->instance->api().library, info_.description);
     return;
   }
   // A variant computes only in the formats whose width the mode is claimed for.

@@ -1,7 +1,12 @@
 #include "backends/vulkan/vulkan_context.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
+#include <iterator>
+
+#include "backends/utf8.hpp"
 
 namespace gp::backends::vulkan {
 
@@ -54,30 +59,42 @@ std::string result_name(VkResult r) {
 // ---- Instance ----
 
 Expected<std::shared_ptr<Instance>> Instance::create() {
+  const auto global = loader();
+  if (!global) return global.error();
+  const Api& vk = **global;
   std::uint32_t version = VK_API_VERSION_1_0;
-  if (const VkResult r = vkEnumerateInstanceVersion(&version); r != VK_SUCCESS) return error("vkEnumerateInstanceVersion", r);
-  if (version < VK_API_VERSION_1_1) return Error{"the Vulkan loader offers only Vulkan 1.0; the backend needs 1.1"};
+  if (vk.vkEnumerateInstanceVersion)
+    if (const VkResult r = vk.vkEnumerateInstanceVersion(&version); r != VK_SUCCESS) return error("vkEnumerateInstanceVersion", r);
+  if (version < VK_API_VERSION_1_1)
+    return Error{fmt::format("the Vulkan loader {} offers only Vulkan 1.0; the backend needs 1.1", vk.library)};
   auto app = make<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
   app.pApplicationName = "gpuparanoia";
   app.apiVersion = std::min<std::uint32_t>(version, VK_API_VERSION_1_3);
   auto info = make<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
   info.pApplicationInfo = &app;
   VkInstance instance = VK_NULL_HANDLE;
-  if (const VkResult r = vkCreateInstance(&info, nullptr, &instance); r != VK_SUCCESS) {
+  if (const VkResult r = vk.vkCreateInstance(&info, nullptr, &instance); r != VK_SUCCESS) {
     if (r == VK_ERROR_INCOMPATIBLE_DRIVER) return Error{"no Vulkan driver is installed (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)"};
     return error("vkCreateInstance", r);
   }
-  return std::shared_ptr<Instance>(new Instance(instance, app.apiVersion));
+  auto api = instance_api(vk, instance);
+  if (!api) {
+    if (const auto destroy = reinterpret_cast<PFN_vkDestroyInstance>(vk.vkGetInstanceProcAddr(instance, "vkDestroyInstance")))
+      destroy(instance, nullptr);
+    return api.error();
+  }
+  return std::shared_ptr<Instance>(new Instance(instance, app.apiVersion, std::move(*api)));
 }
 
-Instance::~Instance() { vkDestroyInstance(instance_, nullptr); }
+Instance::~Instance() { api_.vkDestroyInstance(instance_, nullptr); }
 
 Expected<std::vector<VkPhysicalDevice>> Instance::physical_devices() const {
+  const Api& vk = api_;
   std::uint32_t n = 0;
-  if (const VkResult r = vkEnumeratePhysicalDevices(instance_, &n, nullptr); r != VK_SUCCESS)
+  if (const VkResult r = vk.vkEnumeratePhysicalDevices(instance_, &n, nullptr); r != VK_SUCCESS)
     return error("vkEnumeratePhysicalDevices", r);
   std::vector<VkPhysicalDevice> devices(n);
-  if (const VkResult r = vkEnumeratePhysicalDevices(instance_, &n, devices.data()); r != VK_SUCCESS && r != VK_INCOMPLETE)
+  if (const VkResult r = vk.vkEnumeratePhysicalDevices(instance_, &n, devices.data()); r != VK_SUCCESS && r != VK_INCOMPLETE)
     return error("vkEnumeratePhysicalDevices", r);
   devices.resize(n);
   if (devices.empty()) return Error{"the Vulkan loader found no device (no driver installed, such as Mesa's lavapipe)"};
@@ -110,18 +127,19 @@ bool DeviceFacts::has_extension(std::string_view name) const {
 }
 
 Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice physical) {
+  const Api& vk = instance.api();
   DeviceFacts f;
   f.physical = physical;
-  vkGetPhysicalDeviceProperties(physical, &f.properties);
+  vk.vkGetPhysicalDeviceProperties(physical, &f.properties);
   f.api_version = std::min(f.properties.apiVersion, instance.api_version());
   if (f.api_version < VK_API_VERSION_1_1)
-    return Error{std::string(f.properties.deviceName) + " offers only Vulkan 1.0; the backend needs 1.1"};
+    return Error{valid_utf8(f.properties.deviceName) + " offers only Vulkan 1.0; the backend needs 1.1"};
 
   std::uint32_t n = 0;
-  if (const VkResult r = vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, nullptr); r != VK_SUCCESS)
+  if (const VkResult r = vk.vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, nullptr); r != VK_SUCCESS)
     return error("vkEnumerateDeviceExtensionProperties", r);
   std::vector<VkExtensionProperties> extensions(n);
-  if (const VkResult r = vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, extensions.data());
+  if (const VkResult r = vk.vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, extensions.data());
       r != VK_SUCCESS && r != VK_INCOMPLETE)
     return error("vkEnumerateDeviceExtensionProperties", r);
   for (std::uint32_t i = 0; i < n; ++i) f.extensions.emplace_back(extensions[i].extensionName);
@@ -132,7 +150,7 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
   f.features.has_coopmat = f.has_extension(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   f.features.has_bfloat16 = f.has_extension(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
   f.features.has_float8 = f.has_extension(VK_EXT_SHADER_FLOAT8_EXTENSION_NAME);
-  vkGetPhysicalDeviceFeatures2(physical, f.features.link());
+  vk.vkGetPhysicalDeviceFeatures2(physical, f.features.link());
 
   auto properties = make<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
   auto subgroup = make<VkPhysicalDeviceSubgroupProperties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES);
@@ -147,7 +165,7 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
   append(next, v13, f.subgroup_size_control);
   append(next, f.features.has_coopmat, coopmat);
   *next = nullptr;
-  vkGetPhysicalDeviceProperties2(physical, &properties);
+  vk.vkGetPhysicalDeviceProperties2(physical, &properties);
   f.subgroup_size = subgroup.subgroupSize;
   if (v12) f.float_controls = float_controls;
   // The structs outlive the chain: no pointer into this frame is kept.
@@ -157,7 +175,7 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
   if (f.features.has_coopmat) {
     f.coopmat_stages = coopmat.cooperativeMatrixSupportedStages;
     const auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
-        vkGetInstanceProcAddr(instance.handle(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+        vk.vkGetInstanceProcAddr(instance.handle(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
     if (!get) return Error{"VK_KHR_cooperative_matrix is offered but vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR is missing"};
     if (const VkResult r = get(physical, &n, nullptr); r != VK_SUCCESS)
       return error("vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", r);
@@ -167,34 +185,35 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
     f.coopmat.resize(n);
   }
 
-  vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
+  vk.vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
   std::vector<VkQueueFamilyProperties> families(n);
-  vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, families.data());
+  vk.vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, families.data());
   const auto compute = std::find_if(families.begin(), families.end(),
                                     [](const VkQueueFamilyProperties& q) { return q.queueFlags & VK_QUEUE_COMPUTE_BIT; });
-  if (compute == families.end()) return Error{std::string(f.properties.deviceName) + " has no compute queue"};
+  if (compute == families.end()) return Error{valid_utf8(f.properties.deviceName) + " has no compute queue"};
   f.queue_family = std::uint32_t(compute - families.begin());
   return f;
 }
 
 // ---- Buffers and pipelines ----
 
-Buffer::Buffer(Buffer&& o) noexcept : device_(o.device_), buffer_(o.buffer_), memory_(o.memory_), data_(o.data_) {
-  o.buffer_ = VK_NULL_HANDLE;
-  o.memory_ = VK_NULL_HANDLE;
+Buffer::Buffer(Buffer&& o) noexcept
+    : api_(o.api_), device_(o.device_), buffer_(o.buffer_), memory_(o.memory_), data_(o.data_) {
+  o.abandon();
 }
 
 Buffer::~Buffer() {
-  vkDestroyBuffer(device_, buffer_, nullptr);
-  vkFreeMemory(device_, memory_, nullptr);
+  api_->vkDestroyBuffer(device_, buffer_, nullptr);
+  api_->vkFreeMemory(device_, memory_, nullptr);
 }
 
 Pipeline::~Pipeline() {
-  vkDestroyDescriptorPool(device, pool, nullptr);
-  vkDestroyPipeline(device, pipeline, nullptr);
-  vkDestroyPipelineLayout(device, layout, nullptr);
-  vkDestroyDescriptorSetLayout(device, set_layout, nullptr);
-  vkDestroyShaderModule(device, module, nullptr);
+  const Api& vk = *api;
+  vk.vkDestroyDescriptorPool(device, pool, nullptr);
+  vk.vkDestroyPipeline(device, pipeline, nullptr);
+  vk.vkDestroyPipelineLayout(device, layout, nullptr);
+  vk.vkDestroyDescriptorSetLayout(device, set_layout, nullptr);
+  vk.vkDestroyShaderModule(device, module, nullptr);
 }
 
 // ---- Context ----
@@ -202,6 +221,7 @@ Pipeline::~Pipeline() {
 Expected<std::unique_ptr<Context>> Context::create(std::shared_ptr<Instance> instance, const DeviceFacts& facts,
                                                    Features enable, const std::vector<const char*>& extensions) {
   std::unique_ptr<Context> c(new Context(std::move(instance), facts));
+  const Api& vk = c->instance_->api();
   const float priority = 1.0f;
   auto queue = make<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
   queue.queueFamilyIndex = facts.queue_family;
@@ -213,52 +233,71 @@ Expected<std::unique_ptr<Context>> Context::create(std::shared_ptr<Instance> ins
   info.pQueueCreateInfos = &queue;
   info.enabledExtensionCount = std::uint32_t(extensions.size());
   info.ppEnabledExtensionNames = extensions.data();
-  if (const VkResult r = vkCreateDevice(facts.physical, &info, nullptr, &c->device_); r != VK_SUCCESS)
+  if (const VkResult r = vk.vkCreateDevice(facts.physical, &info, nullptr, &c->device_); r != VK_SUCCESS)
     return error("vkCreateDevice", r);
-  vkGetDeviceQueue(c->device_, facts.queue_family, 0, &c->queue_);
+  vk.vkGetDeviceQueue(c->device_, facts.queue_family, 0, &c->queue_);
   auto pool = make<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
   pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pool.queueFamilyIndex = facts.queue_family;
-  if (const VkResult r = vkCreateCommandPool(c->device_, &pool, nullptr, &c->command_pool_); r != VK_SUCCESS)
+  if (const VkResult r = vk.vkCreateCommandPool(c->device_, &pool, nullptr, &c->command_pool_); r != VK_SUCCESS)
     return error("vkCreateCommandPool", r);
   auto alloc = make<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
   alloc.commandPool = c->command_pool_;
   alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   alloc.commandBufferCount = 1;
-  if (const VkResult r = vkAllocateCommandBuffers(c->device_, &alloc, &c->commands_); r != VK_SUCCESS)
+  if (const VkResult r = vk.vkAllocateCommandBuffers(c->device_, &alloc, &c->commands_); r != VK_SUCCESS)
     return error("vkAllocateCommandBuffers", r);
   auto fence = make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
-  if (const VkResult r = vkCreateFence(c->device_, &fence, nullptr, &c->fence_); r != VK_SUCCESS)
+  if (const VkResult r = vk.vkCreateFence(c->device_, &fence, nullptr, &c->fence_); r != VK_SUCCESS)
     return error("vkCreateFence", r);
   return c;
 }
 
 Context::~Context() {
   if (!device_) return;
-  vkDeviceWaitIdle(device_);
+  if (lost_) {
+    // Waiting for a hung device would never end, and what it still runs may use any of these: all
+    // of it is kept, reachable from a list that is never freed.
+    struct Remains {
+      std::shared_ptr<Instance> instance;
+      std::map<std::string, std::unique_ptr<Pipeline>> pipelines;
+      std::vector<Buffer> buffers;
+      VkDevice device;
+      VkCommandPool command_pool;
+      VkFence fence;
+    };
+    static auto* const kept = new std::vector<Remains*>;
+    kept->push_back(new Remains{std::move(instance_), std::move(pipelines_), std::move(abandoned_), device_,
+                                command_pool_, fence_});
+    return;
+  }
+  const Api& vk = instance_->api();
+  vk.vkDeviceWaitIdle(device_);
   pipelines_.clear();
-  vkDestroyFence(device_, fence_, nullptr);
-  vkDestroyCommandPool(device_, command_pool_, nullptr);
-  vkDestroyDevice(device_, nullptr);
+  vk.vkDestroyFence(device_, fence_, nullptr);
+  vk.vkDestroyCommandPool(device_, command_pool_, nullptr);
+  vk.vkDestroyDevice(device_, nullptr);
 }
 
 std::optional<Error> Context::failed(const char* call, VkResult r) {
   if (r == VK_ERROR_DEVICE_LOST || r == VK_TIMEOUT)
-    lost_ = std::string(call) + (r == VK_TIMEOUT ? " timed out: the device hangs" : " reported VK_ERROR_DEVICE_LOST");
+    lost_ = "device lost: " + std::string(call) +
+            (r == VK_TIMEOUT ? " timed out (the device hangs)" : " reported VK_ERROR_DEVICE_LOST");
   return error(call, r);
 }
 
 Expected<Buffer> Context::buffer(VkDeviceSize bytes) {
-  Buffer b(device_);
+  const Api& vk = instance_->api();
+  Buffer b(vk, device_);
   auto info = make<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
   info.size = bytes;
   info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  if (const VkResult r = vkCreateBuffer(device_, &info, nullptr, &b.buffer_); r != VK_SUCCESS) return error("vkCreateBuffer", r);
+  if (const VkResult r = vk.vkCreateBuffer(device_, &info, nullptr, &b.buffer_); r != VK_SUCCESS) return error("vkCreateBuffer", r);
   VkMemoryRequirements req;
-  vkGetBufferMemoryRequirements(device_, b.buffer_, &req);
+  vk.vkGetBufferMemoryRequirements(device_, b.buffer_, &req);
   VkPhysicalDeviceMemoryProperties mem;
-  vkGetPhysicalDeviceMemoryProperties(facts_.physical, &mem);
+  vk.vkGetPhysicalDeviceMemoryProperties(facts_.physical, &mem);
   // Host-visible and coherent, cached where offered: the host writes operands and reads results.
   const VkMemoryPropertyFlags need = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   std::optional<std::uint32_t> type;
@@ -273,22 +312,23 @@ Expected<Buffer> Context::buffer(VkDeviceSize bytes) {
   auto alloc = make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
   alloc.allocationSize = req.size;
   alloc.memoryTypeIndex = *type;
-  if (const VkResult r = vkAllocateMemory(device_, &alloc, nullptr, &b.memory_); r != VK_SUCCESS) return error("vkAllocateMemory", r);
-  if (const VkResult r = vkBindBufferMemory(device_, b.buffer_, b.memory_, 0); r != VK_SUCCESS) return error("vkBindBufferMemory", r);
+  if (const VkResult r = vk.vkAllocateMemory(device_, &alloc, nullptr, &b.memory_); r != VK_SUCCESS) return error("vkAllocateMemory", r);
+  if (const VkResult r = vk.vkBindBufferMemory(device_, b.buffer_, b.memory_, 0); r != VK_SUCCESS) return error("vkBindBufferMemory", r);
   void* data = nullptr;
-  if (const VkResult r = vkMapMemory(device_, b.memory_, 0, VK_WHOLE_SIZE, 0, &data); r != VK_SUCCESS) return error("vkMapMemory", r);
+  if (const VkResult r = vk.vkMapMemory(device_, b.memory_, 0, VK_WHOLE_SIZE, 0, &data); r != VK_SUCCESS) return error("vkMapMemory", r);
   b.data_ = static_cast<std::byte*>(data);
   return b;
 }
 
 Expected<std::unique_ptr<Pipeline>> Context::make_pipeline(std::span<const std::uint32_t> spirv,
                                                            const PipelineOptions& options) {
-  auto p = std::make_unique<Pipeline>(device_);
+  const Api& vk = instance_->api();
+  auto p = std::make_unique<Pipeline>(vk, device_);
   p->bindings = options.bindings;
   auto module = make<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
   module.codeSize = spirv.size_bytes();
   module.pCode = spirv.data();
-  if (const VkResult r = vkCreateShaderModule(device_, &module, nullptr, &p->module); r != VK_SUCCESS)
+  if (const VkResult r = vk.vkCreateShaderModule(device_, &module, nullptr, &p->module); r != VK_SUCCESS)
     return error("vkCreateShaderModule", r);
   std::vector<VkDescriptorSetLayoutBinding> bindings(options.bindings);
   for (std::uint32_t i = 0; i < options.bindings; ++i)
@@ -296,7 +336,7 @@ Expected<std::unique_ptr<Pipeline>> Context::make_pipeline(std::span<const std::
   auto set_layout = make<VkDescriptorSetLayoutCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
   set_layout.bindingCount = options.bindings;
   set_layout.pBindings = bindings.data();
-  if (const VkResult r = vkCreateDescriptorSetLayout(device_, &set_layout, nullptr, &p->set_layout); r != VK_SUCCESS)
+  if (const VkResult r = vk.vkCreateDescriptorSetLayout(device_, &set_layout, nullptr, &p->set_layout); r != VK_SUCCESS)
     return error("vkCreateDescriptorSetLayout", r);
   const VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, 2 * sizeof(std::uint32_t)};
   auto layout = make<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
@@ -304,7 +344,7 @@ Expected<std::unique_ptr<Pipeline>> Context::make_pipeline(std::span<const std::
   layout.pSetLayouts = &p->set_layout;
   layout.pushConstantRangeCount = 1;
   layout.pPushConstantRanges = &range;
-  if (const VkResult r = vkCreatePipelineLayout(device_, &layout, nullptr, &p->layout); r != VK_SUCCESS)
+  if (const VkResult r = vk.vkCreatePipelineLayout(device_, &layout, nullptr, &p->layout); r != VK_SUCCESS)
     return error("vkCreatePipelineLayout", r);
   VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup{
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO, nullptr, options.required_subgroup_size};
@@ -316,20 +356,20 @@ Expected<std::unique_ptr<Pipeline>> Context::make_pipeline(std::span<const std::
   info.stage.module = p->module;
   info.stage.pName = "main";
   info.layout = p->layout;
-  if (const VkResult r = vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &p->pipeline); r != VK_SUCCESS)
+  if (const VkResult r = vk.vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &p->pipeline); r != VK_SUCCESS)
     return error("vkCreateComputePipelines", r);
   const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, options.bindings};
   auto pool = make<VkDescriptorPoolCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
   pool.maxSets = 1;
   pool.poolSizeCount = 1;
   pool.pPoolSizes = &size;
-  if (const VkResult r = vkCreateDescriptorPool(device_, &pool, nullptr, &p->pool); r != VK_SUCCESS)
+  if (const VkResult r = vk.vkCreateDescriptorPool(device_, &pool, nullptr, &p->pool); r != VK_SUCCESS)
     return error("vkCreateDescriptorPool", r);
   auto set = make<VkDescriptorSetAllocateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
   set.descriptorPool = p->pool;
   set.descriptorSetCount = 1;
   set.pSetLayouts = &p->set_layout;
-  if (const VkResult r = vkAllocateDescriptorSets(device_, &set, &p->set); r != VK_SUCCESS)
+  if (const VkResult r = vk.vkAllocateDescriptorSets(device_, &set, &p->set); r != VK_SUCCESS)
     return error("vkAllocateDescriptorSets", r);
   return p;
 }
@@ -367,7 +407,10 @@ std::optional<Error> Context::run(const Pipeline& pipeline, std::span<const Bind
     for (std::size_t i = 0; i < bindings.size(); ++i)
       if (!bindings[i].input.empty())
         std::memcpy(buffers[i].data(), bindings[i].input.data() + first * bindings[i].item_bytes, n * bindings[i].item_bytes);
-    if (auto e = submit(pipeline, buffers, n, per_group)) return e;
+    if (auto e = submit(pipeline, buffers, n, per_group)) {
+      if (lost_) std::move(buffers.begin(), buffers.end(), std::back_inserter(abandoned_));
+      return e;
+    }
     for (std::size_t i = 0; i < bindings.size(); ++i)
       if (!bindings[i].output.empty())
         std::memcpy(bindings[i].output.data() + first * bindings[i].item_bytes, buffers[i].data(), n * bindings[i].item_bytes);
@@ -377,6 +420,7 @@ std::optional<Error> Context::run(const Pipeline& pipeline, std::span<const Bind
 
 std::optional<Error> Context::submit(const Pipeline& pipeline, std::span<const Buffer> buffers, std::size_t items,
                                      std::uint32_t per_group) {
+  const Api& vk = instance_->api();
   std::vector<VkDescriptorBufferInfo> infos;
   std::vector<VkWriteDescriptorSet> writes;
   infos.reserve(buffers.size());
@@ -390,34 +434,34 @@ std::optional<Error> Context::submit(const Pipeline& pipeline, std::span<const B
     w.pBufferInfo = &infos[i];
     writes.push_back(w);
   }
-  vkUpdateDescriptorSets(device_, std::uint32_t(writes.size()), writes.data(), 0, nullptr);
+  vk.vkUpdateDescriptorSets(device_, std::uint32_t(writes.size()), writes.data(), 0, nullptr);
 
-  if (const VkResult r = vkResetCommandBuffer(commands_, 0); r != VK_SUCCESS) return failed("vkResetCommandBuffer", r);
+  if (const VkResult r = vk.vkResetCommandBuffer(commands_, 0); r != VK_SUCCESS) return failed("vkResetCommandBuffer", r);
   auto begin = make<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  if (const VkResult r = vkBeginCommandBuffer(commands_, &begin); r != VK_SUCCESS) return failed("vkBeginCommandBuffer", r);
-  vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
-  vkCmdBindDescriptorSets(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1, &pipeline.set, 0, nullptr);
+  if (const VkResult r = vk.vkBeginCommandBuffer(commands_, &begin); r != VK_SUCCESS) return failed("vkBeginCommandBuffer", r);
+  vk.vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
+  vk.vkCmdBindDescriptorSets(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1, &pipeline.set, 0, nullptr);
   // Dispatches of at most maxComputeWorkGroupCount[0] workgroups; each writes its own items.
   const std::size_t per_dispatch = std::size_t(facts_.properties.limits.maxComputeWorkGroupCount[0]) * per_group;
   for (std::size_t base = 0; base < items; base += per_dispatch) {
     const std::uint32_t range[2] = {std::uint32_t(base), std::uint32_t(std::min(per_dispatch, items - base))};
-    vkCmdPushConstants(commands_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof range, range);
-    vkCmdDispatch(commands_, (range[1] + per_group - 1) / per_group, 1, 1);
+    vk.vkCmdPushConstants(commands_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof range, range);
+    vk.vkCmdDispatch(commands_, (range[1] + per_group - 1) / per_group, 1, 1);
   }
   auto barrier = make<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
   barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
   barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  vkCmdPipelineBarrier(commands_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0,
+  vk.vkCmdPipelineBarrier(commands_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0,
                        nullptr, 0, nullptr);
-  if (const VkResult r = vkEndCommandBuffer(commands_); r != VK_SUCCESS) return failed("vkEndCommandBuffer", r);
+  if (const VkResult r = vk.vkEndCommandBuffer(commands_); r != VK_SUCCESS) return failed("vkEndCommandBuffer", r);
 
-  if (const VkResult r = vkResetFences(device_, 1, &fence_); r != VK_SUCCESS) return failed("vkResetFences", r);
+  if (const VkResult r = vk.vkResetFences(device_, 1, &fence_); r != VK_SUCCESS) return failed("vkResetFences", r);
   auto info = make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
   info.commandBufferCount = 1;
   info.pCommandBuffers = &commands_;
-  if (const VkResult r = vkQueueSubmit(queue_, 1, &info, fence_); r != VK_SUCCESS) return failed("vkQueueSubmit", r);
-  if (const VkResult r = vkWaitForFences(device_, 1, &fence_, VK_TRUE, kFenceTimeoutNs); r != VK_SUCCESS)
+  if (const VkResult r = vk.vkQueueSubmit(queue_, 1, &info, fence_); r != VK_SUCCESS) return failed("vkQueueSubmit", r);
+  if (const VkResult r = vk.vkWaitForFences(device_, 1, &fence_, VK_TRUE, kFenceTimeoutNs); r != VK_SUCCESS)
     return failed("vkWaitForFences", r);
   return std::nullopt;
 }

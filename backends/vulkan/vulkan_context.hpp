@@ -2,8 +2,6 @@
 // once), and a logical device that runs one compute pipeline over host-visible storage buffers.
 #pragma once
 
-#include <vulkan/vulkan.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -16,6 +14,7 @@
 #include <vector>
 
 #include "backends/expected.hpp"
+#include "backends/vulkan/vulkan_api.hpp"
 #include "backends/vulkan/vk_cooperative_matrix.hpp"
 
 namespace gp::backends::vulkan {
@@ -25,19 +24,23 @@ std::string result_name(VkResult r);
 
 class Instance {
  public:
-  // The loader's instance, or why there is none (no driver, a loader older than Vulkan 1.1).
+  // The loader's instance, or why there is none (no loader, no driver, a loader older than Vulkan 1.1).
   static Expected<std::shared_ptr<Instance>> create();
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
   ~Instance();
   VkInstance handle() const { return instance_; }
+  // The instance's functions; tests replace some to inject a driver's faults.
+  const Api& api() const { return api_; }
+  Api& api() { return api_; }
   std::uint32_t api_version() const { return version_; }
   Expected<std::vector<VkPhysicalDevice>> physical_devices() const;
 
  private:
-  Instance(VkInstance instance, std::uint32_t version) : instance_(instance), version_(version) {}
+  Instance(VkInstance instance, std::uint32_t version, Api api) : instance_(instance), version_(version), api_(std::move(api)) {}
   VkInstance instance_;
   std::uint32_t version_;
+  Api api_;
 };
 
 // The feature structs of a device, queried or to enable. link() chains them (again after a copy),
@@ -79,7 +82,7 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
 // A host-visible, coherent storage buffer, mapped for its lifetime.
 class Buffer {
  public:
-  explicit Buffer(VkDevice device) : device_(device) {}
+  Buffer(const Api& api, VkDevice device) : api_(&api), device_(device) {}
   Buffer(Buffer&& o) noexcept;
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -87,9 +90,12 @@ class Buffer {
   ~Buffer();
   VkBuffer handle() const { return buffer_; }
   std::byte* data() const { return data_; }
+  // Gives up the buffer without destroying it: for a lost or hung device, which may still use it.
+  void abandon() { buffer_ = VK_NULL_HANDLE, memory_ = VK_NULL_HANDLE; }
 
  private:
   friend class Context;
+  const Api* api_;
   VkDevice device_;
   VkBuffer buffer_ = VK_NULL_HANDLE;
   VkDeviceMemory memory_ = VK_NULL_HANDLE;
@@ -105,10 +111,11 @@ struct PipelineOptions {
 };
 
 struct Pipeline {
-  explicit Pipeline(VkDevice d) : device(d) {}
+  Pipeline(const Api& a, VkDevice d) : api(&a), device(d) {}
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
   ~Pipeline();
+  const Api* api;
   VkDevice device;
   VkShaderModule module = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
@@ -135,6 +142,8 @@ class Context {
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
   ~Context();
+  // Why the device refuses work, when it is lost.
+  const std::optional<std::string>& lost() const { return lost_; }
 
   // The pipeline cached under `key`, made from the module `spirv()` returns on first use.
   Expected<const Pipeline*> pipeline(const std::string& key,
@@ -144,8 +153,12 @@ class Context {
   // Runs `items` items, `per_group` per workgroup: binding i of the pipeline is bindings[i]. The
   // items go in chunks whose buffers fit maxStorageBufferRange, each chunk in dispatches within
   // maxComputeWorkGroupCount[0] (push constants: the dispatch's first item in the chunk, and its
-  // item count). A driver error is an Error; after a lost device or a timeout (a hung dispatch)
-  // the context refuses further work.
+  // item count). A driver error is an Error. A lost device (VK_ERROR_DEVICE_LOST) or a timeout (a
+  // hung dispatch) marks the context lost: what the device may still use is never freed, and every
+  // later call returns the Error at once, without touching the device.
+  //
+  // A lost context, when destroyed, destroys none of its Vulkan objects nor its instance: they are
+  // kept, unreachable to the program but reachable to leak checkers, for the life of the process.
   std::optional<Error> run(const Pipeline& pipeline, std::span<const Binding> bindings, std::size_t items,
                            std::uint32_t per_group);
 
@@ -165,7 +178,9 @@ class Context {
   VkCommandBuffer commands_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
-  std::optional<std::string> lost_;  // why the device refuses work
+  std::vector<Buffer> abandoned_;  // the buffers of the run the device was lost in
+  // Why the device refuses work: "device lost: vkWaitForFences reported VK_ERROR_DEVICE_LOST".
+  std::optional<std::string> lost_;
 };
 
 }  // namespace gp::backends::vulkan
