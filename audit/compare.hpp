@@ -1,4 +1,4 @@
-// What differs between two result documents (DESIGN.md section 7, `gpuparanoia compare`): two
+// What differs between two result documents (`gpuparanoia compare`): two
 // devices, or two runs of one device (a driver update, a regression). Findings are matched by probe
 // and target (format or MMA configuration); the inferred profiles key by key; parameters leaf by
 // leaf. What changes from run to run by nature (times, durations, observations, tool version) is

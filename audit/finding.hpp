@@ -1,4 +1,4 @@
-// What a probe concludes (DESIGN.md section 6): status, a one-line verdict in Paranoia's voice,
+// What a probe concludes: status, a one-line verdict in Paranoia's voice,
 // inferred parameters, and the observations that justify them.
 #pragma once
 
@@ -31,7 +31,7 @@ struct Finding {
   Status status = Status::ok;
   std::string verdict;  // "ADDITION: chopped, 2 guard bits"
   nlohmann::json parameters = nlohmann::json::object();  // everything the probe inferred
-  // The part of the parameters that belongs to the device profile (DESIGN.md section 7 keys),
+  // The part of the parameters that belongs to the device profile (its keys),
   // merged into profile.scalar[format] by the runner.
   nlohmann::json profile = nlohmann::json::object();
   std::string message;  // why unsupported, what failed, or remarks

@@ -1,4 +1,4 @@
-// Probes and their registry (DESIGN.md section 6). A scalar probe runs once per format the device
+// Probes and their registry. A scalar probe runs once per format the device
 // computes in; it builds inputs, evaluates them through Device::scalar, and compares the outputs
 // with each hypothesis' prediction from the model. It never knows which backend it runs on.
 #pragma once
@@ -13,7 +13,7 @@
 
 namespace gp::audit {
 
-// Test intensity: quick in CI, standard by default, exhaustive on demand (DESIGN.md section 10).
+// Test intensity: quick in CI, standard by default, exhaustive on demand.
 enum class Tier { quick, standard, full };
 
 struct ProbeContext {
@@ -57,7 +57,7 @@ std::span<const MmaProbe* const> mma_probes();
 
 // After the MMA probes of one configuration: the algorithm and parameters (of the model's nine)
 // that predict every observation, validated on random tiles. Returns the identification finding
-// and fills `profile_entry` with the profile.mma item of DESIGN.md section 7 ({config, algorithm,
+// and fills `profile_entry` with the profile.mma item of the result ({config, algorithm,
 // parameters, validation}; empty when nothing fits).
 Finding identify_mma(backends::Device& device, const backends::MmaConfig& config,
                      std::span<const Finding> probe_findings, const ProbeContext& ctx, nlohmann::json& profile_entry);

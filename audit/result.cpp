@@ -1,5 +1,7 @@
 #include "audit/result.hpp"
 
+#include "audit/host_cpu.hpp"
+
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
@@ -98,6 +100,7 @@ ResultDocument::ResultDocument(const backends::Device& device, std::string tool_
           {"duration_s", 0.0},
           {"run", std::move(run_settings)},
           {"device", to_json(device.info(), device.caps())},
+          {"host", to_json(host_cpu())},
           {"findings", json::array()},
           {"profile", {{"scalar", json::object()}, {"mma", json::array()}}}};
   doc_["complete"] = false;  // true once the run has ended; an interrupted run also says why

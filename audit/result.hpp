@@ -1,4 +1,4 @@
-// The result document of one device's run (JSON schema gpuparanoia-result/1, DESIGN.md section 7),
+// The result document of one device's run (JSON schema gpuparanoia-result/1),
 // kept up to date as the run goes and written atomically, so that a crash keeps what was done.
 #pragma once
 

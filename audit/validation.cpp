@@ -120,7 +120,7 @@ Finding validate_scalar_profile(backends::Device& device, const model::Format& f
   out.probe = "scalar.profile.validation";
   out.format = f.name;
   out.title = "Validation of the inferred profile";
-  out.source = "DESIGN.md section 6: the inferred profile must predict random inputs bit for bit";
+  out.source = "MMA-Sim (Xie et al. 2025), section V: random differential validation";
   json keys = profile;
   keys.erase("validation");
   auto unit = backends::unit_from_json(f, keys, fmt::format("profile.scalar.{}", f.name));

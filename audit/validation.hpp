@@ -1,5 +1,5 @@
 // Validation of an inferred scalar profile: the unit the probes described, built from the profile
-// keys, must predict the device bit for bit on random operands (DESIGN.md section 6).
+// keys, must predict the device bit for bit on random operands.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,7 +9,7 @@
 namespace gp::audit {
 
 // Normalises the profile the probes assembled for one format: a truncating unit with guard bits
-// (or truncated columns) is "chop", not "rz" (DESIGN.md section 7).
+// (or truncated columns) is "chop", not "rz".
 void normalise_scalar_profile(nlohmann::json& profile);
 
 // A format whose register probes found registers wider than its storage, registers that are

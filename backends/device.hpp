@@ -1,4 +1,4 @@
-// The one interface through which probes reach a device (DESIGN.md section 5).
+// The one interface through which probes reach a device.
 //
 // Lifecycle: a Backend enumerates its Devices once; a Device is queried for info() and caps()
 // (cheap, no side effects), then evaluates any number of batches. A batch that the device cannot

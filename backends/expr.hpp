@@ -1,4 +1,4 @@
-// The scalar expression IR (DESIGN.md section 5): one small expression evaluated over n operand
+// The scalar expression IR: one small expression evaluated over n operand
 // tuples. Operands are loaded from buffers in a storage format, every node computes in a format,
 // and the result is stored in a format; backends compile it to GLSL, OpenCL C or CUDA, and the
 // reference device evaluates it with the model. Contraction is controlled: `mul` and `add` are

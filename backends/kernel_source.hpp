@@ -1,5 +1,5 @@
-// The expression IR as the source of a compute kernel, for the backends that compile one
-// (DESIGN.md section 5): GLSL for Vulkan and OpenGL, OpenCL C, CUDA C++.
+// The expression IR as the source of a compute kernel, for the backends that compile one: GLSL for
+// Vulkan and OpenGL, OpenCL C, CUDA C++.
 //
 // The kernel evaluates tuples [base, base + count) of one batch: tuple t reads operands
 // t*inputs .. t*inputs+inputs-1 of the operand buffer and writes result t.

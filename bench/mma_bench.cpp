@@ -1,5 +1,5 @@
 // Speed of the MMA model beside a plain host-float dot product over the same data, in one run.
-// DESIGN.md section 9: FDA binary16 -> binary32 with K = 16 (hopper:HMMA.16816.F32) at least
+// The target: FDA binary16 -> binary32 with K = 16 (hopper:HMMA.16816.F32) at least
 // 2*10^7 dot-adds per second per core, and within 10x of the host loop.
 #include <benchmark/benchmark.h>
 

@@ -1,5 +1,5 @@
 // Speed of the scalar model beside the host FPU on the same data, in one run.
-// DESIGN.md section 9: binary16 add and mul at most 2.5 ns per op (all 2^32 pairs in under 10 s
+// The targets: binary16 add and mul at most 2.5 ns per op (all 2^32 pairs in under 10 s
 // per core); binary32 add and mul within 5x of the host loop.
 //
 // Two data sets: "sweep" is the order of an exhaustive binary16 run (a fixed, b over all 2^16

@@ -1,4 +1,4 @@
-// Batch lines of the command line (DESIGN.md section 8): whitespace-separated raw bit patterns in
+// Batch lines of the command line (README, Command line): whitespace-separated raw bit patterns in
 // hex without 0x, one case per line. Parse errors name the line and field at fault.
 #pragma once
 

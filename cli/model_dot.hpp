@@ -1,4 +1,4 @@
-// `gpuparanoia model dot`: the MMA model as a batch filter (DESIGN.md section 8).
+// `gpuparanoia model dot`: the MMA model as a batch filter (README, Command line).
 //
 //   gpuparanoia model dot (--instruction ARCH:NAME | --algorithm A [--F n] [--block n] [--group n]
 //                          --a-format F --b-format F --c-format F --d-format F)

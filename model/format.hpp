@@ -102,7 +102,8 @@ inline constexpr Format ue8m0     {"ue8m0",      8,  0,  127,  8, 0,  Signedness
 inline constexpr Format ue4m3     {"ue4m3",      4,  3,    7,  8, 0,  Signedness::unsigned_only, Infinity::none, NanStyle::all_ones,      Subnormals::gradual, Zero::unsigned_zero};
 // clang-format on
 
-// Every format, in the order of DESIGN.md section 8.
+// Every format: binary64 binary32 tf32 binary16 bfloat16 fp24 e4m3 e5m2 e4m3fnuz e5m2fnuz e2m3 e3m2
+// e2m1 ue8m0 ue4m3, in this order.
 std::span<const Format* const> all_formats();
 // Looks a format up by its command-line name.
 std::optional<const Format*> find_format(std::string_view name);

@@ -18,9 +18,10 @@ int hmma_f(std::string_view arch) {
   return 25;  // hopper, blackwell, rtx-blackwell
 }
 
-// The alignment floor of DESIGN.md section 4: emin(output) - (F - 18), F of the architecture's
-// HMMA datapath (also for its fp8 instructions: Hopper QGMMA's floor is -133 with F = 13).
-// Volta's binary32 output has none in that table; -131 would never bind there anyway (fp16
+// The alignment floor on which MMA-Sim's later versions and the models of Khattak and Mikaitis
+// ("Accurate Models of NVIDIA Tensor Cores", 2025) agree: emin(output) - (F - 18), F of the
+// architecture's HMMA datapath (also for its fp8 instructions: Hopper QGMMA's floor is -133 with
+// F = 13). Volta's binary32 output has none in those models; -131 would never bind there anyway (fp16
 // products are at least 2^-48 and binary32 c is aligned at -126 or above).
 int nvidia_floor(std::string_view arch, const Format& out) {
   if (arch == "volta" && &out == &binary32) return kNoAlignFloor;
@@ -57,9 +58,9 @@ struct Builder {
     if (alg == MmaAlgorithm::cofda && &d == &binary16)
       why += ", the first block's result rounded to binary16 (RNE) before it joins the second (MMA-Sim eq. 6 read "
              "literally; assumed)";
-    why += cfg.align_floor == kNoAlignFloor ? "; no alignment floor (DESIGN.md 4)"
+    why += cfg.align_floor == kNoAlignFloor ? "; no alignment floor (published models)"
                                             : "; alignment floor " + std::to_string(cfg.align_floor) +
-                                                  " = emin(d) - (F_hmma - 18) (DESIGN.md 4)";
+                                                  " = emin(d) - (F_hmma - 18) (published models)";
     if (!notes.empty()) why += "; " + notes;
     add(arch, std::move(iname), m, n, k, cfg, std::move(why));
   }
@@ -252,7 +253,7 @@ void build_amd(Builder& t) {
     }
 }
 
-// What the captured hardware data (../shared/golden/nvidia-tensor-cores, 5000 dot products per
+// What the captured hardware data (tests_mma/golden/nvidia-tensor-cores, 5000 dot products per
 // set) says about the instructions it was captured with; unittests/mma_golden_test.cpp checks
 // every case and that each alternative named here mismatches.
 struct GoldenNote {
@@ -283,7 +284,7 @@ constexpr GoldenNote golden_notes[] = {
      "golden H100 bf16 (K=16): reproduced; forces F=25, a block of 16, RZ output"},
     {"hopper:HMMA.1688.F32.TF32",
      "golden H100 tf32 (K=4): reproduced; forces F=25, RZ output and a block of at least 4 (8 is from "
-     "DESIGN.md: K=4 cannot show it)"},
+     "the published models: K=4 cannot show it)"},
     {"hopper:QGMMA.64x8x32.F32.E4M3.E4M3",
      "golden H100 E4M3 (K=32, c=0, captured with mma): reproduced; forces F=13, one fused block of 32, RZ "
      "output cut at 13 fraction bits (12, 14 or 23 mismatch)"},

@@ -1,7 +1,7 @@
 // The MMA instruction table: every instruction of MMA-Sim's Tables III (NVIDIA, Volta to RTX
 // Blackwell) and IV (AMD CDNA2, CDNA3) with its shape, formats, algorithm and parameters.
 //
-// Names (DESIGN.md section 8): "<arch>:<name>", arch one of volta turing ampere ada hopper
+// Names (as the command line and the JSON write them): "<arch>:<name>", arch one of volta turing ampere ada hopper
 // blackwell rtx-blackwell cdna2 cdna3, the name as written in the tables with the f8/f6/f4 types
 // spelled out (hopper:HMMA.16816.F32, ada:QMMA.16832.F32.E4M3.E4M3,
 // hopper:QGMMA.64x8x32.F32.E5M2.E5M2, cdna3:v_mfma_f32_32x32x8_f16). Blackwell's tcgen05
@@ -9,9 +9,10 @@
 // the HGMMA/QMMA suffixes (blackwell:UTCHMMA.F32.BF16, blackwell:UTCQMMMA.F32.E4M3.E2M1,
 // blackwell:UTCQMMMA.SF.F32.E2M1.E2M1.E8, blackwell:UTCOMMA.4X.F32.E2M1.E2M1.UE4M3).
 //
-// Each entry's `notes` says where every parameter comes from: the papers, the parameter table of
-// DESIGN.md section 4 (block sizes, alignment floors), assumptions (marked so), and for the
-// instructions the captured hardware data of ../shared/golden covers, what that data forces.
+// Each entry's `notes` says where every parameter comes from: the papers, the parameters on which
+// MMA-Sim's later versions and the models of Khattak and Mikaitis ("Accurate Models of NVIDIA Tensor
+// Cores", 2025) agree (block sizes, alignment floors), assumptions (marked so), and for the
+// instructions the captured hardware data of tests_mma/golden covers, what that data forces.
 #pragma once
 
 #include <span>
@@ -31,7 +32,7 @@ struct MmaInstruction {
   std::string id() const { return arch + ":" + name; }
 };
 
-// The architectures, in the order of DESIGN.md section 8.
+// The architectures, in the order above.
 std::span<const std::string_view> mma_architectures();
 
 // Every instruction, grouped by architecture in table order. Built once, never changed.

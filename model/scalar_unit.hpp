@@ -1,4 +1,4 @@
-// Parametric scalar unit models (DESIGN.md section 4): what a shader ALU computes, IEEE or not.
+// Parametric scalar unit models: what a shader ALU computes, IEEE or not.
 // A ScalarUnit names an adder, a multiplier, MAD/FMA fusion, division, square root, conversion,
 // subnormal and NaN policies, and its register and storage formats; the unit_* functions are pure
 // (unit, operand bits) -> (result bits, flags), integer arithmetic only, like model/ops.hpp. A unit
@@ -6,10 +6,10 @@
 // rounded division and square root, nothing flushed) gives exactly model/ops.hpp's results.
 //
 // [DGD] below is Daumas, da Graca and Defour, "Caracteristiques arithmetiques des processeurs
-// graphiques", SympA 2006 (hal-00069622), ../shared/papers/004_*.txt; "App. A" is its appendix A,
+// graphiques", SympA 2006 (hal-00069622); "App. A" is its appendix A,
 // the GPU Paranoia log of the NVIDIA 7800GTX by Hillesland and Lastra.
 //
-// Parameter semantics (exact definitions; JSON names of DESIGN.md section 7 in brackets):
+// Parameter semantics (exact definitions; the keys of a result's profile.scalar in brackets):
 //
 // Rounding of a unit [rounding]: a mode of model/rounding.hpp, or chop. Chop is truncation toward
 // zero of the bits the unit kept; it rounds as rz does, and is a separate name because "rz" says a

@@ -420,7 +420,7 @@ int rounding_rank(Rounding r) {
 
 // The canonical choice among candidates no input separates: the plainest algorithm, one fused
 // block, the smallest F (the claim "at least F bits"), rz then rne, d's own fraction bits, no
-// floor (else the floor emin(d) - (F - 18) that DESIGN.md section 4 reports, else the lowest),
+// floor (else the floor emin(d) - (F - 18) of the published models, else the lowest),
 // NVIDIA's NaN when it matched bit for bit, rounding down in the FDRDA alignment.
 std::vector<long> canonical_rank(const MmaConfig& cfg, const DotConfig& c) {
   const int K = cfg.k;

@@ -1,4 +1,4 @@
-// Identification of an MMA unit's arithmetic (DESIGN.md section 6): the algorithm of MMA-Sim's nine
+// Identification of an MMA unit's arithmetic: the algorithm of MMA-Sim's nine
 // and the parameters that predict every probe observation, then random validation.
 //
 // Method: the candidates are the nine algorithms with their parameters free: F 0..40 (fdrda
@@ -35,7 +35,7 @@ namespace gp::mma {
 // The algorithm's name for K products: the chained variant (cofda, cofdrda, cogfdrda) when the
 // fused block holds fewer than K products.
 std::string algorithm_name(const model::DotConfig& cfg, int k);
-// The parameters of a configuration as the profile writes them (DESIGN.md section 7).
+// The parameters of a configuration as a result's profile.mma writes them.
 nlohmann::json parameters_json(const model::DotConfig& cfg, int k);
 // The configuration a profile.mma entry describes, for this MMA configuration's formats.
 Expected<model::DotConfig> config_from_entry(const backends::MmaConfig& config, const nlohmann::json& entry);

@@ -406,7 +406,7 @@ std::string span(const std::set<int>& v) {
   return join(parts, ", ", ", ");
 }
 
-// The alignment floor (DESIGN.md section 4; MMA-Sim IV-C step 3 leaves it open): when every
+// The alignment floor (MMA-Sim IV-C step 3 leaves it open): when every
 // summand is tiny, are they aligned to the largest of them, or to a fixed lowest exponent? A
 // leading summand 2^e (or a tie just above it) meets 2^(e-t) on either side; the largest t whose
 // summand still changes the output is F while e lies above the floor, and F - (floor - e) below.
@@ -414,7 +414,7 @@ class FloorProbe final : public ProbeBase {
  public:
   FloorProbe()
       : ProbeBase("mma.alignment_floor", "Alignment floor: kept bits of sums whose summands are all tiny",
-                  "DESIGN.md section 4 (alignment floor); MMA-Sim section IV-C, step 3") {}
+                  "MMA-Sim (Xie et al. 2025), section IV-C, step 3; Khattak, Mikaitis 2025 (alignment floor)") {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const int K = cfg.k;

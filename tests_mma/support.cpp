@@ -479,7 +479,7 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
     case Gen::tiny: {
       // Summands near d's smallest numbers: a leading one at a random exponent there and smaller
       // ones below it, c mostly zero, so that an alignment floor decides what is kept (MMA-Sim's
-      // alignment of all-tiny sums; DESIGN.md section 4).
+      // alignment of all-tiny sums, section IV-C step 3).
       for (int k = 0; k < K; ++k) a[k] = model::zero(fa, false).bits, b[k] = model::zero(fb, false).bits;
       c = model::zero(fc, false).bits;
       const int lo = fd.has_subnormals() ? fd.quantum_min() - 2 : fd.emin() - 1;

@@ -1,4 +1,4 @@
-// What the MMA probes share (DESIGN.md section 6): exact values and their encodings in any
+// What the MMA probes share: exact values and their encodings in any
 // format, dot-product cases placed one per output element of a tile, running them through
 // Device::mma in one call, hypotheses predicted by the model, and the random inputs that the
 // identification and the validation draw.

@@ -1,4 +1,4 @@
-// Random validation of an MMA model against a device (DESIGN.md section 6; MMA-Sim section V):
+// Random validation of an MMA model against a device (MMA-Sim section V):
 // random tiles, half of them uniform random bit patterns and half random normal values, evaluated
 // by the device and by the model, compared element by element. The device works on one batch
 // while a second thread checks the previous one against the model.

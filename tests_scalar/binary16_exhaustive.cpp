@@ -107,7 +107,9 @@ class Binary16ExhaustiveProbe final : public audit::ScalarProbe {
  public:
   std::string_view id() const override { return "scalar.binary16.exhaustive"; }
   std::string_view title() const override { return "binary16 add and mul on every pair of operands"; }
-  std::string_view source() const override { return "DESIGN.md section 6: exhaustive binary16 add and mul"; }
+  std::string_view source() const override {
+    return "gpuparanoia's own: every operand pair against the model (a sample below --full)";
+  }
   bool applies(const Format& f) const override { return f.name == "binary16"; }
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {

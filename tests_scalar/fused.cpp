@@ -1,4 +1,4 @@
-// Fusedness of fma() and of a*b+c (DESIGN.md section 6): one rounding or two. The operands make
+// Fusedness of fma() and of a*b+c: one rounding or two. The operands make
 // a*b carry bits below the working precision and c cancel its leading part, so that a fused unit
 // returns exactly those low bits while a unit that rounds the product first returns a multiple of
 // the product's last place (usually 0):
@@ -46,7 +46,7 @@ class FusedProbe final : public audit::ScalarProbe {
   std::string_view id() const override { return id_; }
   std::string_view title() const override { return title_; }
   std::string_view source() const override {
-    return "DESIGN.md section 6 (fusedness); Daumas, da Graca, Defour 2006, section 2.1 (MAD(x, y, -x*y))";
+    return "Daumas, da Graca, Defour 2006, section 2.1 (MAD(x, y, -x*y))";
   }
   bool applies(const Format& f) const override { return paranoid_format(f); }
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {

@@ -1,4 +1,4 @@
-// Blind recovery (DESIGN.md section 9): the whole scalar suite runs on virtual devices whose unit
+// Blind recovery: the whole scalar suite runs on virtual devices whose unit
 // parameters it is not told, assembles a profile, and must recover every parameter (up to the
 // equivalences no input can separate) with a validation that shows no mismatch: the built-in units
 // and random parameter sets (family by family, probe by probe, in scalar_daumas_test).

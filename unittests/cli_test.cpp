@@ -1,4 +1,4 @@
-// The batch command line (DESIGN.md section 8): hex parsing, widths, errors naming line and field.
+// The batch command line (README, Command line): hex parsing, widths, errors naming line and field.
 #include <gtest/gtest.h>
 
 #include <random>

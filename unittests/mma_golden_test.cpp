@@ -1,5 +1,5 @@
 // The MMA model against dot products captured on real NVIDIA V100, A100 and H100 tensor cores
-// (../shared/golden/nvidia-tensor-cores, see its README): every output bit of every case.
+// (tests_mma/golden/nvidia-tensor-cores, see its README): every output bit of every case.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,7 +14,7 @@
 #include "model/ops.hpp"
 
 #ifndef GPUPARANOIA_GOLDEN_DIR
-#error "GPUPARANOIA_GOLDEN_DIR must name ../shared/golden"
+#error "GPUPARANOIA_GOLDEN_DIR must name tests_mma/golden"
 #endif
 
 namespace gp::model {
@@ -30,7 +30,7 @@ struct GoldenSet {
   const char* input;   // folder and file tag: fp16, bf16, tf32, E4M3
   const char* output;  // fp32 or fp16
   const char* instruction;
-  bool c_is_zero;  // H100 E4M3: the c file does not belong to the capture, c = 0
+  bool c_is_zero;  // H100 E4M3: captured with c = 0, no c file
 };
 
 const GoldenSet kSets[] = {
@@ -103,7 +103,9 @@ Cases load(const GoldenSet& set, const DotConfig& cfg) {
   const std::string tag = std::string(set.gpu) + "_" + set.input;
   x.a_text = read_lines(dir / ("a_" + tag + ".txt"));
   x.b_text = read_lines(dir / ("b_" + tag + ".txt"));
-  const auto c_lines = read_lines(dir / ("c_" + std::string(set.gpu) + "_fp32.txt"));
+  // Where c is zero the capture has no c file (golden README).
+  const auto c_lines = set.c_is_zero ? std::vector<std::string>(x.a_text.size(), "0")
+                                     : read_lines(dir / ("c_" + std::string(set.gpu) + "_fp32.txt"));
   const auto d_lines = read_lines(dir / ("d_" + std::string(set.gpu) + "_" + set.output + ".txt"));
   EXPECT_EQ(x.a_text.size(), 5000u);
   EXPECT_EQ(x.b_text.size(), x.a_text.size());
@@ -115,7 +117,7 @@ Cases load(const GoldenSet& set, const DotConfig& cfg) {
     EXPECT_EQ(a.size(), b.size()) << "line " << i + 1;
     for (auto& v : a) v = narrow_exactly(*cfg.a, v);
     for (auto& v : b) v = narrow_exactly(*cfg.b, v);
-    std::uint64_t c = set.c_is_zero ? 0 : parse_binary(c_lines[i]);
+    std::uint64_t c = parse_binary(c_lines[i]);
     // A binary16 c was converted from the captured binary32 value with RNE (golden README).
     if (cfg.c != &binary32) c = cvt(*cfg.c, binary32, Options{}, c).bits;
     std::uint64_t d = parse_binary(d_lines[i]);
@@ -141,7 +143,7 @@ class Golden : public ::testing::TestWithParam<GoldenSet> {
     const GoldenSet& set = GetParam();
     const fs::path dir = golden_root() / set.gpu / set.input;
     ASSERT_TRUE(fs::is_directory(dir)) << "captured tensor-core data missing: " << dir
-                                       << " (the tests need ../shared/golden beside the source tree)";
+                                       << " (part of the source tree: tests_mma/golden)";
     ins = find_mma_instruction(set.instruction);
     ASSERT_NE(ins, nullptr) << set.instruction;
     ASSERT_EQ(check(ins->config), "");

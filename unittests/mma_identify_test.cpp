@@ -1,4 +1,4 @@
-// Blind identification (DESIGN.md section 9, "probes blind"): the MMA suite runs on virtual
+// Blind identification: the MMA suite runs on virtual
 // devices whose DotConfig it cannot see, and its profile entry must recover the algorithm and
 // parameters, then validate them on random tiles with no mismatch.
 //

@@ -1,7 +1,9 @@
-// Regression (DESIGN.md section 9): every committed result in results/ of a device this machine has,
-// with the same name and driver, is audited afresh with the same suite, tier and seed, and must
-// come out the same; a difference fails with `gpuparanoia compare`'s account of it. Devices this
-// machine lacks, or has with another driver, are skipped with the reason.
+// Regression: every committed result in results/ of a device this machine has, with the same name
+// and driver, on a host CPU with the same arithmetic features, is audited afresh with the same suite,
+// tier and seed, and must come out the same; a difference fails with `gpuparanoia compare`'s account
+// of it. Devices this machine lacks, or has with another driver, and results of a host CPU with
+// other features (a CPU driver's arithmetic follows them, audit/host_cpu.hpp), are skipped with the
+// reason.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <fstream>
 
 #include "audit/compare.hpp"
+#include "audit/host_cpu.hpp"
 #include "unittests/cli_run.hpp"
 
 namespace gp {
@@ -35,6 +38,8 @@ TEST_P(Regression, AFreshAuditIsTheSame) {
   ASSERT_TRUE(old.is_object() && old.contains("device") && old.contains("run")) << GetParam();
   const json& dev = old["device"];
   if (dev.value("backend", "") == "reference") GTEST_SKIP() << "a reference device: the model's own tests cover it";
+  if (const std::string why = audit::host_differs(old.value("host", json())); !why.empty())
+    GTEST_SKIP() << why << ": not comparable on this host";
   const std::string id = dev["id"];
   // The device as this machine has it: same id, name and driver, or nothing to compare with. A
   // Vulkan result may be of the lavapipe fixture's driver (GPUPARANOIA_LAVAPIPE26_ICD, README).

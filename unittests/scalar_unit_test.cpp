@@ -1,5 +1,5 @@
 // The scalar unit models: Daumas, da Graca and Defour's experiments reproduced on the built-in
-// historical units ([DGD] = ../shared/papers/004_*.txt, App. A its GPU Paranoia log of the
+// historical units ([DGD] = Daumas, da Graca and Defour, SympA 2006; App. A its GPU Paranoia log of the
 // 7800GTX), the paper's multiplier tests separating the parameters, IEEE units equal to
 // model/ops.hpp, and the subnormal, NaN and transfer policies.
 // Random cases use a fixed seed (GPUPARANOIA_SEED overrides it), printed on failure.

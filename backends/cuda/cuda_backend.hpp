@@ -1,4 +1,4 @@
-// The CUDA backend (DESIGN.md section 5): every device the driver lists, as `cuda:<n>` in the
+// The CUDA backend: every device the driver lists, as `cuda:<n>` in the
 // driver's order, through the driver API and NVRTC, both opened at run time (cuda_api.hpp).
 //
 // Scalar batches run the expression as CUDA C++ (kernel_source(), Language::cuda: every rounding an

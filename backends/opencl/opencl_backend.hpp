@@ -1,4 +1,4 @@
-// The OpenCL backend (DESIGN.md section 5): every device of every platform the ICD loader finds
+// The OpenCL backend: every device of every platform the ICD loader finds
 // (PoCL, rusticl, Clover, vendor drivers), through the C++ bindings.
 //
 // Each device appears three times, as builds of its programs with different compiler options, so

@@ -1,4 +1,4 @@
-// Headless OpenGL 4.3+ core contexts through EGL, for the OpenGL backend (DESIGN.md section 5).
+// Headless OpenGL 4.3+ core contexts through EGL, for the OpenGL backend.
 //
 // Routes, in order: the EGL device platform (one context per EGL device: a GPU, or Mesa's software
 // device), then, only when it gives none, Mesa's surfaceless platform. No window and no display

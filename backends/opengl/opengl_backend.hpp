@@ -1,4 +1,4 @@
-// The OpenGL backend (DESIGN.md section 5): GL 4.3+ core compute shaders generated from the
+// The OpenGL backend: GL 4.3+ core compute shaders generated from the
 // expression IR (backends/kernel_source.hpp), on headless EGL contexts (egl_context.hpp).
 //   opengl:<n>  one device per EGL device that gives a GL 4.3 core context (or Mesa's surfaceless
 //               platform when none does): binary32, and binary64 where the context has doubles.

@@ -26,14 +26,14 @@ struct Profile {
 // The built-in profiles: IEEE devices, the historical shader units, one device per MMA instruction.
 std::vector<Profile> builtin_profiles();
 
-// A profile file: {"name": ..., "description": ..., "scalar": {"<format>": {<profile keys of
-// DESIGN.md section 7>}}, "published": {"<probe id> <format>": "what a source published"}} or a
+// A profile file: {"name": ..., "description": ..., "scalar": {"<format>": {<the keys of
+// a result's profile.scalar>}}, "published": {"<probe id> <format>": "what a source published"}} or a
 // list of such objects. The "profile" object of a result JSON is
 // accepted as "scalar" is: an inferred profile becomes a virtual device. Errors name the file and key.
 Expected<std::vector<Profile>> load_profile_file(const std::filesystem::path& path);
 Expected<std::vector<Profile>> parse_profiles(const nlohmann::json& doc, const std::string& where);
 
-// A scalar unit as the profile keys of DESIGN.md section 7, and back.
+// A scalar unit as the keys of a result's profile.scalar, and back.
 nlohmann::json unit_to_json(const model::ScalarUnit& unit);
 Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const nlohmann::json& j, const std::string& where);
 

@@ -1,4 +1,4 @@
-// The reference backend: virtual devices whose arithmetic is the model itself (DESIGN.md section 5).
+// The reference backend: virtual devices whose arithmetic is the model itself.
 //   ref:<profile>             scalar units from a profile: built in (ieee-binary32, ieee-binary16,
 //                             ieee-binary64, nvidia-g70, ati-r520, ati-r300) or from a JSON file
 //   ref:<arch>:<instruction>  one MMA instruction of MMA-Sim's tables III and IV

@@ -1,4 +1,4 @@
-// The Vulkan backend (DESIGN.md section 5): every physical device the loader finds, as `vulkan:<n>`
+// The Vulkan backend: every physical device the loader finds, as `vulkan:<n>`
 // in the loader's order.
 //
 // Scalar batches run the expression as a GLSL compute shader (kernel_source(), `precise` on every
