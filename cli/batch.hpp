@@ -1,8 +1,7 @@
 // Batch lines of the command line (DESIGN.md section 8): whitespace-separated raw bit patterns in
 // hex without 0x, one case per line. A field is 1 to the storage width's hex digits ((bits + 3) / 4:
 // 8 for binary32, 6 for fp24, 2 for e2m1), upper or lower case, and its value fits the storage bits.
-// A line is at most
-// input::kMaxLineBytes long. Errors name the line and field at fault.
+// A line is at most input::kMaxLineBytes long. Errors name the line and field at fault.
 #pragma once
 
 #include <cstdint>
