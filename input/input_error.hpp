@@ -37,4 +37,10 @@ inline std::string quoted(std::string_view s) {
   return std::string("byte 0x") + hex[b >> 4] + hex[b & 15];
 }
 
+// A key of the input in a key path: as it is when short and printable, else as quoted() shows it.
+inline std::string key_text(std::string_view key) {
+  const std::string q = quoted(key);
+  return q.front() == '\'' ? std::string(key) : "<" + q + ">";
+}
+
 }  // namespace gp::input

@@ -28,7 +28,7 @@ std::string path_of(const std::vector<Frame>& frames) {
   std::string s;
   for (const Frame& f : frames) {
     if (f.array) s += "[" + std::to_string(f.index) + "]";
-    else if (!f.key.empty()) s += (s.empty() ? "" : ".") + f.key;
+    else if (!f.key.empty()) s += (s.empty() ? "" : ".") + key_text(f.key);
   }
   return s;
 }
