@@ -235,9 +235,10 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
   // stops at its first bad line; the first bad line of the chunk ends the run.
   const unsigned threads = args.threads ? args.threads : std::max(1u, std::thread::hardware_concurrency());
   constexpr std::size_t kChunk = 1 << 16;
-  std::vector<std::string> lines(kChunk);
-  std::vector<std::uint64_t> results(kChunk);
-  std::vector<std::string> errors(kChunk);
+  // Grown as lines come (a short batch allocates little), reused from chunk to chunk.
+  std::vector<std::string> lines;
+  std::vector<std::uint64_t> results;
+  std::vector<std::string> errors;
   std::string buffer;
   long line_no = 0;
   const Format* d_format = ins ? ins->config.d : form->d;
@@ -282,12 +283,15 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
   while (!eof) {
     std::size_t n = 0;
     for (LineRead got = LineRead::line; n < kChunk; ++n) {
+      if (n == lines.size()) lines.emplace_back();
       got = read_line(in, lines[n]);
       eof = got != LineRead::line;
       too_long = got == LineRead::too_long;
       if (eof) break;
     }
     if (n == 0 && !too_long) break;
+    results.resize(std::max(results.size(), n));
+    errors.resize(std::max(errors.size(), n));
     for (std::size_t i = 0; i < n; ++i) errors[i].clear();
     const long first = line_no + 1;
     line_no += long(n);
