@@ -135,7 +135,7 @@ Expected<std::vector<Profile>> parse_profiles(const json& doc, const std::string
           if (!v.is_string()) return error("published." + input::key_text(k), "must be a string");
           prof.published[k] = v.get<std::string>();
         }
-      } else if (key != "scalar" && key != "mma" && !result) {
+      } else if (key != "scalar" && !result) {  // "mma" too: a profile file's MMA part is not read
         return error(input::key_text(key), "unknown key (known: name, description, device_name, vendor, published, scalar)");
       }
     }
