@@ -154,11 +154,11 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
       return kExitUsage;
     }
     if (*alg == model::MmaAlgorithm::tree) {
-      auto parsed = model::parse_summation_tree(args.tree);
       if (args.tree.empty()) {
         err << "gpuparanoia: --tree: a tree is required, e.g. \"((p0+p1)+p2)+c\"\n";
         return kExitUsage;
       }
+      auto parsed = model::parse_summation_tree(args.tree);
       if (!parsed.tree) {
         err << "gpuparanoia: --tree: " << parsed.error << "\n";
         return kExitBadInput;
