@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "input/limits.hpp"
@@ -30,6 +33,13 @@ LineRead read_line(std::istream& in, std::string& line) {
   }
   in.setstate(std::ios::eofbit);
   return any ? LineRead::line : LineRead::end;
+}
+
+std::optional<std::string> stdin_unreadable() {
+  struct stat st {};
+  if (fstat(STDIN_FILENO, &st) == 0 && S_ISDIR(st.st_mode))
+    return "gpuparanoia: " + input::InputError{input::kStdinName, 0, "", "is a directory, not a file"}.text() + "\n";
+  return std::nullopt;
 }
 
 bool parse_hex_line(std::string_view line, long line_no, std::span<const int> bits, std::size_t expected_fields,

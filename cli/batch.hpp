@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <istream>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,6 +20,10 @@ enum class LineRead { line, end, too_long };
 // The next line of `in` without its '\n' (a last line may lack it). A line longer than
 // kMaxLineBytes is not read further: too_long.
 LineRead read_line(std::istream& in, std::string& line);
+
+// Whether standard input can be read as lines: a directory (`< dir`) reads as an empty batch, so it
+// is an error (its one-line message), checked before the batch starts.
+std::optional<std::string> stdin_unreadable();
 
 // Splits one line into hex fields of `bits` bits each (one width per field, or the last width
 // repeated). Returns false and fills err's line, field and what when the line is malformed.

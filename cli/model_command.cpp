@@ -127,7 +127,14 @@ void add_model_commands(CLI::App& app, int& exit_code) {
   scalar->add_flag("--canonical-nan", args->canonical_nan, "Every NaN result is the canonical NaN");
   scalar->add_flag("--flags", args->flags,
                    "Append the IEEE flags in hex (1 inexact, 2 underflow, 4 overflow, 8 divbyzero, 10 invalid)");
-  scalar->callback([args, &exit_code] { exit_code = run_model_scalar(*args, std::cin, std::cout, std::cerr); });
+  scalar->callback([args, &exit_code] {
+    if (const auto why = stdin_unreadable()) {
+      std::cerr << *why;
+      exit_code = kExitBadInput;
+      return;
+    }
+    exit_code = run_model_scalar(*args, std::cin, std::cout, std::cerr);
+  });
   add_model_dot_command(*model, exit_code);
 }
 

@@ -354,6 +354,11 @@ void add_model_dot_command(CLI::App& model, int& exit_code) {
     // Buffered standard streams: synchronised with stdio, every character read takes a lock once
     // the worker threads exist.
     std::ios_base::sync_with_stdio(false);
+    if (const auto why = stdin_unreadable(); why && !args->list) {
+      std::cerr << *why;
+      exit_code = kExitBadInput;
+      return;
+    }
     exit_code = run_model_dot(*args, std::cin, std::cout, std::cerr);
   });
 }

@@ -184,6 +184,10 @@ TEST(BadInput, BatchLines) {
   const testing::CliRun r = run_cli("model scalar --format binary16 --op add < '" + lines + "'", "batch");
   EXPECT_EQ(r.exit_status, cli::kExitBadInput);
   EXPECT_EQ(r.output, "4000\ngpuparanoia: <stdin>:2: field 3: expected 2 fields, found more\n");
+  expect_rejected("model scalar --format binary16 --op add < '" + ::testing::TempDir() + "'", "batch_dir",
+                  "<stdin>: is a directory, not a file");
+  expect_rejected("model dot --instruction volta:HMMA.884.F32.F32 < '" + ::testing::TempDir() + "'", "dot_dir",
+                  "<stdin>: is a directory, not a file");
 }
 
 }  // namespace
