@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include "audit/json_access.hpp"
+
 namespace gp::audit {
 
 using nlohmann::json;
@@ -14,7 +16,7 @@ constexpr const char* absent = "(absent)";
 
 std::string render(const json& v) {
   if (v.is_string()) return v.get<std::string>();
-  std::string s = v.dump();
+  std::string s = dump(v);
   return s.size() > 200 ? s.substr(0, 197) + "..." : s;
 }
 
@@ -42,21 +44,23 @@ void compare_trees(const json& a, const json& b, const std::string& prefix, std:
     if (!fa.count(k)) out.push_back({prefix + k, absent, render(v)});
 }
 
+// Every read is checked (audit/json_access.hpp): the documents come from files.
 std::string device_name(const json& doc) {
-  const json& d = doc.value("device", json::object());
-  std::string s = d.value("id", std::string("?"));
-  if (d.contains("name")) s += " (" + d.value("name", std::string()) + ")";
-  if (d.contains("driver") && !d.value("driver", std::string()).empty()) s += ", driver " + d.value("driver", std::string());
+  const json& d = member(doc, "device");
+  std::string s = string_member(d, "id", "?");
+  if (member(d, "name").is_string()) s += " (" + string_member(d, "name") + ")";
+  if (const std::string driver = string_member(d, "driver"); !driver.empty()) s += ", driver " + driver;
   return s;
 }
 
 // Findings by "probe [target]", in the order of the document.
 std::vector<std::pair<std::string, const json*>> keyed(const json& doc) {
   std::vector<std::pair<std::string, const json*>> v;
-  if (!doc.contains("findings")) return v;
-  for (const json& f : doc["findings"]) {
-    const std::string config = f.value("config", std::string()), format = f.value("format", std::string());
-    v.push_back({fmt::format("{} [{}]", f.value("probe", std::string("?")), config.empty() ? format : config), &f});
+  const json& findings = member(doc, "findings");
+  if (!findings.is_array()) return v;
+  for (const json& f : findings) {
+    const std::string config = string_member(f, "config"), format = string_member(f, "format");
+    v.push_back({fmt::format("{} [{}]", string_member(f, "probe", "?"), config.empty() ? format : config), &f});
   }
   return v;
 }
@@ -64,8 +68,9 @@ std::vector<std::pair<std::string, const json*>> keyed(const json& doc) {
 // MMA profile entries keyed by their configuration.
 json mma_by_config(const json& doc) {
   json m = json::object();
-  if (doc.contains("profile") && doc["profile"].contains("mma"))
-    for (const json& e : doc["profile"]["mma"]) m[e.value("config", std::string("?"))] = e;
+  const json& mma = member(member(doc, "profile"), "mma");
+  if (mma.is_array())
+    for (const json& e : mma) m[string_member(e, "config", "?")] = e;
   return m;
 }
 
@@ -75,9 +80,9 @@ Comparison compare_results(const json& a, const json& b) {
   Comparison c;
   c.a_name = device_name(a);
   c.b_name = device_name(b);
-  const json none = json::object();
-  const json& pa = a.contains("profile") ? a["profile"].value("scalar", none) : none;
-  const json& pb = b.contains("profile") ? b["profile"].value("scalar", none) : none;
+  const json& none = empty_object();
+  const json& pa = member(member(a, "profile"), "scalar", none);
+  const json& pb = member(member(b, "profile"), "scalar", none);
   compare_trees(pa, pb, "profile.scalar.", c.differences);
   compare_trees(mma_by_config(a), mma_by_config(b), "profile.mma.", c.differences);
   const auto fa = keyed(a), fb = keyed(b);
@@ -85,21 +90,21 @@ Comparison compare_results(const json& a, const json& b) {
   for (const auto& [key, f] : fa) {
     const auto it = in_b.find(key);
     if (it == in_b.end()) {
-      c.differences.push_back({key, f->value("status", std::string()), absent});
+      c.differences.push_back({key, string_member(*f, "status"), absent});
       continue;
     }
     ++c.compared_findings;
     const json& g = *it->second;
     for (const char* field : {"status", "verdict", "message", "published"}) {
-      const json x = f->value(field, json()), y = g.value(field, json());
+      const json &x = member(*f, field), &y = member(g, field);
       if (x != y) c.differences.push_back({fmt::format("{} {}", key, field), x.is_null() ? absent : render(x),
                                            y.is_null() ? absent : render(y)});
     }
-    compare_trees(f->value("parameters", none), g.value("parameters", none), key + " parameters.", c.differences);
+    compare_trees(member(*f, "parameters", none), member(g, "parameters", none), key + " parameters.", c.differences);
   }
   std::map<std::string, const json*> in_a(fa.begin(), fa.end());
   for (const auto& [key, g] : fb)
-    if (!in_a.count(key)) c.differences.push_back({key, absent, g->value("status", std::string())});
+    if (!in_a.count(key)) c.differences.push_back({key, absent, string_member(*g, "status")});
   return c;
 }
 

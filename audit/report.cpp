@@ -6,21 +6,31 @@
 #include <map>
 #include <vector>
 
+#include "audit/json_access.hpp"
+
 namespace gp::audit {
 
 using nlohmann::json;
 
 namespace {
 
-std::string str(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+// Every read below is checked (audit/json_access.hpp): the document may come from a file.
+std::string str(const json& j, const char* key) { return string_member(j, key); }
+
+// The elements of j[key] when it is an array, else none.
+const json& array_member(const json& j, const char* key) {
+  static const json empty = json::array();
+  const json& v = member(j, key);
+  return v.is_array() ? v : empty;
 }
+
+// The scalar profile of a document: {"<format>": {...}}.
+const json& scalar_profile(const json& doc) { return member(member(doc, "profile"), "scalar"); }
 
 // Findings grouped by format (or MMA configuration), in order of first appearance.
 std::vector<std::pair<std::string, std::vector<const json*>>> by_target(const json& doc) {
   std::vector<std::pair<std::string, std::vector<const json*>>> groups;
-  for (const json& f : doc["findings"]) {
+  for (const json& f : array_member(doc, "findings")) {
     std::string key = str(f, "config").empty() ? str(f, "format") : str(f, "config");
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
     if (it == groups.end()) {
@@ -35,7 +45,7 @@ std::vector<std::pair<std::string, std::vector<const json*>>> by_target(const js
 std::string value_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "none";
-  return v.dump();
+  return dump(v);
 }
 
 // "add: rounding=chop guard_bits=2 sticky=false; mul: ..."
@@ -59,7 +69,7 @@ struct Counts {
 };
 Counts count(const json& doc) {
   Counts c;
-  for (const json& f : doc["findings"]) {
+  for (const json& f : array_member(doc, "findings")) {
     const std::string s = str(f, "status");
     (s == "ok" ? c.ok : s == "unsupported" ? c.unsupported : c.error) += 1;
   }
@@ -69,11 +79,11 @@ Counts count(const json& doc) {
 }  // namespace
 
 std::string text_report(const json& doc) {
-  const json& dev = doc["device"];
-  std::string out = fmt::format("gpuparanoia {} -- {} ({}{}{})\n", str(doc["tool"], "version"), str(dev, "id"),
+  const json& dev = member(doc, "device");
+  std::string out = fmt::format("gpuparanoia {} -- {} ({}{}{})\n", str(member(doc, "tool"), "version"), str(dev, "id"),
                                 str(dev, "name"), str(dev, "driver").empty() ? "" : ", driver ", str(dev, "driver"));
   if (!str(dev, "description").empty()) out += "  " + str(dev, "description") + "\n";
-  out += fmt::format("  started {}, {:.1f} s\n", str(doc, "started"), doc.value("duration_s", 0.0));
+  out += fmt::format("  started {}, {:.1f} s\n", str(doc, "started"), number_member(doc, "duration_s"));
   for (const auto& [target, findings] : by_target(doc)) {
     out += fmt::format("\n{}\n", target);
     for (const json* f : findings) {
@@ -86,14 +96,12 @@ std::string text_report(const json& doc) {
                            str(*f, "message"), str(*f, "probe"));
       }
     }
-    const json& p = doc["profile"]["scalar"];
-    if (p.contains(target)) {
-      out += fmt::format("  Profile: {}\n", profile_line(p[target]));
-      if (p[target].contains("validation")) {
-        const json& v = p[target]["validation"];
-        out += fmt::format("  Validation of the profile on random inputs: {} cases, {}\n", v.value("cases", 0),
-                           v.value("mismatches", 0) == 0 ? std::string("no mismatch")
-                                                         : fmt::format("{} MISMATCHES", v.value("mismatches", 0)));
+    if (const json& p = member(scalar_profile(doc), target); !p.is_null()) {
+      out += fmt::format("  Profile: {}\n", profile_line(p));
+      if (const json& v = member(p, "validation"); !v.is_null()) {
+        const std::int64_t mismatches = integer_member(v, "mismatches");
+        out += fmt::format("  Validation of the profile on random inputs: {} cases, {}\n", integer_member(v, "cases"),
+                           mismatches == 0 ? std::string("no mismatch") : fmt::format("{} MISMATCHES", mismatches));
       }
     }
   }
@@ -104,21 +112,20 @@ std::string text_report(const json& doc) {
 }
 
 std::string markdown_report(const json& doc) {
-  const json& dev = doc["device"];
+  const json& dev = member(doc, "device");
   std::string out = fmt::format("# {}: {}\n\n", str(dev, "id"), str(dev, "name"));
   out += "| | |\n|---|---|\n";
   for (const char* key : {"backend", "vendor", "driver", "api", "description"})
     if (!str(dev, key).empty()) out += fmt::format("| {} | {} |\n", key, str(dev, key));
   out += fmt::format("| tool | gpuparanoia {} |\n| started | {} |\n| duration | {:.1f} s |\n\n",
-                     str(doc["tool"], "version"), str(doc, "started"), doc.value("duration_s", 0.0));
+                     str(member(doc, "tool"), "version"), str(doc, "started"), number_member(doc, "duration_s"));
   for (const auto& [target, findings] : by_target(doc)) {
     out += fmt::format("## {}\n\n", target);
-    const json& p = doc["profile"]["scalar"];
-    if (p.contains(target)) {
-      out += fmt::format("Profile: `{}`", profile_line(p[target]));
-      if (p[target].contains("validation"))
-        out += fmt::format(" (validated on {} random cases, {} mismatches)", p[target]["validation"].value("cases", 0),
-                           p[target]["validation"].value("mismatches", 0));
+    if (const json& p = member(scalar_profile(doc), target); !p.is_null()) {
+      out += fmt::format("Profile: `{}`", profile_line(p));
+      if (const json& v = member(p, "validation"); !v.is_null())
+        out += fmt::format(" (validated on {} random cases, {} mismatches)", integer_member(v, "cases"),
+                           integer_member(v, "mismatches"));
       out += "\n\n";
     }
     out += "| probe | status | verdict | source |\n|---|---|---|---|\n";
@@ -139,19 +146,21 @@ namespace {
 
 // "chop, 2 guard bits", "rne", "chop, 6 columns + 40": a unit's headline in a table cell.
 std::string headline(const json& p, const char* unit) {
-  if (!p.contains(unit) || !p[unit].is_object()) return "";
-  const json& u = p[unit];
-  std::string s = value_text(u.value("rounding", json("?")));
-  if (u.value("method", "") == "reciprocal") s = "x * (1/y " + s + ")";
-  if (u.contains("guard_bits") && u["guard_bits"].is_number()) s += fmt::format(", {} guard bits", u["guard_bits"].dump());
-  if (u.contains("truncated_columns") && u["truncated_columns"].is_number())
-    s += fmt::format(", {} columns + {}", u["truncated_columns"].dump(), value_text(u.value("correction", json(0))));
+  const json& u = member(p, unit);
+  if (!u.is_object()) return "";
+  static const json unknown = "?", zero = 0;
+  std::string s = value_text(member(u, "rounding", unknown));
+  if (str(u, "method") == "reciprocal") s = "x * (1/y " + s + ")";
+  if (const json& g = member(u, "guard_bits"); g.is_number()) s += fmt::format(", {} guard bits", dump(g));
+  if (const json& t = member(u, "truncated_columns"); t.is_number())
+    s += fmt::format(", {} columns + {}", dump(t), value_text(member(u, "correction", zero)));
   return s;
 }
 
 std::string fused(const json& p, const char* unit) {
-  if (!p.contains(unit) || !p[unit].contains("fused")) return "?";
-  return p[unit]["fused"] == true ? "fused" : "unfused";
+  const json& f = member(member(p, unit), "fused");
+  if (f.is_null()) return "?";
+  return f == true ? "fused" : "unfused";
 }
 
 }  // namespace
@@ -165,16 +174,20 @@ struct FormatHeadline {
 
 std::vector<FormatHeadline> format_headlines(const json& doc) {
   std::vector<FormatHeadline> v;
-  const json scalar = doc["profile"].value("scalar", json::object());
+  const json& scalar = scalar_profile(doc);
+  if (!scalar.is_object()) return v;
   for (const auto& [format, p] : scalar.items()) {
     if (!p.is_object()) continue;
-    const json sub = p.value("subnormals", json::object()), val = p.value("validation", json::object());
-    const auto flush = [&](const char* k) { return sub.contains(k) ? sub[k].get<std::string>() : std::string("?"); };
-    v.push_back({format + (p.contains("registers") ? fmt::format(" (in {})", value_text(p["registers"])) : ""),
+    const json& sub = member(p, "subnormals");
+    const json& val = member(p, "validation", empty_object());
+    const auto flush = [&](const char* k) { return string_member(sub, k, "?"); };
+    const json& registers = member(p, "registers");
+    v.push_back({format + (registers.is_null() ? "" : fmt::format(" (in {})", value_text(registers))),
                  headline(p, "add"), headline(p, "mul"), headline(p, "div"), fused(p, "fma"), fused(p, "mad"),
                  fmt::format("{}/{}/{}", flush("input"), flush("output"), flush("transfer")),
                  val.empty() ? std::string("none")
-                             : fmt::format("{} mismatches in {}", val.value("mismatches", 0), val.value("cases", 0))});
+                             : fmt::format("{} mismatches in {}", integer_member(val, "mismatches"),
+                                           integer_member(val, "cases"))});
   }
   return v;
 }
@@ -182,18 +195,18 @@ std::vector<FormatHeadline> format_headlines(const json& doc) {
 // Each MMA configuration: the identified model and its validation, or the identification's verdict.
 std::vector<std::pair<std::string, std::string>> mma_headlines(const json& doc) {
   std::vector<std::pair<std::string, std::string>> v;
-  const json identified = doc["profile"].value("mma", json::array());
-  for (const json& f : doc["findings"])
+  const json& identified = array_member(member(doc, "profile"), "mma");
+  for (const json& f : array_member(doc, "findings"))
     if (str(f, "probe") == "mma.identify" &&
         std::none_of(identified.begin(), identified.end(), [&](const json& e) { return str(e, "config") == str(f, "config"); }))
       v.push_back({str(f, "config"), (str(f, "status") == "ok" ? str(f, "verdict") : str(f, "message")) + " | none"});
   for (const json& e : identified) {
-    const json val = e.value("validation", json::object());
+    const json& val = member(e, "validation", empty_object());
     v.push_back({str(e, "config"),
-                 fmt::format("{} {} | {}", str(e, "algorithm"), e.value("parameters", json::object()).dump(),
+                 fmt::format("{} {} | {}", str(e, "algorithm"), dump(member(e, "parameters", empty_object())),
                              val.empty() ? std::string("none")
-                                         : fmt::format("{} mismatches in {} tiles", val.value("mismatches", 0),
-                                                       val.value("tiles", 0)))});
+                                         : fmt::format("{} mismatches in {} tiles", integer_member(val, "mismatches"),
+                                                       integer_member(val, "tiles")))});
   }
   return v;
 }
@@ -215,7 +228,7 @@ std::string results_table(const std::vector<json>& docs) {
       "|---|---|---|---|---|---|---|---|---|---|\n";
   std::string mma;
   for (const json& doc : docs) {
-    const std::string id = str(doc["device"], "id"), driver = str(doc["device"], "driver");
+    const std::string id = str(member(doc, "device"), "id"), driver = str(member(doc, "device"), "driver");
     for (const FormatHeadline& h : format_headlines(doc))
       out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", id, driver, h.format, h.add, h.mul,
                          h.div, h.fma, h.mad, h.subnormals, h.validation);

@@ -2,6 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "input/limits.hpp"
+
 namespace gp::cli {
 
 namespace {
@@ -14,9 +21,31 @@ int hex_digit(char c) {
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 }  // namespace
 
-bool parse_hex_line(std::string_view line, int line_no, std::span<const int> bits, std::size_t expected_fields,
-                    std::vector<std::uint64_t>& out, ParseError& err) {
+LineRead read_line(std::istream& in, std::string& line) {
+  line.clear();
+  std::streambuf* sb = in.rdbuf();
+  bool any = false;
+  for (int c = sb->sbumpc(); c != std::char_traits<char>::eof(); c = sb->sbumpc()) {
+    if (c == '\n') return LineRead::line;
+    if (line.size() == input::kMaxLineBytes) return LineRead::too_long;
+    line.push_back(char(c));
+    any = true;
+  }
+  in.setstate(std::ios::eofbit);
+  return any ? LineRead::line : LineRead::end;
+}
+
+std::optional<std::string> stdin_unreadable() {
+  struct stat st {};
+  if (fstat(STDIN_FILENO, &st) == 0 && S_ISDIR(st.st_mode))
+    return "gpuparanoia: " + input::InputError{input::kStdinName, 0, "", "is a directory, not a file"}.text() + "\n";
+  return std::nullopt;
+}
+
+bool parse_hex_line(std::string_view line, long line_no, std::span<const int> bits, std::size_t expected_fields,
+                    std::vector<std::uint64_t>& out, input::InputError& err) {
   out.clear();
+  err.line = line_no;
   std::size_t i = 0;
   while (true) {
     while (i < line.size() && is_space(line[i])) ++i;
@@ -25,30 +54,28 @@ bool parse_hex_line(std::string_view line, int line_no, std::span<const int> bit
     while (i < line.size() && !is_space(line[i])) ++i;
     const std::string_view field = line.substr(start, i - start);
     const std::size_t n = out.size() + 1;
-    const int width = bits[std::min(out.size(), bits.size() - 1)];
+    err.field = fmt::format("field {}", n);
     if (n > expected_fields) {
-      err.message = fmt::format("line {}, field {}: expected {} field{}, found more", line_no, n, expected_fields,
-                                expected_fields == 1 ? "" : "s");
+      err.what = fmt::format("expected {} field{}, found more", expected_fields, expected_fields == 1 ? "" : "s");
       return false;
     }
-    std::uint64_t v = 0;
-    for (char c : field) {
-      if (hex_digit(c) < 0) {
-        err.message = fmt::format("line {}, field {}: '{}' is not a hex bit pattern", line_no, n, field);
-        return false;
-      }
+    if (!std::all_of(field.begin(), field.end(), [](char c) { return hex_digit(c) >= 0; })) {
+      err.what = fmt::format("{} is not a hex bit pattern", input::quoted(field));
+      return false;
     }
-    const std::string_view digits = field.substr(std::min(field.find_first_not_of('0'), field.size()));
-    for (char c : digits) v = (v << 4) | std::uint64_t(hex_digit(c));
-    if (digits.size() > 16 || (width < 64 && (v >> width) != 0)) {
-      err.message = fmt::format("line {}, field {}: '{}' does not fit in {} bits", line_no, n, field, width);
+    const int width = bits[std::min(out.size(), bits.size() - 1)];
+    std::uint64_t v = 0;
+    for (char c : field.substr(0, 16)) v = (v << 4) | std::uint64_t(hex_digit(c));
+    if (field.size() > std::size_t(width + 3) / 4 || (width < 64 && (v >> width) != 0)) {
+      err.what = fmt::format("{} does not fit in {} bits ({} hex digits at most)", input::quoted(field), width,
+                             (width + 3) / 4);
       return false;
     }
     out.push_back(v);
   }
   if (out.size() != expected_fields) {
-    err.message = fmt::format("line {}: expected {} field{}, found {}", line_no, expected_fields,
-                              expected_fields == 1 ? "" : "s", out.size());
+    err.field.clear();
+    err.what = fmt::format("expected {} field{}, found {}", expected_fields, expected_fields == 1 ? "" : "s", out.size());
     return false;
   }
   return true;

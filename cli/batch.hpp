@@ -1,23 +1,34 @@
 // Batch lines of the command line (README, Command line): whitespace-separated raw bit patterns in
-// hex without 0x, one case per line. Parse errors name the line and field at fault.
+// hex without 0x, one case per line. A field is 1 to the storage width's hex digits ((bits + 3) / 4:
+// 8 for binary32, 6 for fp24, 2 for e2m1), upper or lower case, and its value fits the storage bits.
+// A line is at most input::kMaxLineBytes long. Errors name the line and field at fault.
 #pragma once
 
 #include <cstdint>
+#include <istream>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "input/input_error.hpp"
+
 namespace gp::cli {
 
-struct ParseError {
-  std::string message;  // "line 3, field 2: ..."
-};
+enum class LineRead { line, end, too_long };
+// The next line of `in` without its '\n' (a last line may lack it). A line longer than
+// kMaxLineBytes is not read further: too_long.
+LineRead read_line(std::istream& in, std::string& line);
 
-// Splits one line into hex fields of at most `bits` bits each (one width per field, or the last
-// width repeated). Returns false and fills err when the line is malformed.
-bool parse_hex_line(std::string_view line, int line_no, std::span<const int> bits, std::size_t expected_fields,
-                    std::vector<std::uint64_t>& out, ParseError& err);
+// Whether standard input can be read as lines: a directory (`< dir`) reads as an empty batch, so it
+// is an error (its one-line message), checked before the batch starts.
+std::optional<std::string> stdin_unreadable();
+
+// Splits one line into hex fields of `bits` bits each (one width per field, or the last width
+// repeated). Returns false and fills err's line, field and what when the line is malformed.
+bool parse_hex_line(std::string_view line, long line_no, std::span<const int> bits, std::size_t expected_fields,
+                    std::vector<std::uint64_t>& out, input::InputError& err);
 
 // Lower-case hex of the given storage width, zero padded (binary32 -> 8 digits).
 std::string format_hex(std::uint64_t value, int bits);

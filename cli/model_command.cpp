@@ -5,6 +5,8 @@
 #include <array>
 
 #include "cli/batch.hpp"
+#include "cli/exit_codes.hpp"
+#include "input/limits.hpp"
 #include "cli/model_dot.hpp"
 #include "model/ops.hpp"
 
@@ -31,18 +33,18 @@ int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, s
   const auto fmt_ = model::find_format(a.format);
   if (!fmt_) {
     err << fmt::format("gpuparanoia: unknown format '{}' (known: {})\n", a.format, format_names());
-    return 2;
+    return kExitUsage;
   }
   const auto op = model::find_op(a.op);
   if (!op) {
     err << fmt::format("gpuparanoia: unknown op '{}' (known: {})\n", a.op, names_of(model::all_ops));
-    return 2;
+    return kExitUsage;
   }
   const auto rounding = model::find_rounding(a.rounding);
   if (!rounding) {
     err << fmt::format("gpuparanoia: unknown rounding '{}' (known: {})\n", a.rounding,
                        names_of(model::all_roundings));
-    return 2;
+    return kExitUsage;
   }
   const model::Format& f = **fmt_;
   const model::Format* from = &f;
@@ -51,12 +53,12 @@ int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, s
     if (!src) {
       err << fmt::format("gpuparanoia: cvt needs --from with a known format, got '{}' (known: {})\n", a.from,
                          format_names());
-      return 2;
+      return kExitUsage;
     }
     from = *src;
   } else if (!a.from.empty()) {
     err << "gpuparanoia: --from applies to --op cvt only\n";
-    return 2;
+    return kExitUsage;
   }
   model::Options o;
   o.rounding = *rounding;
@@ -69,7 +71,7 @@ int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, s
       o.ftz_out = true;
     } else {
       err << fmt::format("gpuparanoia: --ftz takes in, out or in,out, got '{}'\n", x);
-      return 2;
+      return kExitUsage;
     }
   }
 
@@ -77,16 +79,24 @@ int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, s
   const std::array<int, 1> widths = {from->storage_bits};
   std::vector<std::uint64_t> operands;
   std::string line, buffer;
-  ParseError perr;
-  int line_no = 0;
-  while (std::getline(in, line)) {
+  input::InputError bad{input::kStdinName, 0, "", ""};
+  long line_no = 0;
+  // Results before a bad line are written: the error's line number says how many there are.
+  const auto reject = [&] {
+    out << buffer;
+    out.flush();
+    err << "gpuparanoia: " << bad.text() << "\n";
+    return kExitBadInput;
+  };
+  for (LineRead got; (got = read_line(in, line)) != LineRead::end;) {
     ++line_no;
-    if (!parse_hex_line(line, line_no, widths, std::size_t(arity), operands, perr)) {
-      out << buffer;
-      out.flush();
-      err << "gpuparanoia: " << perr.message << "\n";
-      return 2;
+    if (got == LineRead::too_long) {
+      bad.line = line_no;
+      bad.field.clear();
+      bad.what = fmt::format("longer than {} bytes", input::kMaxLineBytes);
+      return reject();
     }
+    if (!parse_hex_line(line, line_no, widths, std::size_t(arity), operands, bad)) return reject();
     const model::Result r = model::evaluate(*op, f, o, operands, *from);
     buffer += format_hex(r.bits, f.storage_bits);
     if (a.flags) buffer += " " + format_hex(r.flags, 8);
@@ -98,7 +108,7 @@ int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, s
   }
   out << buffer;
   out.flush();
-  return 0;
+  return kExitOk;
 }
 
 void add_model_commands(CLI::App& app, int& exit_code) {
@@ -117,7 +127,14 @@ void add_model_commands(CLI::App& app, int& exit_code) {
   scalar->add_flag("--canonical-nan", args->canonical_nan, "Every NaN result is the canonical NaN");
   scalar->add_flag("--flags", args->flags,
                    "Append the IEEE flags in hex (1 inexact, 2 underflow, 4 overflow, 8 divbyzero, 10 invalid)");
-  scalar->callback([args, &exit_code] { exit_code = run_model_scalar(*args, std::cin, std::cout, std::cerr); });
+  scalar->callback([args, &exit_code] {
+    if (const auto why = stdin_unreadable()) {
+      std::cerr << *why;
+      exit_code = kExitBadInput;
+      return;
+    }
+    exit_code = run_model_scalar(*args, std::cin, std::cout, std::cerr);
+  });
   add_model_dot_command(*model, exit_code);
 }
 

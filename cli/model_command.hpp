@@ -23,7 +23,8 @@ struct ScalarArgs {
 void add_model_commands(CLI::App& app, int& exit_code);
 
 // Evaluates the batch on `in`, writing results to `out` and one error line to `err`.
-// Returns the process exit code: 0, or 2 for a usage or input error.
+// Returns the process exit code (cli/exit_codes.hpp): kExitOk, kExitUsage for bad options,
+// kExitBadInput for a bad line (the results before it are written).
 int run_model_scalar(const ScalarArgs& args, std::istream& in, std::ostream& out, std::ostream& err);
 
 }  // namespace gp::cli

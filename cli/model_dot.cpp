@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "cli/batch.hpp"
+#include "cli/exit_codes.hpp"
+#include "input/limits.hpp"
 #include "model/mma_instructions.hpp"
 
 namespace gp::cli {
@@ -41,6 +43,11 @@ std::size_t count_fields(std::string_view line) {
     in_field = !space;
   }
   return n;
+}
+
+// The message of a bad line: "gpuparanoia: <stdin>:3: why".
+std::string line_error(long line_no, std::string why) {
+  return "gpuparanoia: " + input::InputError{input::kStdinName, line_no, "", std::move(why)}.text() + "\n";
 }
 
 // The configuration of the --algorithm form for K products (block and group defaults depend on K).
@@ -89,7 +96,7 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
   const bool by_instruction = !args.instruction.empty();
   if (by_instruction == !args.algorithm.empty()) {
     err << "gpuparanoia: model dot needs either --instruction ARCH:NAME or --algorithm A\n";
-    return 2;
+    return kExitUsage;
   }
   // Evaluators, one per K (the --algorithm form derives block defaults from K).
   std::map<int, std::unique_ptr<model::Dot>> dots;
@@ -102,19 +109,19 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
           "gpuparanoia: unknown instruction '{}' (arch:name, e.g. hopper:HMMA.16816.F32; `gpuparanoia model dot "
           "--list` lists them)\n",
           args.instruction);
-      return 2;
+      return kExitUsage;
     }
     if (args.F || args.block || args.group || args.scale_block || !args.a_format.empty() || !args.b_format.empty() ||
         !args.c_format.empty() || !args.d_format.empty() || !args.scale_format.empty()) {
       err << "gpuparanoia: --F, --block, --group and the format options belong to the --algorithm form\n";
-      return 2;
+      return kExitUsage;
     }
     dots.emplace(ins->k, std::make_unique<model::Dot>(ins->config));
   } else {
     const auto alg = model::find_mma_algorithm(args.algorithm);
     if (!alg) {
       err << fmt::format("gpuparanoia: unknown algorithm '{}' (known: {})\n", args.algorithm, algorithm_names());
-      return 2;
+      return kExitUsage;
     }
     AlgorithmForm f{*alg, nullptr, nullptr, nullptr, nullptr, nullptr, args.F, args.block, args.group, args.scale_block, nullptr};
     const std::pair<const char*, const std::string*> names[] = {
@@ -126,7 +133,7 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
       if (!found) {
         err << fmt::format("gpuparanoia: {} needs a known format, got '{}' (known: {})\n", names[i].first,
                            *names[i].second, format_names());
-        return 2;
+        return kExitUsage;
       }
       *slots[i] = *found;
     }
@@ -134,28 +141,32 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
       const auto found = model::find_format(args.scale_format);
       if (!found || (*found != &model::ue8m0 && *found != &model::ue4m3)) {
         err << fmt::format("gpuparanoia: --scale-format takes ue8m0 or ue4m3, got '{}'\n", args.scale_format);
-        return 2;
+        return kExitUsage;
       }
       f.scale = *found;
     } else if (args.scale_block) {
       err << "gpuparanoia: --scale-block needs --scale-format\n";
-      return 2;
+      return kExitUsage;
     }
     const bool tree_options = !args.sums.empty() || !args.products.empty() || !args.rounding.empty() || !args.flush.empty();
     if (*alg != model::MmaAlgorithm::tree && (!args.tree.empty() || tree_options)) {
       err << "gpuparanoia: --tree, --sums, --products, --rounding and --flush belong to --algorithm tree\n";
-      return 2;
+      return kExitUsage;
     }
     if (*alg == model::MmaAlgorithm::tree) {
+      if (args.tree.empty()) {
+        err << "gpuparanoia: --tree: a tree is required, e.g. \"((p0+p1)+p2)+c\"\n";
+        return kExitUsage;
+      }
       auto parsed = model::parse_summation_tree(args.tree);
       if (!parsed.tree) {
-        err << "gpuparanoia: --tree: " << (args.tree.empty() ? "a tree is required, e.g. \"((p0+p1)+p2)+c\"" : parsed.error) << "\n";
-        return 2;
+        err << "gpuparanoia: --tree: " << parsed.error << "\n";
+        return kExitBadInput;
       }
       if (const std::string why = model::set_tree_options(*parsed.tree, *f.d, args.sums, args.products, args.rounding, args.flush);
           !why.empty()) {
         err << "gpuparanoia: " << why << "\n";
-        return 2;
+        return kExitUsage;
       }
       f.tree = std::make_shared<const model::SummationTree>(std::move(*parsed.tree));
     }
@@ -163,7 +174,7 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
     const std::string why = model::check(f.config(f.tree ? f.tree->k : 16));
     if (!why.empty()) {
       err << "gpuparanoia: " << why << "\n";
-      return 2;
+      return kExitUsage;
     }
     form = f;
   }
@@ -190,28 +201,29 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
   };
 
   // The error message of a line whose field count fits no K.
-  auto shape_error = [&](int line_no, std::size_t n, int k, int scales) {
+  auto shape_error = [&](long line_no, std::size_t n, int k, int scales) {
     if (ins)
-      return fmt::format("gpuparanoia: line {}: {} needs {} fields (c, {} a, {} b{}), found {}\n", line_no, ins->id(),
-                         1 + 2 * k + 2 * scales, k, k,
-                         scales ? fmt::format(", {} scale factors of a and of b", scales) : "", n);
-    return fmt::format("gpuparanoia: line {}: expected c, K values of a and K of b{} (K <= {}), found {} field{}\n",
-                       line_no, form->scale ? " and their scale factors" : "", model::kMaxDotK, n, n == 1 ? "" : "s");
+      return line_error(line_no, fmt::format("{} needs {} fields (c, {} a, {} b{}), found {}", ins->id(),
+                                             1 + 2 * k + 2 * scales, k, k,
+                                             scales ? fmt::format(", {} scale factors of a and of b", scales) : "", n));
+    return line_error(line_no, fmt::format("expected c, K values of a and K of b{} (K <= {}), found {} field{}",
+                                           form->scale ? " and their scale factors" : "", model::kMaxDotK, n,
+                                           n == 1 ? "" : "s"));
   };
   // The evaluator for K products (created on first use; shared by the workers).
   std::mutex dots_mutex;
-  auto evaluator = [&](int k, int line_no, std::string& error) -> const model::Dot* {
+  auto evaluator = [&](int k, long line_no, std::string& error) -> const model::Dot* {
     const std::lock_guard lock(dots_mutex);
     auto it = dots.find(k);
     if (it == dots.end()) {
       if (form->tree && form->tree->k != k) {
-        error = fmt::format("gpuparanoia: line {}: the tree sums {} products, the line has {}\n", line_no, form->tree->k, k);
+        error = line_error(line_no, fmt::format("the tree sums {} products, the line has {}", form->tree->k, k));
         return nullptr;
       }
       const DotConfig cfg = form->config(k);
       const std::string why = model::check(cfg);
       if (!why.empty()) {
-        error = fmt::format("gpuparanoia: line {}: {}\n", line_no, why);
+        error = line_error(line_no, why);
         return nullptr;
       }
       it = dots.emplace(k, std::make_unique<model::Dot>(cfg)).first;
@@ -223,20 +235,21 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
   // stops at its first bad line; the first bad line of the chunk ends the run.
   const unsigned threads = args.threads ? args.threads : std::max(1u, std::thread::hardware_concurrency());
   constexpr std::size_t kChunk = 1 << 16;
-  std::vector<std::string> lines(kChunk);
-  std::vector<std::uint64_t> results(kChunk);
-  std::vector<std::string> errors(kChunk);
+  // Grown as lines come (a short batch allocates little), reused from chunk to chunk.
+  std::vector<std::string> lines;
+  std::vector<std::uint64_t> results;
+  std::vector<std::string> errors;
   std::string buffer;
-  int line_no = 0;
+  long line_no = 0;
   const Format* d_format = ins ? ins->config.d : form->d;
 
-  auto work = [&](std::size_t begin, std::size_t end, int first_line_no) {
+  auto work = [&](std::size_t begin, std::size_t end, long first_line_no) {
     std::vector<std::uint64_t> parsed;
     std::vector<int> widths;
     std::map<int, const model::Dot*> cache;
-    ParseError perr;
+    input::InputError perr{input::kStdinName, 0, "", ""};
     for (std::size_t i = begin; i < end; ++i) {
-      const int no = first_line_no + int(i);
+      const long no = first_line_no + long(i);
       const std::size_t n = count_fields(lines[i]);
       int k = 0, scales = 0;
       if (!shape_for(n, k, scales)) {
@@ -257,7 +270,7 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
       widths.insert(widths.end(), std::size_t(k), cfg.b->storage_bits);
       if (scales) widths.insert(widths.end(), std::size_t(2 * scales), cfg.scale->storage_bits);
       if (!parse_hex_line(lines[i], no, widths, n, parsed, perr)) {
-        errors[i] = "gpuparanoia: " + perr.message + "\n";
+        errors[i] = "gpuparanoia: " + perr.text() + "\n";
         return;
       }
       const std::uint64_t* p = parsed.data();
@@ -266,15 +279,22 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
     }
   };
 
-  bool eof = false;
+  bool eof = false, too_long = false;
   while (!eof) {
     std::size_t n = 0;
-    while (n < kChunk && std::getline(in, lines[n])) ++n;
-    eof = n < kChunk;
-    if (n == 0) break;
+    for (LineRead got = LineRead::line; n < kChunk; ++n) {
+      if (n == lines.size()) lines.emplace_back();
+      got = read_line(in, lines[n]);
+      eof = got != LineRead::line;
+      too_long = got == LineRead::too_long;
+      if (eof) break;
+    }
+    if (n == 0 && !too_long) break;
+    results.resize(std::max(results.size(), n));
+    errors.resize(std::max(errors.size(), n));
     for (std::size_t i = 0; i < n; ++i) errors[i].clear();
-    const int first = line_no + 1;
-    line_no += int(n);
+    const long first = line_no + 1;
+    line_no += long(n);
     const unsigned t = unsigned(std::min<std::size_t>(threads, std::max<std::size_t>(1, n / 256)));
     if (t <= 1) {
       work(0, n, first);
@@ -289,15 +309,20 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
         out << buffer;
         out.flush();
         err << errors[i];
-        return 2;
+        return kExitBadInput;
       }
       buffer += format_hex(results[i], d_format->storage_bits);
       buffer += '\n';
     }
     out << buffer;
+    if (too_long) {
+      out.flush();
+      err << line_error(line_no + 1, fmt::format("longer than {} bytes", input::kMaxLineBytes));
+      return kExitBadInput;
+    }
   }
   out.flush();
-  return 0;
+  return kExitOk;
 }
 
 void add_model_dot_command(CLI::App& model, int& exit_code) {
@@ -329,6 +354,11 @@ void add_model_dot_command(CLI::App& model, int& exit_code) {
     // Buffered standard streams: synchronised with stdio, every character read takes a lock once
     // the worker threads exist.
     std::ios_base::sync_with_stdio(false);
+    if (const auto why = stdin_unreadable(); why && !args->list) {
+      std::cerr << *why;
+      exit_code = kExitBadInput;
+      return;
+    }
     exit_code = run_model_dot(*args, std::cin, std::cout, std::cerr);
   });
 }

@@ -2,28 +2,23 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <memory>
 #include <optional>
 
 #include "audit/compare.hpp"
 #include "audit/report.hpp"
+#include "audit/result_check.hpp"
+#include "cli/exit_codes.hpp"
 
 namespace gp::cli {
 
 namespace {
 
+// A result document, or nullopt after one line on stderr naming the file and the key at fault.
 std::optional<nlohmann::json> read_result(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    fmt::print(stderr, "gpuparanoia: cannot open {}\n", path);
-    return std::nullopt;
-  }
-  nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("findings")) {
-    fmt::print(stderr, "gpuparanoia: {} is not a gpuparanoia result (JSON with \"findings\")\n", path);
-    return std::nullopt;
-  }
+  input::InputError err;
+  auto doc = audit::read_result(path, err);
+  if (!doc) fmt::print(stderr, "gpuparanoia: {}\n", err.text());
   return doc;
 }
 
@@ -40,14 +35,15 @@ void add_results_commands(CLI::App& app, int& exit_code) {
   cmd->add_option("B", args->b, "Another result JSON")->required();
   cmd->add_flag("--markdown", args->markdown, "Write Markdown instead of text");
   cmd->callback([args, &exit_code] {
-    const auto a = read_result(args->a), b = read_result(args->b);
+    const auto a = read_result(args->a);
+    const auto b = a ? read_result(args->b) : std::nullopt;  // one error line at most
     if (!a || !b) {
-      exit_code = 2;
+      exit_code = kExitBadInput;
       return;
     }
     const audit::Comparison c = audit::compare_results(*a, *b);
     fmt::print("{}", args->markdown ? audit::comparison_markdown(c) : audit::comparison_text(c));
-    exit_code = c.differences.empty() ? 0 : 1;
+    exit_code = c.differences.empty() ? kExitOk : kExitDifferences;
   });
 
   auto files = std::make_shared<std::vector<std::string>>();
@@ -58,7 +54,7 @@ void add_results_commands(CLI::App& app, int& exit_code) {
     for (const std::string& f : *files) {
       auto doc = read_result(f);
       if (!doc) {
-        exit_code = 2;
+        exit_code = kExitBadInput;
         return;
       }
       docs.push_back(std::move(*doc));

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <climits>
 
+#include "input/input_error.hpp"
+#include "input/limits.hpp"
 #include "model/mma_algorithms.hpp"
 #include "model/ops.hpp"
 #include "model/value.hpp"
@@ -11,13 +13,15 @@
 
 namespace gp::model {
 
+static_assert(input::kMaxTreeDepth >= kMaxDotK + 1, "a chain over the most products must parse");
+
 namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Text form: a recursive-descent parser that writes the postfix steps.
 class Parser {
  public:
-  Parser(std::string_view s, int k) : s_(s), k_(k), seen_(std::size_t(k) + 1, false) {}
+  Parser(std::string_view s, int k) : s_(s), k_(k), seen_(k >= 1 && k <= kMaxDotK ? std::size_t(k) + 1 : 0, false) {}
 
   TreeParse run() {
     SummationTree t;
@@ -25,7 +29,7 @@ class Parser {
     if (k_ < 1 || k_ > kMaxDotK) return fail("K must lie in 1.." + std::to_string(kMaxDotK));
     if (!sum(t, true)) return {std::nullopt, error_};
     skip();
-    if (pos_ != s_.size()) return fail("unexpected '" + std::string(1, s_[pos_]) + "'");
+    if (pos_ != s_.size()) return fail("unexpected " + input::quoted(s_.substr(pos_, 1)));
     for (int i = 0; i <= k_; ++i)
       if (!seen_[std::size_t(i)]) return fail((i == k_ ? std::string("c") : "p" + std::to_string(i)) + " is missing");
     return {std::move(t), ""};
@@ -33,7 +37,7 @@ class Parser {
 
  private:
   TreeParse fail(std::string why) {
-    return {std::nullopt, why + " at character " + std::to_string(pos_ + 1) + " of '" + std::string(s_) + "'"};
+    return {std::nullopt, why + " at character " + std::to_string(pos_ + 1) + " of " + input::quoted(s_)};
   }
   bool error(std::string why) {
     error_ = fail(std::move(why)).error;
@@ -69,9 +73,13 @@ class Parser {
   }
   bool term(SummationTree& t) {
     if (eat('(')) {
+      // Each level recurses once: the depth bounds the parser's stack.
+      if (++depth_ > input::kMaxTreeDepth)
+        return error("parentheses nested deeper than " + std::to_string(input::kMaxTreeDepth));
       const std::size_t before = t.steps.size();
       if (!sum(t, false)) return false;
       if (!eat(')')) return error("')' expected");
+      --depth_;
       if (t.steps.size() == before + 1 && t.steps.back().leaf >= 0) return error("a node needs two terms at least");
     } else {
       const std::string w = word();
@@ -82,7 +90,7 @@ class Parser {
         leaf = std::stoi(w.substr(1));
         if (leaf >= k_) return error(w + " beyond K = " + std::to_string(k_));
       } else {
-        return error(w.empty() ? "a product pK, c or '(' expected" : "unknown leaf '" + w + "'");
+        return error(w.empty() ? "a product pK, c or '(' expected" : "unknown leaf " + input::quoted(w));
       }
       if (seen_[std::size_t(leaf)]) return error(w + " appears twice");
       seen_[std::size_t(leaf)] = true;
@@ -91,14 +99,14 @@ class Parser {
     if (eat('@')) {
       const std::string f = word();
       const auto fmt = find_format(f);
-      if (!fmt) return error("unknown format '" + f + "'");
+      if (!fmt) return error("unknown format " + input::quoted(f));
       SummationTree::Step& s = t.steps.back();
       if (s.leaf == k_) return error("c takes no annotation (its format is c's)");
       s.format = *fmt;
       if (eat(':')) {
         const std::string r = word();
         const auto mode = find_rounding(r);
-        if (!mode) return error("unknown rounding '" + r + "'");
+        if (!mode) return error("unknown rounding " + input::quoted(r));
         s.rounding = *mode;
       }
     }
@@ -109,6 +117,7 @@ class Parser {
   int k_;
   std::vector<bool> seen_;
   std::size_t pos_ = 0;
+  int depth_ = 0;  // parentheses open at pos_
   std::string error_;
 };
 

@@ -1,11 +1,14 @@
 // The batch command line (README, Command line): hex parsing, widths, errors naming line and field.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <random>
 #include <sstream>
 
 #include "cli/batch.hpp"
+#include "cli/exit_codes.hpp"
 #include "cli/model_command.hpp"
+#include "input/limits.hpp"
 
 namespace gp::cli {
 namespace {
@@ -41,8 +44,24 @@ TEST(ModelScalar, OneResultPerLineAtTheStorageWidth) {
   EXPECT_EQ(run(a, "3f808000\n").out, "3f81\n");
 }
 
-TEST(ModelScalar, UpperCaseHexTabsAndLeadingZerosAreAccepted) {
-  EXPECT_EQ(run(args("binary16", "add"), "3C00\t003c00\r\n").out, "4000\n");
+TEST(ModelScalar, UpperCaseHexTabsAndShortFieldsAreAccepted) {
+  EXPECT_EQ(run(args("binary16", "add"), "3C00\t3c00\r\n0 01\n").out, "4000\n0001\n");
+}
+
+// A field has 1 to the storage width's hex digits: leading zeros beyond it are an error, as is a
+// line beyond the length limit.
+TEST(ModelScalar, FieldsAndLinesBeyondTheirWidthAreErrors) {
+  Outcome r = run(args("binary16", "add"), "3c00 03c00\n");
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 2: '03c00' does not fit in 16 bits (4 hex digits at most)\n");
+  r = run(args("fp24", "add"), "0 1000000\n");
+  EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 2: '1000000' does not fit in 24 bits (6 hex digits at most)\n");
+  r = run(args("binary16", "add"), "0 0\n" + std::string(input::kMaxLineBytes + 1, ' ') + "\n0 0\n");
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_EQ(r.out, "0000\n");
+  EXPECT_EQ(r.err, fmt::format("gpuparanoia: <stdin>:2: longer than {} bytes\n", input::kMaxLineBytes));
+  EXPECT_EQ(run(args("binary16", "add"), "0 0\n" + std::string(input::kMaxLineBytes - 3, ' ') + "0 0").out,
+            "0000\n0000\n");  // a line of the limit's length, without its newline
 }
 
 TEST(ModelScalar, OptionsReachTheModel) {
@@ -62,17 +81,19 @@ TEST(ModelScalar, OptionsReachTheModel) {
 
 TEST(ModelScalar, ErrorsNameLineAndField) {
   Outcome r = run(args("binary16", "add"), "3c00 3c00\n3c00 xyz\n");
-  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_EQ(r.out, "4000\n");  // results before the bad line are written
-  EXPECT_NE(r.err.find("line 2, field 2"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err, "gpuparanoia: <stdin>:2: field 2: 'xyz' is not a hex bit pattern\n");
   r = run(args("binary16", "add"), "3c00\n");
-  EXPECT_NE(r.err.find("line 1: expected 2 fields, found 1"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: expected 2 fields, found 1\n");
   r = run(args("binary16", "add"), "3c00 1 2\n");
-  EXPECT_NE(r.err.find("line 1, field 3"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 3: expected 2 fields, found more\n");
   r = run(args("binary16", "add"), "3c00 10000\n");
   EXPECT_NE(r.err.find("does not fit in 16 bits"), std::string::npos) << r.err;
+  r = run(args("binary16", "add"), "3c00 \x01\n");
+  EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 2: byte 0x01 is not a hex bit pattern\n");
   r = run(args("binary16", "add"), "\n");
-  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.code, kExitBadInput);
   r = run(args("e2m1", "sqrt"), "ff\n");  // containers are checked at the storage width
   EXPECT_EQ(r.code, 0);
 }
@@ -95,13 +116,14 @@ TEST(ModelScalar, UnknownNamesAreErrors) {
 
 TEST(HexLine, WidthsPerField) {
   std::vector<std::uint64_t> v;
-  ParseError e;
+  input::InputError e;
   const int widths[] = {32, 16};
   EXPECT_TRUE(parse_hex_line("ffffffff ffff", 1, widths, 2, v, e));
   EXPECT_FALSE(parse_hex_line("ffffffff 1ffff", 1, widths, 2, v, e));
   const int w64[] = {64};
-  EXPECT_TRUE(parse_hex_line("0000ffffffffffffffff", 1, w64, 1, v, e));
+  EXPECT_TRUE(parse_hex_line("ffffffffffffffff", 1, w64, 1, v, e));
   EXPECT_EQ(v[0], ~std::uint64_t{0});
+  EXPECT_FALSE(parse_hex_line("0ffffffffffffffff", 1, w64, 1, v, e));
   EXPECT_FALSE(parse_hex_line("1ffffffffffffffff", 1, w64, 1, v, e));
   EXPECT_EQ(format_hex(0x7e, 8), "7e");
   EXPECT_EQ(format_hex(0x1, 32), "00000001");
@@ -113,7 +135,7 @@ TEST(HexLine, FuzzedLinesParseOrNameTheirLine) {
   std::mt19937_64 rng(12345);
   const std::string alphabet = "0123456789abcdefABCDEF \t\r xg-+.\x01\xff";
   std::vector<std::uint64_t> v;
-  ParseError e;
+  input::InputError e;
   const int widths[] = {16, 32, 64};
   for (int i = 0; i < 200000; ++i) {
     std::string line(rng() % 40, ' ');
@@ -123,7 +145,8 @@ TEST(HexLine, FuzzedLinesParseOrNameTheirLine) {
       ASSERT_EQ(v.size(), fields);
       EXPECT_LE(v[0], 0xffffu);
     } else {
-      ASSERT_EQ(e.message.rfind("line 7", 0), 0u) << e.message;
+      ASSERT_EQ(e.line, 7) << e.what;
+      ASSERT_EQ(e.text().find('\n'), std::string::npos) << e.what;
     }
   }
 }

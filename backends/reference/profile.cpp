@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 
+#include "input/json_input.hpp"
 #include "model/mma_instructions.hpp"
 
 namespace gp::backends {
@@ -105,15 +105,10 @@ std::vector<Profile> builtin_profiles() {
 }
 
 Expected<std::vector<Profile>> load_profile_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return Error{fmt::format("cannot read profile file {}", path.string())};
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    return Error{fmt::format("{}: not JSON: {}", path.string(), e.what())};
-  }
-  return parse_profiles(doc, path.string());
+  input::InputError err;
+  const auto doc = input::read_json_file(path, err);
+  if (!doc) return Error{err.text()};
+  return parse_profiles(*doc, path.string());
 }
 
 Expected<std::vector<Profile>> parse_profiles(const json& doc, const std::string& where) {
@@ -121,37 +116,48 @@ Expected<std::vector<Profile>> parse_profiles(const json& doc, const std::string
   const json list = doc.is_array() ? doc : json::array({doc});
   for (std::size_t i = 0; i < list.size(); ++i) {
     const json& p = list[i];
-    const std::string at = doc.is_array() ? fmt::format("{}[{}]", where, i) : where;
-    if (!p.is_object()) return Error{fmt::format("{}: a profile is a JSON object", at)};
+    // Errors read "<file>: <key path>: <what>", the path starting with the index in a list.
+    const std::string pre = doc.is_array() ? fmt::format("[{}]", i) : "";
+    const auto error = [&](std::string_view key, std::string_view what) {
+      return Error{fmt::format("{}: {}{}{}: {}", where, pre, pre.empty() || key.empty() ? "" : ".", key, what)};
+    };
+    if (!p.is_object()) return Error{fmt::format("{}: {}{}a profile is a JSON object", where, pre, pre.empty() ? "" : ": ")};
     // A result document: its device profile, named after the device.
-    const json& body = p.contains("schema") && p.contains("profile") ? p["profile"] : p;
+    const bool result = p.contains("schema") && p.contains("profile");
+    const json& body = result ? p["profile"] : p;
     Profile prof;
     for (const auto& [key, value] : p.items()) {
       if (key == "name" || key == "description" || key == "device_name" || key == "vendor") {
-        if (!value.is_string()) return Error{fmt::format("{}: key '{}' must be a string", at, key)};
+        if (!value.is_string()) return error(key, "must be a string");
       } else if (key == "published") {
-        if (!value.is_object()) return Error{fmt::format("{}: key 'published' must be an object", at)};
+        if (!value.is_object()) return error(key, "must be an object");
         for (const auto& [k, v] : value.items()) {
-          if (!v.is_string()) return Error{fmt::format("{}: published.{} must be a string", at, k)};
+          if (!v.is_string()) return error("published." + input::key_text(k), "must be a string");
           prof.published[k] = v.get<std::string>();
         }
-      } else if (key != "scalar" && key != "mma" && !(p.contains("schema") && p.contains("profile"))) {
-        return Error{fmt::format("{}: unknown key '{}' (known: name, description, device_name, vendor, published, scalar)",
-                                 at, key)};
+      } else if (key != "scalar" && !result) {  // "mma" too: a profile file's MMA part is not read
+        return error(input::key_text(key), "unknown key (known: name, description, device_name, vendor, published, scalar)");
       }
     }
-    prof.name = p.value("name", p.contains("device") ? p["device"].value("id", std::string("profile")) : "");
-    if (prof.name.empty()) return Error{fmt::format("{}: key 'name' is missing", at)};
+    std::string device_id = "profile";
+    if (result && p.contains("device")) {
+      const json& d = p["device"];
+      if (!d.is_object()) return error("device", "must be an object");
+      if (d.contains("id") && !d["id"].is_string()) return error("device.id", "must be a string");
+      if (d.contains("id")) device_id = d["id"].get<std::string>();
+    }
+    prof.name = p.value("name", result ? device_id : "");
+    if (prof.name.empty()) return error("name", "missing");
     if (prof.name.rfind("ref:", 0) == 0) prof.name = prof.name.substr(4);
     prof.device_name = p.value("device_name", "user profile " + prof.name);
     prof.vendor = p.value("vendor", "user");
     prof.description = p.value("description", "from " + where);
-    if (!body.contains("scalar") || !body["scalar"].is_object())
-      return Error{fmt::format("{}: key 'scalar' (an object of formats) is missing", at)};
+    const std::string scalar = result ? "profile.scalar" : "scalar";
+    if (!body.contains("scalar") || !body["scalar"].is_object()) return error(scalar, "missing (an object of formats)");
     for (const auto& [format, unit] : body["scalar"].items()) {
       const auto f = model::find_format(format);
-      if (!f) return Error{fmt::format("{}: scalar.{}: unknown format", at, format)};
-      auto u = unit_from_json(**f, unit, fmt::format("{}: scalar.{}", at, format));
+      if (!f) return error(scalar + "." + input::key_text(format), "unknown format");
+      auto u = unit_from_json(**f, unit, fmt::format("{}: {}{}{}.{}", where, pre, pre.empty() ? "" : ".", scalar, format));
       if (!u) return u.error();
       prof.units.push_back(*u);
     }
@@ -182,7 +188,7 @@ class Reader {
       if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
         std::string known;
         for (std::string_view x : keys) known += (known.empty() ? "" : ", ") + std::string(x);
-        return Error{fmt::format("{}.{}: unknown key (known: {})", where_, k, known)};
+        return Error{fmt::format("{}.{}: unknown key (known: {})", where_, input::key_text(k), known)};
       }
     }
     return true;

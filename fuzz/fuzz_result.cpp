@@ -1,0 +1,32 @@
+// A result document as `compare` and `table` read it: parsed within the limits, checked, then
+// compared and rendered. The reports must also take documents that fail the check (they read any
+// shape), so they run on every parsed document.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "audit/compare.hpp"
+#include "audit/report.hpp"
+#include "audit/result_check.hpp"
+#include "fuzz/fuzz_check.hpp"
+#include "input/json_input.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace gp;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  input::InputError err;
+  const auto doc = input::parse_json(text, "fuzz.json", err);
+  if (!doc) {
+    fuzz::require_one_line("gpuparanoia: " + err.text() + "\n", "fuzz.json");
+    return 0;
+  }
+  if (const auto bad = audit::check_result(*doc)) fuzz::require(bad->text().find('\n') == std::string::npos, "one line", bad->text());
+  (void)audit::text_report(*doc);
+  (void)audit::markdown_report(*doc);
+  (void)audit::headline_lines(*doc);
+  (void)audit::results_table({*doc, nlohmann::json::object()});
+  const audit::Comparison c = audit::compare_results(*doc, nlohmann::json::object());
+  (void)audit::comparison_text(c);
+  (void)audit::comparison_markdown(c);
+  return 0;
+}
