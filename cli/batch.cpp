@@ -42,7 +42,8 @@ std::optional<std::string> stdin_unreadable() {
   return std::nullopt;
 }
 
-bool parse_hex_line(std::string_view line, long line_no, std::span<const int> bits, std::size_t expected_fields,
+bool parse_hex_line(std::string_view line, long line_no, std::span<const model::Format* const> formats,
+                    std::size_t expected_fields,
                     std::vector<std::uint64_t>& out, input::InputError& err) {
   out.clear();
   err.line = line_no;
@@ -63,12 +64,14 @@ bool parse_hex_line(std::string_view line, long line_no, std::span<const int> bi
       err.what = fmt::format("{} is not a hex bit pattern", input::quoted(field));
       return false;
     }
-    const int width = bits[std::min(out.size(), bits.size() - 1)];
+    const model::Format& f = *formats[std::min(out.size(), formats.size() - 1)];
+    const std::size_t digits = std::size_t(f.storage_bits + 3) / 4;
+    const int width = f.pad_bits + f.value_bits();  // the encoding, without the container's spare bits
     std::uint64_t v = 0;
     for (char c : field.substr(0, 16)) v = (v << 4) | std::uint64_t(hex_digit(c));
-    if (field.size() > std::size_t(width + 3) / 4 || (width < 64 && (v >> width) != 0)) {
-      err.what = fmt::format("{} does not fit in {} bits ({} hex digits at most)", input::quoted(field), width,
-                             (width + 3) / 4);
+    if (field.size() > digits || (width < 64 && (v >> width) != 0)) {
+      err.what = fmt::format("{} is not a {} bit pattern ({} bits, {} hex digits at most)", input::quoted(field),
+                             f.name, width, digits);
       return false;
     }
     out.push_back(v);

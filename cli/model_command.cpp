@@ -76,7 +76,7 @@ int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, s
   }
 
   const int arity = model::arity(*op);
-  const std::array<int, 1> widths = {from->storage_bits};
+  const std::array<const model::Format*, 1> widths = {from};
   std::vector<std::uint64_t> operands;
   std::string line, buffer;
   input::InputError bad{input::kStdinName, 0, "", ""};

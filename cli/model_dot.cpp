@@ -245,7 +245,7 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
 
   auto work = [&](std::size_t begin, std::size_t end, long first_line_no) {
     std::vector<std::uint64_t> parsed;
-    std::vector<int> widths;
+    std::vector<const model::Format*> widths;
     std::map<int, const model::Dot*> cache;
     input::InputError perr{input::kStdinName, 0, "", ""};
     for (std::size_t i = begin; i < end; ++i) {
@@ -265,10 +265,10 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
         cache.emplace(k, dot);
       }
       const DotConfig& cfg = dot->config();
-      widths.assign({cfg.c->storage_bits});
-      widths.insert(widths.end(), std::size_t(k), cfg.a->storage_bits);
-      widths.insert(widths.end(), std::size_t(k), cfg.b->storage_bits);
-      if (scales) widths.insert(widths.end(), std::size_t(2 * scales), cfg.scale->storage_bits);
+      widths.assign({cfg.c});
+      widths.insert(widths.end(), std::size_t(k), cfg.a);
+      widths.insert(widths.end(), std::size_t(k), cfg.b);
+      if (scales) widths.insert(widths.end(), std::size_t(2 * scales), cfg.scale);
       if (!parse_hex_line(lines[i], no, widths, n, parsed, perr)) {
         errors[i] = "gpuparanoia: " + perr.text() + "\n";
         return;

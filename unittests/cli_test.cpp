@@ -53,9 +53,9 @@ TEST(ModelScalar, UpperCaseHexTabsAndShortFieldsAreAccepted) {
 TEST(ModelScalar, FieldsAndLinesBeyondTheirWidthAreErrors) {
   Outcome r = run(args("binary16", "add"), "3c00 03c00\n");
   EXPECT_EQ(r.code, kExitBadInput);
-  EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 2: '03c00' does not fit in 16 bits (4 hex digits at most)\n");
+  EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 2: '03c00' is not a binary16 bit pattern (16 bits, 4 hex digits at most)\n");
   r = run(args("fp24", "add"), "0 1000000\n");
-  EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 2: '1000000' does not fit in 24 bits (6 hex digits at most)\n");
+  EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 2: '1000000' is not a fp24 bit pattern (24 bits, 6 hex digits at most)\n");
   r = run(args("binary16", "add"), "0 0\n" + std::string(input::kMaxLineBytes + 1, ' ') + "\n0 0\n");
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_EQ(r.out, "0000\n");
@@ -89,13 +89,16 @@ TEST(ModelScalar, ErrorsNameLineAndField) {
   r = run(args("binary16", "add"), "3c00 1 2\n");
   EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 3: expected 2 fields, found more\n");
   r = run(args("binary16", "add"), "3c00 10000\n");
-  EXPECT_NE(r.err.find("does not fit in 16 bits"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is not a binary16 bit pattern (16 bits"), std::string::npos) << r.err;
   r = run(args("binary16", "add"), "3c00 \x01\n");
   EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 2: byte 0x01 is not a hex bit pattern\n");
   r = run(args("binary16", "add"), "\n");
   EXPECT_EQ(r.code, kExitBadInput);
-  r = run(args("e2m1", "sqrt"), "ff\n");  // containers are checked at the storage width
+  r = run(args("e2m1", "sqrt"), "f\n");
   EXPECT_EQ(r.code, 0);
+  r = run(args("e2m1", "sqrt"), "ff\n");  // e2m1 is 4 bits in a byte: the value must fit the format
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 1: 'ff' is not a e2m1 bit pattern (4 bits, 2 hex digits at most)\n");
 }
 
 TEST(ModelScalar, UnknownNamesAreErrors) {
@@ -117,14 +120,25 @@ TEST(ModelScalar, UnknownNamesAreErrors) {
 TEST(HexLine, WidthsPerField) {
   std::vector<std::uint64_t> v;
   input::InputError e;
-  const int widths[] = {32, 16};
+  const model::Format* widths[] = {&model::binary32, &model::binary16};
   EXPECT_TRUE(parse_hex_line("ffffffff ffff", 1, widths, 2, v, e));
   EXPECT_FALSE(parse_hex_line("ffffffff 1ffff", 1, widths, 2, v, e));
-  const int w64[] = {64};
+  const model::Format* w64[] = {&model::binary64};
   EXPECT_TRUE(parse_hex_line("ffffffffffffffff", 1, w64, 1, v, e));
   EXPECT_EQ(v[0], ~std::uint64_t{0});
   EXPECT_FALSE(parse_hex_line("0ffffffffffffffff", 1, w64, 1, v, e));
   EXPECT_FALSE(parse_hex_line("1ffffffffffffffff", 1, w64, 1, v, e));
+  // The value fits the format, not only its container: e2m1 and e2m3 sit in the low bits of a byte.
+  const model::Format* fp4[] = {&model::e2m1};
+  EXPECT_TRUE(parse_hex_line("f", 1, fp4, 1, v, e));
+  EXPECT_FALSE(parse_hex_line("1f", 1, fp4, 1, v, e));
+  EXPECT_NE(e.what.find("e2m1"), std::string::npos) << e.what;
+  const model::Format* fp6[] = {&model::e2m3};
+  EXPECT_TRUE(parse_hex_line("3f", 1, fp6, 1, v, e));
+  EXPECT_FALSE(parse_hex_line("40", 1, fp6, 1, v, e));
+  // tf32's ignored low bits are part of its 32-bit pattern.
+  const model::Format* tf32[] = {&model::tf32};
+  EXPECT_TRUE(parse_hex_line("3f801fff", 1, tf32, 1, v, e));
   EXPECT_EQ(format_hex(0x7e, 8), "7e");
   EXPECT_EQ(format_hex(0x1, 32), "00000001");
   EXPECT_EQ(format_hex(0x1, 6), "01");
@@ -136,7 +150,7 @@ TEST(HexLine, FuzzedLinesParseOrNameTheirLine) {
   const std::string alphabet = "0123456789abcdefABCDEF \t\r xg-+.\x01\xff";
   std::vector<std::uint64_t> v;
   input::InputError e;
-  const int widths[] = {16, 32, 64};
+  const model::Format* widths[] = {&model::binary16, &model::binary32, &model::binary64};
   for (int i = 0; i < 200000; ++i) {
     std::string line(rng() % 40, ' ');
     for (char& c : line) c = alphabet[rng() % alphabet.size()];

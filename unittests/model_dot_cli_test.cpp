@@ -147,7 +147,7 @@ TEST(ModelDotCli, ErrorsNameLineAndField) {
   EXPECT_EQ(r.rc, kExitBadInput);
   EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 9: 'xyz' is not a hex bit pattern\n");
   r = run(v, "3f800000 3c00 3c00 3c00 3c00 3c00 3c00 3c00 13c00\n");
-  EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 9: '13c00' does not fit in 16 bits (4 hex digits at most)\n");
+  EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 9: '13c00' is not a binary16 bit pattern (16 bits, 4 hex digits at most)\n");
   r = run(v, "\n");
   EXPECT_EQ(r.rc, kExitBadInput);
   r = run(algorithm("fda", "binary16", "binary32"), "3f800000 3c00\n");
