@@ -10,19 +10,13 @@
 
 #include "backends/reference/profile.hpp"
 #include "fuzz/fuzz_check.hpp"
-#include "input/json_input.hpp"
 #include "model/ops.hpp"
 #include "model/scalar_unit.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace gp;
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
-  input::InputError err;
-  const auto doc = input::parse_json(text, "fuzz.json", err);
-  if (!doc) {
-    fuzz::require_one_line("gpuparanoia: " + err.text() + "\n", "fuzz.json");
-    return 0;
-  }
+  const auto doc = fuzz::json_or_one_line(data, size);
+  if (!doc) return 0;
   const auto profiles = backends::parse_profiles(*doc, "fuzz.json");
   if (!profiles) {
     fuzz::require_one_line("gpuparanoia: " + profiles.error().message + "\n", "fuzz.json");

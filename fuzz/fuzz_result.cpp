@@ -9,17 +9,11 @@
 #include "audit/report.hpp"
 #include "audit/result_check.hpp"
 #include "fuzz/fuzz_check.hpp"
-#include "input/json_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace gp;
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
-  input::InputError err;
-  const auto doc = input::parse_json(text, "fuzz.json", err);
-  if (!doc) {
-    fuzz::require_one_line("gpuparanoia: " + err.text() + "\n", "fuzz.json");
-    return 0;
-  }
+  const auto doc = fuzz::json_or_one_line(data, size);
+  if (!doc) return 0;
   if (const auto bad = audit::check_result(*doc)) fuzz::require(bad->text().find('\n') == std::string::npos, "one line", bad->text());
   (void)audit::text_report(*doc);
   (void)audit::markdown_report(*doc);
