@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
 
 #include "audit/finding.hpp"
 #include "backends/device.hpp"
+#include "model/scalar_unit.hpp"
 
 namespace gp::audit {
 
@@ -35,6 +37,12 @@ class ScalarProbe {
   // applies but needs a missing capability reports `unsupported` from run().
   virtual bool applies(const model::Format&) const { return true; }
   virtual Finding run(backends::Device& device, const model::Format& format, const ProbeContext& ctx) const = 0;
+  // For a probe that concludes from candidate units (tests_scalar/probe_support.hpp): its question
+  // asked of a unit, the answer a device made of that unit must get (null: the question does not
+  // apply to it); nullopt for a probe that measures and asks nothing. Tests hold verdicts to it.
+  virtual std::optional<nlohmann::json> ask(const model::ScalarUnit&) const { return std::nullopt; }
+  // The profile fragment a stated answer gives (Finding::profile).
+  virtual nlohmann::json profile_of(const nlohmann::json&) const { return nlohmann::json::object(); }
 };
 
 // Every scalar probe, in the order the report presents them.

@@ -119,6 +119,9 @@ AdderCases adder_cases(const Format& f, const audit::ProbeContext& ctx) {
     // A subtrahend with bits all the way down: 1 + 2^-(p-1) below the precision.
     sums.push_back({{value(f, false, k - 1, 3), value(f, true, k - i - p + 1, (std::uint64_t{1} << (p - 1)) | 1)},
                     fmt::format("1.5 + -(1 + 2^-{})*2^-{}{}", p - 1, i, times(k))});
+    // The same from 1: the difference falls into the binade below, whose ties need one bit more.
+    sums.push_back({{pow2(f, k), value(f, true, k - i - p + 1, (std::uint64_t{1} << (p - 1)) | 1)},
+                    fmt::format("1 + -(1 + 2^-{})*2^-{}{}", p - 1, i, times(k))});
   }
   // Near ties: the smaller operand is half an ulp (or a quarter, or twice that) plus or minus 2^-m
   // of itself, so that a rest just above or below a tie, or exactly on it once bits beyond the
@@ -169,74 +172,124 @@ AdderCases adder_cases(const Format& f, const audit::ProbeContext& ctx) {
   return {std::move(paper), std::move(sums), std::move(random)};
 }
 
-class GuardBitsProbe final : public audit::ScalarProbe {
+// The adder's answer, from its parameters: the adder of f that computes the same sums of values
+// of f, where the model says which (adders no input tells apart answer alike, so that a verdict
+// states what the outputs show):
+//   - a sticky adder with enough guard bits is correctly rounded (two for the nearest modes, one
+//     for the directed ones and round-to-odd: Coonen's argument); so is one of a nearest mode with
+//     p + 1 guard bits: the smaller operand of a sum that can reach a tie is then kept whole, and a
+//     smaller one is below a quarter of an ulp;
+//   - with no guard bit the register's rest is 0 or a tie: a nearest mode breaks the tie as the
+//     directed mode of its tie rule does (rnz as chop, rna as ra, rnu as ru, rnd as rd, rno as ro);
+//   - chop is rz's arithmetic: named chop when bits were dropped, rz when correctly rounded;
+//   - registers of p' = p + d bits stored to f: chopped stores of an adder that chops (or rounds
+//     to odd) with g guard bits are an adder of f chopping with g + d; a correctly rounded
+//     register adder stored in its own directed mode is correctly rounded; a store to nearest is
+//     correctly rounded when p' >= 2p + 2 and the register keeps the smaller operand of any sum
+//     that can reach a tie (correctly rounded, or g + d >= p + 1): that sum is exact in the
+//     register. Other register units answer with their registers' format and adder.
+bool directed(Rounding r) { return r == Rounding::rz || r == Rounding::ru || r == Rounding::rd || r == Rounding::ra || r == Rounding::ro; }
+
+AdderParams canonical_adder(int p, AdderParams a) {
+  Rounding r = a.rounding.effective();
+  if (a.guard_bits && ((a.sticky && *a.guard_bits >= (directed(r) ? 1 : 2)) || (!directed(r) && *a.guard_bits >= p + 1)))
+    a = {UnitRounding::ieee(r), std::nullopt, false};
+  if (a.guard_bits && *a.guard_bits == 0) {
+    switch (r) {
+      case Rounding::rnz: r = Rounding::rz; break;
+      case Rounding::rna: r = Rounding::ra; break;
+      case Rounding::rnu: r = Rounding::ru; break;
+      case Rounding::rnd: r = Rounding::rd; break;
+      case Rounding::rno: r = Rounding::ro; break;
+      default: break;
+    }
+  }
+  a.rounding = a.guard_bits && r == Rounding::rz ? UnitRounding::chopped() : UnitRounding::ieee(r);
+  return a;
+}
+
+nlohmann::json adder_answer(const model::ScalarUnit& u, const AdderParams& unit_adder) {
+  const Format& f = u.storage_format();
+  const int p = f.precision(), pr = u.format->precision(), d = pr - p;
+  AdderParams a = canonical_adder(pr, unit_adder);
+  bool registers = d > 0;
+  if (registers) {
+    const Rounding s = u.convert.effective(), r = a.rounding.effective();
+    if (s == Rounding::rz && (r == Rounding::rz || r == Rounding::ro)) {
+      a = a.guard_bits ? AdderParams{UnitRounding::chopped(), *a.guard_bits + d, a.sticky}
+                       : AdderParams{UnitRounding::ieee(Rounding::rz), std::nullopt, false};
+      registers = false;
+    } else if (!a.guard_bits && r == s && directed(s) && s != Rounding::ro) {
+      registers = false;
+    } else if (!directed(s) && pr >= 2 * p + 2 && (!a.guard_bits || *a.guard_bits + d >= p + 1)) {
+      a = {UnitRounding::ieee(s), std::nullopt, false};
+      registers = false;
+    }
+    if (!registers) a = canonical_adder(p, a);
+  }
+  nlohmann::json j = nlohmann::json::object();
+  if (registers) j["registers"] = u.format->name;
+  j["rounding"] = model::name(a.rounding);
+  j["guard_bits"] = a.guard_bits ? nlohmann::json(*a.guard_bits) : nlohmann::json(nullptr);
+  j["sticky"] = a.sticky;
+  return j;
+}
+
+std::string say_adder(const nlohmann::json& a) {
+  AdderParams p;
+  p.rounding = a["rounding"] == "chop" ? UnitRounding::chopped()
+                                        : UnitRounding::ieee(*model::find_rounding(a["rounding"].get<std::string>()));
+  if (a["guard_bits"].is_number()) p.guard_bits = a["guard_bits"].get<int>();
+  p.sticky = a["sticky"].get<bool>();
+  const std::string regs = a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
+  return describe_adder(p) + regs;
+}
+
+nlohmann::json adder_profile(const nlohmann::json& a) {
+  return {{"add", {{"rounding", a["rounding"]}, {"guard_bits", a["guard_bits"]}, {"sticky", a["sticky"]}}}};
+}
+
+// Every adder of the model for registers of format r, and the stores of a wider register into f.
+SpaceOf adder_space() {
+  return [](const Format& r) {
+    Space s;
+    s.adders = adder_hypotheses(max_guard(r));
+    return s;
+  };
+}
+
+class GuardBitsProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.add.guard_bits"; }
   std::string_view title() const override { return "Guard bits and sticky bit of the adder"; }
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.3"; }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 2 && f.has_zero(); }
+  const UnitQuestion& question() const override {
+    static const UnitQuestion q{{"ADDITION", "the guard bits and rounding of the adder", say_adder},
+                                [](const model::ScalarUnit& u) { return adder_answer(u, u.add); },
+                                adder_profile};
+    return q;
+  }
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
     if (!computes_in(device, f)) return no_format(f);
-    const auto [paper, sums, random] = adder_cases(f, ctx);
+    auto [paper, sums, random] = adder_cases(f, ctx);
     const int imax = int(paper.size());
-    const std::vector<AdderParams> adders = adder_hypotheses(max_guard(f));
-    const auto hyps = [&](Node op) {
-      std::vector<Hypothesis> h;
-      for (const AdderParams& a : adders)
-        h.push_back({describe_adder(a), [&f, a, op](const Case& c) {
-                       const model::Options o;
-                       return (op == Node::sub ? model::adder_sub(f, a, o, c.operands[0], c.operands[1])
-                                               : model::adder_add(f, a, o, c.operands[0], c.operands[1]))
-                           .bits;
-                     }});
-      return h;
-    };
+    const std::vector<Group> groups = {{backends::binary(Node::sub, f), std::move(paper)},
+                                       {backends::binary(Node::add, f), std::move(sums)},
+                                       {backends::binary(Node::add, f), std::move(random)}};
     audit::Finding finding;
-    std::vector<std::string> consistent;
-    std::vector<std::uint64_t> paper_out;
-    for (int g = 0; g < 3; ++g) {
-      const std::vector<Case>& cases = g == 0 ? paper : g == 1 ? sums : random;
-      const Node op = g == 0 ? Node::sub : Node::add;
-      auto sel = select_some(device, backends::binary(op, f), cases, hyps(op), finding,
-                             g == 2 ? keep_some(8, 8) : g == 1 ? keep_some(0, 16) : keep_all());
-      if (!sel) return audit::failed(sel.error().message);
-      if (g == 0) {
-        consistent = sel->consistent;
-        paper_out = sel->outputs;
-      } else {
-        std::vector<std::string> both;
-        for (const std::string& h : consistent)
-          if (std::find(sel->consistent.begin(), sel->consistent.end(), h) != sel->consistent.end()) both.push_back(h);
-        consistent = both;
-      }
-    }
-    // The paper's reading: from which i on is 1.5 - 2^-i exactly 1.5?
+    auto out = conclude(device, groups, candidates(device, f, adder_space(), unit_roundings()), question(), finding,
+                        {keep_all(), keep_some(0, 16), keep_some(8, 8)});
+    if (!out) return audit::failed(out.error().message);
+    // The paper's reading, a measurement: from which i on is 1.5 - 2^-i exactly 1.5?
+    const std::vector<std::uint64_t>& paper_out = (*out)[0];
     int from = 0;
     for (int i = imax; i >= 1; --i) {
-      if (paper_out[std::size_t(i - 1)] != paper[std::size_t(i - 1)].operands[0]) break;
+      if (paper_out[std::size_t(i - 1)] != groups[0].cases[std::size_t(i - 1)].operands[0]) break;
       from = i;
     }
     finding.parameters["one_and_half_minus_2^-i_is_1.5_from_i"] = from ? nlohmann::json(from) : nlohmann::json(nullptr);
-    const AdderVerdict v = decide(consistent, adders);
-    finding.parameters["consistent"] = consistent;
-    finding.parameters["guard_bits"] = v.guard_bits;
-    finding.parameters["sticky"] = v.sticky;
-    finding.parameters["rounding"] = v.rounding;
-    finding.parameters["decided"] = v.decided;
-    if (v.representative) {
-      // The profile keys (guard_bits null: correctly rounded), from an adder that fits every case.
-      const AdderParams& a = *v.representative;
-      finding.profile["add"]["guard_bits"] = a.guard_bits ? nlohmann::json(*a.guard_bits) : nlohmann::json(nullptr);
-      finding.profile["add"]["sticky"] = a.sticky;
-      finding.profile["add"]["rounding"] = std::string(model::name(a.rounding));
-      // Adders that differ only in how they break ties when every rest is zero or a tie: the
-      // fused operations, which round with the adder's mode and see other rests, choose among them
-      // when the profile is assembled (normalise_scalar_profile).
-      if (!v.decided && !v.guard_bits.is_null() && v.rounding.is_null())
-        finding.profile["add"]["equivalent_roundings"] = v.roundings;
-    }
-    finding.verdict = "ADDITION: " + v.text;
     if (from) finding.verdict += fmt::format("; 1.5 - 2^-i = 1.5 from i = {}", from);
     return finding;
   }

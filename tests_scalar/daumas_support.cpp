@@ -140,21 +140,6 @@ Expected<Selection> select_some(backends::Device& device, const Expr& expr, cons
   return judge(expr, cases, std::move(*out), hypotheses, finding, keep, nan_equivalent, record_all_up_to);
 }
 
-KeepFn keep_all() {
-  return [](std::size_t, bool) { return true; };
-}
-
-KeepFn keep_some(std::size_t head, std::size_t odd) {
-  auto count = std::make_shared<std::size_t>(0);
-  return [head, odd, count](std::size_t i, bool differs) {
-    if (i < head) return true;
-    if (differs && *count < odd) {
-      ++*count;
-      return true;
-    }
-    return false;
-  };
-}
 
 Expected<Battery> select_all(backends::Device& device, const std::vector<Group>& groups, const HypothesisFactory& make,
                              audit::Finding& finding, bool nan_equivalent) {

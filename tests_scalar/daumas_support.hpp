@@ -48,9 +48,8 @@ Expr compound(Node op1, Node op2, const Format& f);
 Expected<std::vector<std::uint64_t>> stepwise(backends::Device& device, const Format& f, Node op1, Node op2,
                                               const std::vector<Case>& cases);
 
-// select() for large case tables: every case decides, but only the cases `keep` accepts (given the
-// case index and whether the output differs from the first hypothesis' prediction) become observations.
-using KeepFn = std::function<bool(std::size_t index, bool differs_from_first)>;
+// select() for large case tables: every case decides, but only the cases `keep` accepts (KeepFn,
+// with "first" the first hypothesis) become observations.
 // With more than `record_all_up_to` hypotheses, observations carry the predictions of the
 // consistent hypotheses and of the first four only (the references).
 Expected<Selection> select_some(backends::Device& device, const Expr& expr, const std::vector<Case>& cases,
@@ -60,16 +59,9 @@ Expected<Selection> select_some(backends::Device& device, const Expr& expr, cons
 Selection judge(const Expr& expr, const std::vector<Case>& cases, std::vector<std::uint64_t> outputs,
                 const std::vector<Hypothesis>& hypotheses, audit::Finding& finding, const KeepFn& keep,
                 bool nan_equivalent = false, std::size_t record_all_up_to = 32);
-// Keeps the first `head` cases and the first `odd` cases that differ from the first hypothesis.
-KeepFn keep_some(std::size_t head, std::size_t odd);
-KeepFn keep_all();
 
-// Several expressions, each with its cases, judged by the same hypotheses (same names, same
+// Several expressions, each with its cases (Group), judged by the same hypotheses (same names, same
 // order, built per expression by a factory): the hypotheses consistent with every group.
-struct Group {
-  Expr expr;
-  std::vector<Case> cases;
-};
 using HypothesisFactory = std::function<std::vector<Hypothesis>(const Expr&, const std::vector<Case>&)>;
 struct Battery {
   std::vector<std::string> consistent;

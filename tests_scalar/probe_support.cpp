@@ -2,6 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "backends/reference/profile.hpp"
+#include "backends/reference/reference_backend.hpp"
+#include "tests_scalar/daumas_support.hpp"
+
 namespace gp::scalar {
 
 std::uint64_t value(const Format& f, bool neg, int exp, std::uint64_t sig) {
@@ -57,6 +65,210 @@ Expected<Selection> select(backends::Device& device, const Expr& expr, const std
   for (std::size_t h = 0; h < hypotheses.size(); ++h)
     if (alive[h]) s.consistent.push_back(hypotheses[h].name);
   return s;
+}
+
+KeepFn keep_all() {
+  return [](std::size_t, bool) { return true; };
+}
+
+KeepFn keep_some(std::size_t head, std::size_t odd) {
+  auto count = std::make_shared<std::size_t>(0);
+  return [head, odd, count](std::size_t i, bool differs) {
+    if (i < head) return true;
+    if (differs && *count < odd) {
+      ++*count;
+      return true;
+    }
+    return false;
+  };
+}
+
+std::vector<model::UnitRounding> unit_roundings() {
+  std::vector<model::UnitRounding> v = {model::UnitRounding::chopped()};
+  for (model::Rounding r : model::all_roundings)
+    if (r != model::Rounding::rz) v.push_back(model::UnitRounding::ieee(r));
+  return v;
+}
+
+std::vector<model::ScalarUnit> candidates(const backends::Device& device, const Format& f, const SpaceOf& space,
+                                          const std::vector<model::UnitRounding>& stores) {
+  std::vector<const Format*> registers = {&f};
+  if (!stores.empty())
+    for (const Format* g : device.caps().formats)
+      if (g != &f && g->exp_bits >= f.exp_bits && g->man_bits > f.man_bits) registers.push_back(g);
+  std::vector<model::ScalarUnit> out;
+  for (const Format* reg : registers) {
+    const Space s = space(*reg);
+    model::ScalarUnit base = model::ieee_unit(*reg);
+    base.name = "candidate";
+    if (reg != &f) base.storage = &f;
+    std::vector<model::ScalarUnit> units = {base};
+    // Every combination: each list multiplies the units so far by its alternatives.
+    const auto vary = [&units](const auto& alternatives, auto set) {
+      if (alternatives.empty()) return;
+      std::vector<model::ScalarUnit> next;
+      for (const model::ScalarUnit& u : units)
+        for (const auto& a : alternatives) {
+          model::ScalarUnit v = u;
+          set(v, a);
+          next.push_back(v);
+        }
+      units = std::move(next);
+    };
+    vary(s.adders, [](model::ScalarUnit& u, const model::AdderParams& a) { u.add = a; });
+    vary(s.multipliers, [](model::ScalarUnit& u, const model::MultiplierParams& m) { u.mul = m; });
+    vary(s.mad_fused, [](model::ScalarUnit& u, bool b) { u.mad_fused = b; });
+    vary(s.fma_fused, [](model::ScalarUnit& u, bool b) { u.fma_fused = b; });
+    vary(s.divisions, [](model::ScalarUnit& u, const model::DivParams& d) { u.div = d; });
+    vary(s.sqrts, [](model::ScalarUnit& u, const model::UnitRounding& r) { u.sqrt = r; });
+    vary(s.subnormals, [](model::ScalarUnit& u, const model::SubnormalPolicy& p) { u.subnormals = p; });
+    vary(s.nans, [](model::ScalarUnit& u, const model::NanPolicy& p) { u.nan = p; });
+    if (reg != &f) vary(stores, [](model::ScalarUnit& u, const model::UnitRounding& c) { u.convert = c; });
+    out.insert(out.end(), units.begin(), units.end());
+  }
+  return out;
+}
+
+namespace {
+
+// A candidate as a virtual device: the one interpreter of expressions (backends/reference) on it.
+// Formats of the expression other than the candidate's storage compute in their IEEE units.
+class Interpreter {
+ public:
+  Interpreter(const model::ScalarUnit& u, const std::vector<Group>& groups) {
+    backends::Profile p{"candidate", "candidate unit", "model", "", {u}, {}, {}};
+    for (const Group& g : groups)
+      for (const Format* f : g.expr.formats())
+        if (std::none_of(p.units.begin(), p.units.end(), [&](const model::ScalarUnit& x) { return &x.storage_format() == f; }))
+          p.units.push_back(model::ieee_unit(*f));
+    device_ = std::make_unique<backends::ReferenceDevice>(std::move(p));
+  }
+  // The outputs of cases [from, to) of a group.
+  Expected<std::vector<std::uint64_t>> run(const Group& g, std::size_t from, std::size_t to) {
+    const std::vector<Case> part(g.cases.begin() + std::ptrdiff_t(from), g.cases.begin() + std::ptrdiff_t(to));
+    return run_cases(*device_, g.expr, part);
+  }
+
+ private:
+  std::unique_ptr<backends::ReferenceDevice> device_;
+};
+
+// A candidate's parameters as the profile writes them, only those that differ from its format's
+// IEEE unit (and the stores' rounding of wider registers).
+nlohmann::json unit_parameters(const model::ScalarUnit& u) {
+  const nlohmann::json all = backends::unit_to_json(u), ieee = backends::unit_to_json(model::ieee_unit(*u.format));
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [k, v] : all.items())
+    if (!ieee.contains(k) || ieee[k] != v || (k == "cvt" && all.contains("registers"))) out[k] = v;
+  return out;
+}
+
+std::string unit_label(const model::ScalarUnit& u) {
+  return &u.storage_format() == u.format ? fmt::format("{} unit", u.format->name)
+                                         : fmt::format("{} registers, {} storage", u.format->name, u.storage_format().name);
+}
+
+}  // namespace
+
+Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& device, const std::vector<Group>& groups,
+                                                           const std::vector<model::ScalarUnit>& candidates,
+                                                           const UnitQuestion& q, audit::Finding& finding,
+                                                           const std::vector<KeepFn>& keep, bool nan_equivalent) {
+  if (candidates.empty()) return Error{"no candidate units"};
+  std::vector<std::vector<std::uint64_t>> outputs;
+  for (const Group& g : groups) {
+    auto out = run_cases(device, g.expr, g.cases);
+    if (!out) return out.error();
+    outputs.push_back(std::move(*out));
+  }
+  const auto same = [&](const Format& of, std::uint64_t a, std::uint64_t b) {
+    return a == b || (nan_equivalent && model::is_nan(model::classify(of, a)) && model::is_nan(model::classify(of, b)));
+  };
+  // A candidate's wrong cases, evaluated first on a few cases of each group (most candidates fail
+  // there), then on the rest; `all` counts every wrong case (for the closest candidates).
+  struct Verdict {
+    std::size_t wrong = 0;
+    std::string first;
+  };
+  const auto test = [&](const model::ScalarUnit& u, bool all) -> Expected<Verdict> {
+    Interpreter in(u, groups);
+    Verdict v;
+    for (std::size_t pass = 0; pass < 2; ++pass)
+      for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+        const Group& g = groups[gi];
+        const std::size_t head = std::min<std::size_t>(8, g.cases.size());
+        const std::size_t from = pass ? head : 0, to = pass ? g.cases.size() : head;
+        if (from == to) continue;
+        auto p = in.run(g, from, to);
+        if (!p) return p.error();
+        const Format& of = *g.expr.output_format;
+        for (std::size_t i = from; i < to; ++i)
+          if (!same(of, (*p)[i - from], outputs[gi][i])) {
+            if (!v.wrong++)
+              v.first = fmt::format("{}: device {}, model {}", g.cases[i].note, hex(of, outputs[gi][i]), hex(of, (*p)[i - from]));
+            if (!all) return v;
+          }
+      }
+    return v;
+  };
+  std::vector<audit::Candidate> survivors;
+  std::vector<const model::ScalarUnit*> shown;  // one unit per distinct answer, for the observations
+  std::map<std::string, bool> answers_seen;
+  for (const model::ScalarUnit& u : candidates) {
+    auto v = test(u, false);
+    if (!v) return v.error();
+    if (v->wrong) continue;
+    const nlohmann::json a = q.ask(u);
+    survivors.push_back({unit_label(u), unit_parameters(u), a});
+    if (answers_seen.emplace(a.dump(), true).second && shown.size() < 4) shown.push_back(&u);
+  }
+  std::vector<audit::Miss> misses;
+  if (survivors.empty()) {
+    std::vector<std::pair<Verdict, const model::ScalarUnit*>> all;
+    for (const model::ScalarUnit& u : candidates) {
+      auto v = test(u, true);
+      if (!v) return v.error();
+      all.emplace_back(*v, &u);
+    }
+    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first.wrong < b.first.wrong; });
+    for (std::size_t i = 0; i < all.size() && i < 3; ++i) {
+      misses.push_back({fmt::format("{} ({})", unit_label(*all[i].second), audit::render(q.ask(*all[i].second))),
+                        all[i].first.wrong, all[i].first.first});
+      shown.push_back(all[i].second);
+    }
+  }
+  const audit::Judgement j = audit::judge(q.question, survivors, misses);
+  audit::apply(j, finding);
+  if (j.conclusion == audit::Conclusion::stated && q.profile) finding.profile = q.profile(j.answer);
+  // Observations: the predictions of the units shown, named by their answers.
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const Group& g = groups[gi];
+    std::vector<std::vector<std::uint64_t>> predictions;
+    std::vector<std::string> names;
+    for (const model::ScalarUnit* u : shown) {
+      auto p = Interpreter(*u, groups).run(g, 0, g.cases.size());
+      if (!p) return p.error();
+      predictions.push_back(std::move(*p));
+      const nlohmann::json a = q.ask(*u);
+      names.push_back(a.is_null() ? unit_label(*u) : audit::render(a));
+    }
+    // "Differs" from the first candidate (the IEEE unit where the space starts with it).
+    auto reference = Interpreter(candidates.front(), groups).run(g, 0, g.cases.size());
+    if (!reference) return reference.error();
+    const KeepFn k = gi < keep.size() && keep[gi] ? keep[gi] : keep_all();
+    for (std::size_t i = 0; i < g.cases.size(); ++i) {
+      if (!k(i, !same(*g.expr.output_format, (*reference)[i], outputs[gi][i]))) continue;
+      audit::Observation o;
+      o.inputs = g.cases[i].operands;
+      o.output = outputs[gi][i];
+      o.input_bits = g.expr.input_format->storage_bits;
+      o.output_bits = g.expr.output_format->storage_bits;
+      o.note = g.cases[i].note;
+      for (std::size_t h = 0; h < shown.size(); ++h) o.predictions.emplace_back(names[h], predictions[h][i]);
+      finding.observations.push_back(std::move(o));
+    }
+  }
+  return outputs;
 }
 
 bool computes_in(const backends::Device& device, const Format& f) { return device.caps().has(f); }

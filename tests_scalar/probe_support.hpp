@@ -1,5 +1,8 @@
 // What scalar probes share: building values of a format exactly, evaluating an expression on a
-// device over a case table, and comparing outputs with the predictions of hypotheses.
+// device over a case table, and concluding from the candidate units that reproduce its outputs
+// (audit/verdict.hpp). A candidate is a model::ScalarUnit; its prediction for a case is what the
+// reference device's interpreter (backends/reference) computes on it, so a verdict is a claim about
+// the model's parameters and nothing else.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +11,8 @@
 #include <vector>
 
 #include "audit/probe.hpp"
+#include "audit/verdict.hpp"
+#include "model/scalar_unit.hpp"
 #include "model/ops.hpp"
 
 namespace gp::scalar {
@@ -53,6 +58,68 @@ struct Selection {
 Expected<Selection> select(backends::Device& device, const Expr& expr, const std::vector<Case>& cases,
                            const std::vector<Hypothesis>& hypotheses, audit::Finding& finding,
                            bool nan_equivalent = false);
+
+// One expression and its cases.
+struct Group {
+  Expr expr;
+  std::vector<Case> cases;
+};
+
+// Which cases become observations, given the case index and whether the output differs from the
+// first hypothesis' (or candidate's) prediction. Every case decides either way.
+using KeepFn = std::function<bool(std::size_t index, bool differs_from_first)>;
+// Keeps the first `head` cases and the first `odd` cases that differ from the first hypothesis.
+KeepFn keep_some(std::size_t head, std::size_t odd);
+KeepFn keep_all();
+
+// The alternatives a probe's expressions exercise, for units computing in `registers`: the
+// candidates are every combination of them, the other parameters those of the IEEE unit (an
+// empty list keeps the IEEE value).
+struct Space {
+  std::vector<model::AdderParams> adders;
+  std::vector<model::MultiplierParams> multipliers;
+  std::vector<bool> mad_fused, fma_fused;
+  std::vector<model::DivParams> divisions;
+  std::vector<model::UnitRounding> sqrts;
+  std::vector<model::SubnormalPolicy> subnormals;
+  std::vector<model::NanPolicy> nans;
+};
+using SpaceOf = std::function<Space(const Format& registers)>;
+// The candidate units of format f: registers of f first; with `stores` not empty, also registers of
+// every wider format the device computes in (more exponent and fraction bits), each store to f
+// rounded by each of `stores` (nvidia-g70-binary16 computes binary16 in binary32 registers).
+std::vector<model::ScalarUnit> candidates(const backends::Device& device, const Format& f, const SpaceOf& space,
+                                          const std::vector<model::UnitRounding>& stores = {});
+// Every rounding of a unit: chop and the modes but rz (chop rounds as rz does).
+std::vector<model::UnitRounding> unit_roundings();
+
+// A probe's question (audit::Question) and how a unit answers it, from its parameters alone.
+struct UnitQuestion {
+  audit::Question question;
+  std::function<nlohmann::json(const model::ScalarUnit&)> ask;      // null: does not apply to the unit
+  std::function<nlohmann::json(const nlohmann::json&)> profile;    // a stated answer's profile fragment
+};
+
+// Runs every group on the device, keeps the candidates that reproduce every output bit (NaN outputs
+// match any NaN with `nan_equivalent`), judges them (audit::judge) and applies the judgement to the
+// finding, with the profile fragment of a stated answer. Observations (the cases `keep` accepts,
+// per group) carry the predictions of one survivor per distinct answer, or of the closest
+// candidates when none survives. Returns the device's outputs per group.
+Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& device, const std::vector<Group>& groups,
+                                                           const std::vector<model::ScalarUnit>& candidates,
+                                                           const UnitQuestion& q, audit::Finding& finding,
+                                                           const std::vector<KeepFn>& keep = {},
+                                                           bool nan_equivalent = false);
+
+// A scalar probe that concludes from candidate units: its question, for the tests (audit::ScalarProbe::ask).
+class UnitProbe : public audit::ScalarProbe {
+ public:
+  std::optional<nlohmann::json> ask(const model::ScalarUnit& u) const override { return question().ask(u); }
+  nlohmann::json profile_of(const nlohmann::json& answer) const override {
+    return question().profile ? question().profile(answer) : nlohmann::json::object();
+  }
+  virtual const UnitQuestion& question() const = 0;
+};
 
 // Whether the device computes in f: otherwise the probe is unsupported with this reason.
 bool computes_in(const backends::Device& device, const Format& f);

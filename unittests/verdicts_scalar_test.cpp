@@ -1,0 +1,89 @@
+// The rule every scalar verdict obeys, on devices whose arithmetic is known exactly: the device's
+// true unit reproduces its own outputs, so its answer to a probe's question is among the survivors'
+// answers; a stated answer is the true unit's answer; the profile fragment is that answer's. Every
+// probe that asks a question of units (audit::ScalarProbe::ask) runs, quick tier, on every scalar
+// reference device and on random parametric units (unittests/random_unit.hpp), seeded from
+// GPUPARANOIA_VERDICTS_SEED if set, else from the clock: a failure prints its seed.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <set>
+#include <string>
+
+#include "audit/probe.hpp"
+#include "backends/reference/reference_backend.hpp"
+#include "unittests/random_unit.hpp"
+#include "unittests/reference_devices.hpp"
+
+namespace gp {
+namespace {
+
+std::uint64_t verdicts_seed() {
+  static const std::uint64_t seed = [] {
+    if (const char* s = std::getenv("GPUPARANOIA_VERDICTS_SEED")) return std::uint64_t(std::strtoull(s, nullptr, 0));
+    return std::uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
+  }();
+  return seed;
+}
+
+// Checks every asking probe's findings on every format of the device against its true units.
+void check_device(backends::ReferenceDevice& device, const std::string& label) {
+  audit::ProbeContext ctx;
+  ctx.tier = audit::Tier::quick;
+  ctx.seed = 1;
+  for (const model::ScalarUnit& unit : device.profile().units) {
+    const model::Format& f = unit.storage_format();
+    for (const audit::ScalarProbe* probe : audit::scalar_probes()) {
+      const std::optional<nlohmann::json> truth = probe->ask(unit);
+      if (!truth || !probe->applies(f)) continue;
+      const audit::Finding finding = probe->run(device, f, ctx);
+      const std::string where =
+          fmt::format("seed {} (GPUPARANOIA_VERDICTS_SEED), device {}, format {}, probe {}\n  verdict: {}\n  true answer: {}",
+                      verdicts_seed(), label, f.name, probe->id(), finding.verdict, truth->dump());
+      ASSERT_EQ(finding.status, audit::Status::ok) << where << "\n  message: " << finding.message;
+      const nlohmann::json& par = finding.parameters;
+      const std::string conclusion = par.value("conclusion", "");
+      EXPECT_NE(conclusion, "unexplained") << where << ": the true unit reproduces the outputs, yet no candidate does";
+      std::set<std::string> answers;
+      for (const nlohmann::json& c : par.value("candidates", nlohmann::json::array())) answers.insert(c["answer"].dump());
+      EXPECT_TRUE(answers.count(truth->dump())) << where << "\n  survivors' answers: " << par["candidates"].dump();
+      if (conclusion == "stated") {
+        EXPECT_EQ(answers, std::set<std::string>{truth->dump()}) << where;
+        EXPECT_EQ(finding.profile, probe->profile_of(*truth)) << where << "\n  profile: " << finding.profile.dump();
+      } else {
+        EXPECT_EQ(finding.profile, nlohmann::json::object()) << where << ": a profile fragment from an unstated answer";
+      }
+    }
+  }
+}
+
+TEST(VerdictsScalar, ReferenceDevices) {
+  int devices = 0;
+  for (auto& d : testing::reference_devices()) {
+    auto* ref = dynamic_cast<backends::ReferenceDevice*>(d.get());
+    if (!ref || ref->profile().units.empty()) continue;
+    SCOPED_TRACE(d->info().id);
+    check_device(*ref, d->info().id);
+    ++devices;
+  }
+  EXPECT_GE(devices, 6);
+}
+
+// Random units through a virtual device made of each, as the blind tests make them.
+TEST(VerdictsScalar, RandomUnits) {
+  std::mt19937_64 rng(verdicts_seed());
+  for (int trial = 0; trial < 50; ++trial) {
+    model::ScalarUnit u = testing::random_unit(rng, trial % 3 == 2 ? model::binary16 : model::binary32);
+    backends::Profile p{"random", "random unit", "test", "hidden parameters", {u}, {}, {}};
+    if (u.format != &model::binary32) p.units.insert(p.units.begin(), model::ieee_unit(model::binary32));
+    backends::ReferenceDevice device(p);
+    const std::string label = fmt::format("random unit {} of seed {}: {}", trial, verdicts_seed(), model::describe(u));
+    check_device(device, label);
+  }
+}
+
+}  // namespace
+}  // namespace gp
