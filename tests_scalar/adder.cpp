@@ -15,8 +15,8 @@
 #include <fmt/format.h>
 
 #include <optional>
-
 #include <random>
+#include <set>
 
 #include "model/scalar_unit.hpp"
 #include "tests_scalar/daumas_support.hpp"
@@ -33,71 +33,6 @@ using model::UnitRounding;
 // own guard bits, then rounding to f, looks like an adder of f with that many (chopping twice is
 // chopping once).
 int max_guard(const Format& f) { return std::min(2 * f.precision() + 4, model::max_guard_bits); }
-
-// What the consistent adders agree on, in the profile's terms.
-struct AdderVerdict {
-  std::string text;
-  nlohmann::json guard_bits = nullptr, sticky = nullptr, rounding = nullptr;
-  std::vector<std::string> roundings;  // when they agree on everything but the rounding
-  bool decided = false;
-  // One adder that fits, for the profile: where several fit, no input tells them apart.
-  std::optional<AdderParams> representative;
-};
-
-AdderVerdict decide(const std::vector<std::string>& consistent, const std::vector<AdderParams>& adders) {
-  AdderVerdict v;
-  std::vector<AdderParams> cs;
-  for (const AdderParams& a : adders)
-    if (std::find(consistent.begin(), consistent.end(), describe_adder(a)) != consistent.end()) cs.push_back(a);
-  if (cs.empty()) {
-    v.text = "no adder model fits (neither correctly rounded nor g guard bits, chopped or rounded)";
-    return v;
-  }
-  // A correctly rounded adder that fits is the simplest description.
-  std::vector<AdderParams> cr;
-  for (const AdderParams& a : cs)
-    if (!a.guard_bits) cr.push_back(a);
-  v.representative = cr.empty() ? cs.front() : cr.front();
-  if (!cr.empty()) {
-    std::vector<std::string> modes;
-    for (const AdderParams& a : cr) modes.emplace_back(model::name(a.rounding.mode));
-    v.text = fmt::format("correctly rounded ({})", join(modes, " or "));
-    v.guard_bits = nullptr;
-    v.sticky = false;
-    v.rounding = modes.front();
-    v.decided = cr.size() == 1;
-    if (cs.size() > cr.size()) v.text += "; equivalently a sticky adder with enough guard bits";
-    return v;
-  }
-  v.text = describe_adder(cs.front());
-  const auto g = agreed<int>(consistent, [&](const std::string& h) {
-    for (const AdderParams& a : cs)
-      if (describe_adder(a) == h) return *a.guard_bits;
-    return -1;
-  });
-  const auto s = agreed<bool>(consistent, [&](const std::string& h) {
-    for (const AdderParams& a : cs)
-      if (describe_adder(a) == h) return a.sticky;
-    return false;
-  });
-  const auto r = agreed<std::string>(consistent, [&](const std::string& h) {
-    for (const AdderParams& a : cs)
-      if (describe_adder(a) == h) return std::string(model::name(a.rounding));
-    return std::string();
-  });
-  if (g) v.guard_bits = *g;
-  if (s) v.sticky = *s;
-  if (r) v.rounding = *r;
-  if (g && s && !r)
-    for (const AdderParams& a : cs) v.roundings.emplace_back(model::name(a.rounding));
-  v.decided = cs.size() == 1;
-  if (cs.size() > 1) {
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < cs.size() && i < 6; ++i) names.push_back(describe_adder(cs[i]));
-    v.text += fmt::format(" (ambiguous among {}: {}{})", cs.size(), join(names, "; "), cs.size() > 6 ? "; ..." : "");
-  }
-  return v;
-}
 
 // The adder's cases: the paper's 1.5 - 2^-i (a - b), then sums a + b: powers of two and small
 // patterns at every distance, near ties, all mirrored, and random pairs at random distances.
@@ -295,89 +230,76 @@ class GuardBitsProbe final : public UnitProbe {
   }
 };
 
-class CascadedProbe final : public audit::ScalarProbe {
+// The cascade's answer: the first adder's, and whether it is the single addition's.
+nlohmann::json cascaded_answer(const model::ScalarUnit& u) {
+  nlohmann::json j = adder_answer(u, u.add_cascaded.value_or(u.add));
+  j["same_as_single"] = j == adder_answer(u, u.add);
+  return j;
+}
+
+std::string say_cascaded(const nlohmann::json& a) {
+  return a["same_as_single"].get<bool>() ? "as a single addition: " + say_adder(a)
+                                         : "the first of two dependent additions differs from a single one: " + say_adder(a);
+}
+
+class CascadedProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.add.cascaded"; }
   std::string_view title() const override { return "Cascaded adders: the first of two dependent additions"; }
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.3"; }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 2 && f.has_zero(); }
+  const UnitQuestion& question() const override {
+    static const UnitQuestion q{{"CASCADED ADDITION", "the first of two dependent additions", say_cascaded},
+                                cascaded_answer, nullptr};
+    return q;
+  }
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
     if (!computes_in(device, f)) return no_format(f);
-    // (a - b) - a and (a + b) - a: the second operation is exact (Sterbenz), so the output shows
-    // what the first adder made of a -+ b.
-    const AdderCases base = adder_cases(f, ctx);
+    // (a - b) - a and (a + b) - a: the second operation is exact (Sterbenz) for most adders, so the
+    // output shows what the first adder made of a -+ b; the single additions show the second adder.
+    auto [paper, sums, random] = adder_cases(f, ctx);
     const auto cascade = [](const std::vector<Case>& v, const char* op) {
       std::vector<Case> out;
-      for (const Case& c : v)
-        out.push_back({{c.operands[0], c.operands[1], c.operands[0]}, fmt::format("({}) - {}", c.note, op)});
+      for (const Case& c : v) out.push_back({{c.operands[0], c.operands[1], c.operands[0]}, fmt::format("({}) - {}", c.note, op)});
       return out;
     };
-    std::vector<Case> paper;
-    for (std::size_t i = 0; i < base.paper.size(); ++i) {
-      const Case& c = base.paper[i];
-      paper.push_back({{c.operands[0], c.operands[1], c.operands[0]}, fmt::format("({}) - 1.5", c.note)});
-    }
-    const std::vector<Case> sums = cascade(base.sums, "a"), random = cascade(base.random, "a");
-    const std::vector<AdderParams> adders = adder_hypotheses(max_guard(f));
-    const std::string single = "as a single addition (steps stored)";
-    audit::Finding finding;
-    std::vector<std::string> consistent;
-    std::vector<std::uint64_t> paper_out;
-    for (int g = 0; g < 3; ++g) {
-      const std::vector<Case>& cases = g == 0 ? paper : g == 1 ? sums : random;
-      const Node op1 = g == 0 ? Node::sub : Node::add;
-      auto stored = stepwise(device, f, op1, Node::sub, cases);
-      if (!stored) return audit::failed(stored.error().message);
-      std::vector<Hypothesis> hyps = {tabled(single, cases, *stored)};
-      for (const AdderParams& p : adders)
-        hyps.push_back({describe_adder(p), [&f, p, op1](const Case& c) {
-                          const model::Options o;
-                          const std::uint64_t t = (op1 == Node::sub ? model::adder_sub(f, p, o, c.operands[0], c.operands[1])
-                                                                    : model::adder_add(f, p, o, c.operands[0], c.operands[1]))
-                                                      .bits;
-                          return model::sub(f, o, t, c.operands[2]).bits;  // exact
-                        }});
-      auto sel = select_some(device, compound(op1, Node::sub, f), cases, hyps, finding,
-                             g == 2 ? keep_some(8, 8) : g == 1 ? keep_some(0, 16) : keep_all());
-      if (!sel) return audit::failed(sel.error().message);
-      if (g == 0) {
-        consistent = sel->consistent;
-        paper_out = sel->outputs;
-      } else {
-        std::vector<std::string> both;
-        for (const std::string& h : consistent)
-          if (std::find(sel->consistent.begin(), sel->consistent.end(), h) != sel->consistent.end()) both.push_back(h);
-        consistent = both;
+    const std::vector<Group> single = {{backends::binary(Node::sub, f), paper},
+                                       {backends::binary(Node::add, f), sums},
+                                       {backends::binary(Node::add, f), random}};
+    // The candidates: the single adders that reproduce the single additions (one per answer: they
+    // compute alike), each with every first adder of the model.
+    auto singles = survivors(device, single, candidates(device, f, adder_space(), unit_roundings()));
+    if (!singles) return audit::failed(singles.error().message);
+    std::vector<model::ScalarUnit> units;
+    std::set<std::string> seen;
+    for (const model::ScalarUnit& u : *singles) {
+      if (!seen.insert(std::string(u.format->name) + adder_answer(u, u.add).dump()).second) continue;
+      units.push_back(u);
+      for (const AdderParams& a : adder_hypotheses(max_guard(*u.format))) {
+        model::ScalarUnit c = u;
+        c.add_cascaded = a;
+        units.push_back(c);
       }
     }
-    std::vector<std::string> adders_fit;
-    for (const std::string& h : consistent)
-      if (h != single) adders_fit.push_back(h);
-    const bool same = std::find(consistent.begin(), consistent.end(), single) != consistent.end();
-    const int imax = int(paper.size());
+    const std::vector<Group> groups = {{compound(Node::sub, Node::sub, f), cascade(paper, "1.5")},
+                                       {compound(Node::add, Node::sub, f), cascade(sums, "a")},
+                                       {compound(Node::add, Node::sub, f), cascade(random, "a")}};
+    audit::Finding finding;
+    if (units.empty()) {
+      // No single adder fits: the cascade's question has no candidate either; say so the same way.
+      units = candidates(device, f, adder_space(), unit_roundings());
+    }
+    auto out = conclude(device, groups, units, question(), finding, {keep_all(), keep_some(0, 16), keep_some(8, 8)});
+    if (!out) return audit::failed(out.error().message);
+    const std::vector<std::uint64_t>& paper_out = (*out)[0];
     int from = 0;
-    for (int i = imax; i >= 1; --i) {
+    for (int i = int(paper_out.size()); i >= 1; --i) {
       if (model::classify(f, paper_out[std::size_t(i - 1)]) != model::Class::zero) break;
       from = i;
     }
-    const AdderVerdict v = decide(adders_fit, adders);
-    finding.parameters["same_as_single"] = same;
     finding.parameters["zero_from_i"] = from ? nlohmann::json(from) : nlohmann::json(nullptr);
-    finding.parameters["guard_bits"] = v.guard_bits;
-    finding.parameters["sticky"] = v.sticky;
-    finding.parameters["rounding"] = v.rounding;
-    const std::string zero = from ? fmt::format("(1.5 - 2^-i) - 1.5 = 0 from i = {}", from) : std::string("(1.5 - 2^-i) - 1.5 never 0");
-    if (same)
-      finding.verdict = fmt::format("CASCADED ADDITION: as a single addition: {}", zero);
-    else if (consistent.empty())
-      finding.verdict = fmt::format(
-          "CASCADED ADDITION: (a + b) - a fits neither the two steps stored one by one nor any adder of {} (the "
-          "intermediate sum kept wider, in registers?); {}",
-          f.name, zero);
-    else
-      finding.verdict = fmt::format("CASCADED ADDITION: the first of two dependent subtractions differs from a single one: {}; {}",
-                                    v.text, zero);
+    finding.verdict += from ? fmt::format("; (1.5 - 2^-i) - 1.5 = 0 from i = {}", from) : std::string("; (1.5 - 2^-i) - 1.5 never 0");
     return finding;
   }
 };

@@ -170,70 +170,101 @@ std::string unit_label(const model::ScalarUnit& u) {
 
 }  // namespace
 
-Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& device, const std::vector<Group>& groups,
-                                                           const std::vector<model::ScalarUnit>& candidates,
-                                                           const UnitQuestion& q, audit::Finding& finding,
-                                                           const std::vector<KeepFn>& keep, bool nan_equivalent) {
-  if (candidates.empty()) return Error{"no candidate units"};
-  std::vector<std::vector<std::uint64_t>> outputs;
+namespace {
+
+using Outputs = std::vector<std::vector<std::uint64_t>>;
+
+Expected<Outputs> run_groups(backends::Device& device, const std::vector<Group>& groups) {
+  Outputs outputs;
   for (const Group& g : groups) {
     auto out = run_cases(device, g.expr, g.cases);
     if (!out) return out.error();
     outputs.push_back(std::move(*out));
   }
-  const auto same = [&](const Format& of, std::uint64_t a, std::uint64_t b) {
-    return a == b || (nan_equivalent && model::is_nan(model::classify(of, a)) && model::is_nan(model::classify(of, b)));
-  };
-  // A candidate's wrong cases, evaluated first on a few cases of each group (most candidates fail
-  // there), then on the rest; `all` counts every wrong case (for the closest candidates).
-  struct Verdict {
-    std::size_t wrong = 0;
-    std::string first;
-  };
-  const auto test = [&](const model::ScalarUnit& u, bool all) -> Expected<Verdict> {
-    Interpreter in(u, groups);
-    Verdict v;
-    for (std::size_t pass = 0; pass < 2; ++pass)
-      for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-        const Group& g = groups[gi];
-        const std::size_t head = std::min<std::size_t>(8, g.cases.size());
-        const std::size_t from = pass ? head : 0, to = pass ? g.cases.size() : head;
-        if (from == to) continue;
-        auto p = in.run(g, from, to);
-        if (!p) return p.error();
-        const Format& of = *g.expr.output_format;
-        for (std::size_t i = from; i < to; ++i)
-          if (!same(of, (*p)[i - from], outputs[gi][i])) {
-            if (!v.wrong++)
-              v.first = fmt::format("{}: device {}, model {}", g.cases[i].note, hex(of, outputs[gi][i]), hex(of, (*p)[i - from]));
-            if (!all) return v;
-          }
-      }
-    return v;
-  };
+  return outputs;
+}
+
+bool same_output(const Format& of, std::uint64_t a, std::uint64_t b, bool nan_equivalent) {
+  return a == b || (nan_equivalent && model::is_nan(model::classify(of, a)) && model::is_nan(model::classify(of, b)));
+}
+
+// A candidate's wrong cases, evaluated first on a few cases of each group (most candidates fail
+// there), then on the rest; with `all`, every wrong case is counted (for the closest candidates).
+struct Wrong {
+  std::size_t count = 0;
+  std::string first;
+};
+Expected<Wrong> wrong_cases(const model::ScalarUnit& u, const std::vector<Group>& groups, const Outputs& outputs,
+                            bool nan_equivalent, bool all) {
+  Interpreter in(u, groups);
+  Wrong w;
+  for (std::size_t pass = 0; pass < 2; ++pass)
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+      const Group& g = groups[gi];
+      const std::size_t head = std::min<std::size_t>(8, g.cases.size());
+      const std::size_t from = pass ? head : 0, to = pass ? g.cases.size() : head;
+      if (from == to) continue;
+      auto p = in.run(g, from, to);
+      if (!p) return p.error();
+      const Format& of = *g.expr.output_format;
+      for (std::size_t i = from; i < to; ++i)
+        if (!same_output(of, (*p)[i - from], outputs[gi][i], nan_equivalent)) {
+          if (!w.count++)
+            w.first = fmt::format("{}: device {}, model {}", g.cases[i].note, hex(of, outputs[gi][i]), hex(of, (*p)[i - from]));
+          if (!all) return w;
+        }
+    }
+  return w;
+}
+
+}  // namespace
+
+Expected<std::vector<model::ScalarUnit>> survivors(backends::Device& device, const std::vector<Group>& groups,
+                                                   const std::vector<model::ScalarUnit>& candidates, bool nan_equivalent) {
+  auto outputs = run_groups(device, groups);
+  if (!outputs) return outputs.error();
+  std::vector<model::ScalarUnit> out;
+  for (const model::ScalarUnit& u : candidates) {
+    auto w = wrong_cases(u, groups, *outputs, nan_equivalent, false);
+    if (!w) return w.error();
+    if (!w->count) out.push_back(u);
+  }
+  return out;
+}
+
+Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& device, const std::vector<Group>& groups,
+                                                           const std::vector<model::ScalarUnit>& candidates,
+                                                           const UnitQuestion& q, audit::Finding& finding,
+                                                           const std::vector<KeepFn>& keep, bool nan_equivalent) {
+  if (candidates.empty()) return Error{"no candidate units"};
+  auto run = run_groups(device, groups);
+  if (!run) return run.error();
+  const Outputs& outputs = *run;
+  const auto same = [&](const Format& of, std::uint64_t a, std::uint64_t b) { return same_output(of, a, b, nan_equivalent); };
+  const auto test = [&](const model::ScalarUnit& u, bool all) { return wrong_cases(u, groups, outputs, nan_equivalent, all); };
   std::vector<audit::Candidate> survivors;
   std::vector<const model::ScalarUnit*> shown;  // one unit per distinct answer, for the observations
   std::map<std::string, bool> answers_seen;
   for (const model::ScalarUnit& u : candidates) {
     auto v = test(u, false);
     if (!v) return v.error();
-    if (v->wrong) continue;
+    if (v->count) continue;
     const nlohmann::json a = q.ask(u);
     survivors.push_back({unit_label(u), unit_parameters(u), a});
     if (answers_seen.emplace(a.dump(), true).second && shown.size() < 4) shown.push_back(&u);
   }
   std::vector<audit::Miss> misses;
   if (survivors.empty()) {
-    std::vector<std::pair<Verdict, const model::ScalarUnit*>> all;
+    std::vector<std::pair<Wrong, const model::ScalarUnit*>> all;
     for (const model::ScalarUnit& u : candidates) {
       auto v = test(u, true);
       if (!v) return v.error();
       all.emplace_back(*v, &u);
     }
-    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first.wrong < b.first.wrong; });
+    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first.count < b.first.count; });
     for (std::size_t i = 0; i < all.size() && i < 3; ++i) {
       misses.push_back({fmt::format("{} ({})", unit_label(*all[i].second), audit::render(q.ask(*all[i].second))),
-                        all[i].first.wrong, all[i].first.first});
+                        all[i].first.count, all[i].first.first});
       shown.push_back(all[i].second);
     }
   }
@@ -268,7 +299,7 @@ Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& dev
       finding.observations.push_back(std::move(o));
     }
   }
-  return outputs;
+  return *run;
 }
 
 bool computes_in(const backends::Device& device, const Format& f) { return device.caps().has(f); }

@@ -111,6 +111,12 @@ Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& dev
                                                            const std::vector<KeepFn>& keep = {},
                                                            bool nan_equivalent = false);
 
+// The candidates that reproduce every output of the groups on the device: for a probe whose
+// candidates build on what simpler expressions showed (the adder behind a cascade).
+Expected<std::vector<model::ScalarUnit>> survivors(backends::Device& device, const std::vector<Group>& groups,
+                                                   const std::vector<model::ScalarUnit>& candidates,
+                                                   bool nan_equivalent = false);
+
 // A scalar probe that concludes from candidate units: its question, for the tests (audit::ScalarProbe::ask).
 class UnitProbe : public audit::ScalarProbe {
  public:
