@@ -193,6 +193,13 @@ SpaceOf adder_space() {
   };
 }
 
+std::vector<Group> adder_groups(const Format& f, const audit::ProbeContext& ctx) {
+  auto [paper, sums, random] = adder_cases(f, ctx);
+  return {{backends::binary(Node::sub, f), std::move(paper)},
+          {backends::binary(Node::add, f), std::move(sums)},
+          {backends::binary(Node::add, f), std::move(random)}};
+}
+
 class GuardBitsProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.add.guard_bits"; }
@@ -208,11 +215,8 @@ class GuardBitsProbe final : public UnitProbe {
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
     if (!computes_in(device, f)) return no_format(f);
-    auto [paper, sums, random] = adder_cases(f, ctx);
-    const int imax = int(paper.size());
-    const std::vector<Group> groups = {{backends::binary(Node::sub, f), std::move(paper)},
-                                       {backends::binary(Node::add, f), std::move(sums)},
-                                       {backends::binary(Node::add, f), std::move(random)}};
+    const std::vector<Group> groups = adder_groups(f, ctx);
+    const int imax = int(groups[0].cases.size());
     audit::Finding finding;
     auto out = conclude(device, groups, candidates(device, f, adder_space(), unit_roundings()), question(), finding,
                         {keep_all(), keep_some(0, 16), keep_some(8, 8)});
@@ -264,17 +268,12 @@ class CascadedProbe final : public UnitProbe {
       for (const Case& c : v) out.push_back({{c.operands[0], c.operands[1], c.operands[0]}, fmt::format("({}) - {}", c.note, op)});
       return out;
     };
-    const std::vector<Group> single = {{backends::binary(Node::sub, f), paper},
-                                       {backends::binary(Node::add, f), sums},
-                                       {backends::binary(Node::add, f), random}};
-    // The candidates: the single adders that reproduce the single additions (one per answer: they
-    // compute alike), each with every first adder of the model.
-    auto singles = survivors(device, single, candidates(device, f, adder_space(), unit_roundings()));
+    // The candidates: the single adders that reproduce the single additions, each with every first
+    // adder of the model.
+    auto singles = reproducing_adders(device, f, ctx);
     if (!singles) return audit::failed(singles.error().message);
     std::vector<model::ScalarUnit> units;
-    std::set<std::string> seen;
     for (const model::ScalarUnit& u : *singles) {
-      if (!seen.insert(std::string(u.format->name) + adder_answer(u, u.add).dump()).second) continue;
       units.push_back(u);
       for (const AdderParams& a : adder_hypotheses(max_guard(*u.format))) {
         model::ScalarUnit c = u;
@@ -305,6 +304,17 @@ class CascadedProbe final : public UnitProbe {
 };
 
 }  // namespace
+
+Expected<std::vector<model::ScalarUnit>> reproducing_adders(backends::Device& device, const Format& f,
+                                                            const audit::ProbeContext& ctx) {
+  auto all = survivors(device, adder_groups(f, ctx), candidates(device, f, adder_space(), unit_roundings()));
+  if (!all) return all.error();
+  std::vector<model::ScalarUnit> out;
+  std::set<std::string> seen;
+  for (const model::ScalarUnit& u : *all)
+    if (seen.insert(std::string(u.format->name) + adder_answer(u, u.add).dump()).second) out.push_back(u);
+  return out;
+}
 
 void add_adder_probes(std::vector<const audit::ScalarProbe*>& out) {
   static const GuardBitsProbe guard;

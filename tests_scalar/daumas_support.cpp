@@ -244,6 +244,30 @@ std::vector<model::AdderParams> adder_hypotheses(int gmax) {
   return v;
 }
 
+Expected<std::vector<model::ScalarUnit>> fusion_candidates(backends::Device& device, const Format& f,
+                                                           const audit::ProbeContext& ctx) {
+  auto adders = reproducing_adders(device, f, ctx);
+  if (!adders) return adders.error();
+  auto multipliers = reproducing_multipliers(device, f, ctx);
+  if (!multipliers) return multipliers.error();
+  const std::vector<model::MultiplierParams> exact = {{model::UnitRounding::ieee(model::Rounding::rne), std::nullopt, 0},
+                                                      {model::UnitRounding::chopped(), std::nullopt, 0}};
+  std::vector<model::ScalarUnit> out;
+  for (const model::ScalarUnit& a : *adders)
+    for (bool fma_fused : {true, false}) {
+      model::ScalarUnit u = a;
+      u.fma_fused = fma_fused;
+      u.mad_fused = true;
+      out.push_back(u);
+      u.mad_fused = false;
+      for (const model::MultiplierParams& m : u.format == &f ? *multipliers : exact) {
+        u.mul = m;
+        out.push_back(u);
+      }
+    }
+  return out;
+}
+
 AdderScale adder_scale(const Format& f) {
   const int imax = std::min(f.precision() + 40, f.emax() - 1 - f.emin());
   return {f.emin() + imax <= 0 ? 0 : f.emin() + imax, imax};

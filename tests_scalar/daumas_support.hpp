@@ -92,6 +92,20 @@ std::string describe_adder(const model::AdderParams& a);
 // the correctly rounded adder in every mode; the references first (correctly rounded rne, then
 // chopped with 2, 1, 0 guard bits and no sticky bit).
 std::vector<model::AdderParams> adder_hypotheses(int gmax);
+// Starting points for probes whose expressions add and multiply: the candidate units of the adder
+// probe (scalar.add.guard_bits, registers of f and wider) that reproduce the device's additions,
+// one per answer (they add alike); the multipliers of f that reproduce its products (the
+// identification of scalar.mul.truncated_columns, the constants of an interval at its ends).
+Expected<std::vector<model::ScalarUnit>> reproducing_adders(backends::Device& device, const Format& f,
+                                                            const audit::ProbeContext& ctx);
+Expected<std::vector<model::MultiplierParams>> reproducing_multipliers(backends::Device& device, const Format& f,
+                                                                       const audit::ProbeContext& ctx);
+// The candidates of the fusion probes: each reproducing adder's unit with a fused MAD, and unfused
+// with each reproducing multiplier (a unit of wider registers: its exact product, rounded to nearest
+// or chopped); each with fma() fused or not.
+Expected<std::vector<model::ScalarUnit>> fusion_candidates(backends::Device& device, const Format& f,
+                                                           const audit::ProbeContext& ctx);
+
 // The scale 2^k at which 1.5 * 2^k and 2^(k - imax) are normal, imax up to p + 40: the adder
 // sequences 1.5 - 2^-i run for i = 1 .. imax, times 2^k.
 struct AdderScale {

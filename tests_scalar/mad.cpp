@@ -1,11 +1,10 @@
 // Extra precision of the MAD (Daumas, da Graca, Defour 2006, section 2.1): does a*b+c keep more
 // bits of the product than the working precision? On random x, y the probe evaluates
-// MAD(x, y, -x⊗y), x⊗y being the product rounded to nearest by the model: a fused MAD returns the
-// exact rounding error of that product, a MAD that rounds the product to the working precision
-// returns 0 (or the difference between its own product and x⊗y). Hypotheses: the product kept to q
-// bits (rounded to nearest or chopped) for every q from p (unfused) to 2p (fused), and "as
-// stored": the device's own product stored to memory, then added. The paper found no MAD of its
-// GPUs keeping more than 24 bits.
+// MAD(x, y, -x*y), x*y being the product rounded to nearest by the model: a fused MAD returns the
+// exact rounding error of that product, a MAD that rounds the product first returns 0 (or the
+// difference between its own product and x*y). The candidates are the units whose adders and
+// multipliers reproduce the device's sums and products, with a fused MAD or not
+// (fusion_candidates). The paper found no MAD of its GPUs keeping more than 24 bits.
 #include <fmt/format.h>
 
 #include <random>
@@ -16,27 +15,34 @@
 namespace gp::scalar {
 namespace {
 
-using model::Rounding;
-using model::u128;
 
-// MAD(x, y, z) with the product x*y rounded to q bits with r and z = -RN(x*y): exact.
-std::uint64_t predict(const Format& f, int q, Rounding r, const Case& c) {
-  const model::Unpacked x = decode(f, c.operands[0]), y = decode(f, c.operands[1]), z = decode(f, c.operands[2]);
-  const bool neg = x.neg != y.neg;
-  const Wide w = round_to_bits(u128(x.sig) * y.sig, x.exp + y.exp, q, r);
-  const int e0 = std::min(w.exp, z.exp);
-  const u128 a = w.sig << (w.exp - e0), b = u128(z.sig) << (z.exp - e0);
-  if (a == b) return model::zero(f, false).bits;
-  // z has the opposite sign of the product.
-  return a > b ? pack_wide(f, Rounding::rne, neg, {a - b, e0}) : pack_wide(f, Rounding::rne, !neg, {b - a, e0});
+// Whether a*b+c rounds once, asked of a unit: its MAD's fusion (a unit of wider registers answers
+// for its registers: their MAD is not the storage format's).
+nlohmann::json fused_answer(const model::ScalarUnit& u, bool fused) {
+  nlohmann::json j = nlohmann::json::object();
+  if (u.format != &u.storage_format()) j["registers"] = u.format->name;
+  j["fused"] = fused;
+  return j;
 }
 
-class MadProbe final : public audit::ScalarProbe {
+class MadProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.mad.extra_precision"; }
   std::string_view title() const override { return "Extra precision of the product in a MAD"; }
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.1"; }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 2 && f.has_subnormals(); }
+  const UnitQuestion& question() const override {
+    static const UnitQuestion q{
+        {"MAD", "the fusion of the MAD",
+         [](const nlohmann::json& a) {
+           const std::string regs = a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
+           return a["fused"].get<bool>() ? "fused: MAD(x, y, -x*y) returns the exact error of the product" + regs
+                                         : "not fused: the product is rounded by the multiplier before the addition" + regs;
+         }},
+        [](const model::ScalarUnit& u) { return fused_answer(u, u.mad_fused); },
+        nullptr};
+    return q;
+  }
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
     if (!computes_in(device, f)) return no_format(f);
@@ -55,49 +61,15 @@ class MadProbe final : public audit::ScalarProbe {
       if (!(prod.flags & model::Flag::inexact)) continue;  // an exact product has no error to show
       cases.push_back({{x, y, negate(f, prod.bits)}, fmt::format("MAD({}, {}, -x*y)", show(f, x), show(f, y))});
     }
-    auto stored = stepwise(device, f, Node::mul, Node::add, cases);
-    if (!stored) return audit::failed(stored.error().message);
-    std::vector<Hypothesis> hyps = {tabled("as stored (product rounded by the device, stored, then added)", cases, *stored)};
-    for (int q = p; q <= 2 * p; ++q)
-      for (Rounding r : {Rounding::rne, Rounding::rz}) {
-        if (q == 2 * p && r == Rounding::rz) continue;  // the exact product: one hypothesis
-        const std::string name = q == 2 * p ? "fused (exact product)"
-                                            : fmt::format("product rounded to {} bits ({})", q, model::name(r));
-        hyps.push_back({name, [&f, q, r](const Case& c) { return predict(f, q, r, c); }});
-      }
+    auto units = fusion_candidates(device, f, ctx);
+    if (!units) return audit::failed(units.error().message);
     audit::Finding finding;
-    auto sel = select(device, backends::ternary(Node::mad, f), cases, hyps, finding);
-    if (!sel) return audit::failed(sel.error().message);
-    const auto& cs = sel->consistent;
-    const auto has = [&](std::string_view h) {
-      return std::any_of(cs.begin(), cs.end(), [&](const std::string& s) { return s.starts_with(h); });
-    };
-    finding.parameters["consistent"] = cs;
+    auto out = conclude(device, {{backends::ternary(Node::mad, f), cases}}, *units, question(), finding);
+    if (!out) return audit::failed(out.error().message);
     int zeros = 0;
-    for (std::uint64_t o : sel->outputs) zeros += model::classify(f, o) == model::Class::zero;
+    for (std::uint64_t o : (*out)[0]) zeros += model::classify(f, o) == model::Class::zero;
     finding.parameters["zero_results"] = zeros;
-    if (has("fused")) {
-      finding.parameters["fused"] = true;
-      finding.parameters["product_bits"] = 2 * p;
-      finding.verdict = fmt::format("MAD: fused: MAD(x, y, -x*y) returns the exact error of the product ({} bits kept)", 2 * p);
-    } else if (has("as stored") || has(fmt::format("product rounded to {} bits", p))) {
-      finding.parameters["fused"] = false;
-      finding.parameters["product_bits"] = p;
-      finding.verdict = fmt::format("MAD: not fused: the product is rounded to {} bits before the addition", p);
-      if (!has("as stored")) finding.verdict += " (but not as the device's own product: see the observations)";
-    } else if (!cs.empty()) {
-      const int q = std::stoi(cs.front().substr(std::string_view("product rounded to ").size()));
-      finding.parameters["fused"] = false;
-      finding.parameters["product_bits"] = q;
-      finding.verdict = fmt::format("MAD: the product keeps {} bits before the addition ({}), not {} nor {}", q,
-                                    join(cs, " or "), p, 2 * p);
-    } else {
-      finding.parameters["fused"] = nullptr;
-      finding.parameters["product_bits"] = nullptr;
-      finding.verdict = fmt::format(
-          "MAD: MAD(x, y, -x*y) fits no hypothesis (neither fused, nor a product of q bits, nor the device's own product); {} of {} results are 0",
-          zeros, cases.size());
-    }
+    finding.verdict += fmt::format("; {} of {} results are 0", zeros, cases.size());
     return finding;
   }
 };

@@ -135,10 +135,6 @@ std::vector<UnitRounding> roundings() {
   return v;
 }
 
-std::string rounded(const UnitRounding& r) {
-  return r.chop ? std::string("chopped") : fmt::format("rounded {}", model::name(r.mode));
-}
-
 // A surviving multiplier: exact (t null) or t columns with corrections lo..hi.
 struct Candidate {
   UnitRounding r;
@@ -146,12 +142,6 @@ struct Candidate {
   std::uint64_t lo = 0, hi = 0;
   bool alive = true;
 };
-
-std::string name(const Format& f, const UnitRounding& r, std::optional<int> t, std::uint64_t c) {
-  if (!t) return fmt::format("exact product, {}", rounded(r));
-  if (*t >= f.precision() - 1) return fmt::format("every column, correction {} (units of column 0), {}", c, rounded(r));
-  return fmt::format("{} columns, correction {}, {}", *t, c, rounded(r));
-}
 
 std::uint64_t mul(const Format& f, const UnitRounding& r, std::optional<int> t, std::uint64_t c, const Case& k) {
   return model::multiplier_mul(f, MultiplierParams{r, t, c}, model::Options{}, k.operands[0], k.operands[1]).bits;
@@ -359,142 +349,143 @@ Expected<Identification> identify(backends::Device& device, const Format& f, std
   return id;
 }
 
-// Observations: the references and the survivors' predictions at the ends of their intervals.
-void observe(const Format& f, const std::vector<std::vector<Case>>& sets, const Identification& id,
-             audit::Finding& finding, std::size_t head) {
-  std::vector<Hypothesis> hyps;
-  const auto add = [&](UnitRounding r, std::optional<int> t, std::uint64_t c) {
-    const std::string n = name(f, r, t, c);
-    for (const Hypothesis& h : hyps)
-      if (h.name == n) return;
-    hyps.push_back({n, [&f, r, t, c](const Case& k) { return mul(f, r, t, c, k); }});
+// The cases of scalar.mul.truncated_columns.
+std::vector<std::vector<Case>> column_sets(const Format& f, const audit::ProbeContext& ctx) {
+  return {paper_sequence(f), column_probes(f), residue_probes(f, ctx.cases(32, 128, 4096), ctx.seed),
+          random_pairs(f, ctx.cases(64, 256, 65536), ctx.seed)};
+}
+
+// The candidate units: the multipliers identify() left, every constant of a short interval, the
+// ends and middle of a long one, after the IEEE unit (the reference of the observations).
+std::vector<model::ScalarUnit> materialize(const Format& f, const Identification& id) {
+  std::vector<model::ScalarUnit> units = {model::ieee_unit(f)};
+  const auto add = [&](const Candidate& c, std::uint64_t k) {
+    model::ScalarUnit u = model::ieee_unit(f);
+    u.mul = {c.r, c.t, c.t ? k : 0};
+    units.push_back(u);
   };
-  add(UnitRounding::ieee(Rounding::rne), std::nullopt, 0);
-  add(UnitRounding::chopped(), std::nullopt, 0);
-  for (std::size_t i = 0; i < id.survivors.size() && i < 8; ++i) {
-    const Candidate& c = id.survivors[i];
-    add(c.r, c.t, c.lo);
-    if (c.hi != c.lo) add(c.r, c.t, c.hi);
+  for (const Candidate& c : id.survivors) {
+    if (c.hi - c.lo <= 64)
+      for (std::uint64_t k = c.lo; k <= c.hi; ++k) add(c, k);
+    else
+      for (std::uint64_t k : {c.lo, c.lo + (c.hi - c.lo) / 2, c.hi}) add(c, k);
   }
-  const Expr expr = backends::binary(Node::mul, f);
-  for (std::size_t s = 0; s < sets.size(); ++s)
-    judge(expr, sets[s], id.outputs[s], hyps, finding, keep_some(s == 0 ? head : 4, 4), false, 64);
+  return units;
 }
 
-struct MulVerdict {
-  std::string text;
-  nlohmann::json columns = nullptr, correction = nullptr, rounding = nullptr;
-  bool ok = false;
-};
-
-MulVerdict decide(const Format& f, const Identification& id) {
-  MulVerdict v;
-  const auto& s = id.survivors;
-  if (s.empty()) {
-    v.text = "fits no multiplier model (neither the exact product rounded, nor truncated columns with a constant)";
-    return v;
+// The multiplier's answer, from its parameters: the multiplier of f that computes the same
+// products of values of f, where the model says which.
+//   - generating every column (t >= p - 1) with no constant is the exact product (chopping: all
+//     but column 0); chop is rz's
+//     arithmetic, named chop when columns were dropped, rz for the exact product;
+//   - registers of p' = p + d bits, d >= p + 1, stored to f by chopping: the register product of
+//     two values of f (bits in columns 2d and above) plus the constant is below the next multiple
+//     of 2^(2d) when the array generates column 2d and the constant is less than 2^(2d) there, and
+//     so is its rounding to p' bits (one ulp of the register is at most 2^(2d-1)); chopping that
+//     to f chops the exact product. Other register units answer with their registers' format.
+nlohmann::json multiplier_answer(const model::ScalarUnit& u, bool with_correction) {
+  const Format& f = u.storage_format();
+  const int p = f.precision(), pr = u.format->precision(), d = pr - p;
+  model::MultiplierParams m = u.mul;
+  const auto canonical = [](int q, model::MultiplierParams& x) {
+    const Rounding r = x.rounding.effective();
+    if (x.truncated_columns && *x.truncated_columns >= q - 1) x.truncated_columns = q - 1;
+    // Without a constant, every column (or all but column 0 when chopping: it holds a_0 b_0, 1 only
+    // for odd A and B, whose odd product is never a multiple of the ulp) is the exact product.
+    if (x.truncated_columns && x.correction == 0 && *x.truncated_columns >= q - (r == Rounding::rz ? 2 : 1))
+      x.truncated_columns = std::nullopt;
+    x.rounding = x.truncated_columns && r == Rounding::rz ? UnitRounding::chopped() : UnitRounding::ieee(r);
+    if (!x.truncated_columns) x.correction = 0;
+  };
+  canonical(pr, m);
+  bool registers = d > 0;
+  if (registers && d >= p + 1 && u.convert.effective() == Rounding::rz) {
+    const int lowest = m.truncated_columns ? std::max(pr - 1 - *m.truncated_columns, 0) : 0;
+    if (!m.truncated_columns || (lowest <= 2 * d && (2 * d - lowest >= 64 || m.correction < (std::uint64_t{1} << (2 * d - lowest))))) {
+      m = {UnitRounding::ieee(Rounding::rz), std::nullopt, 0};
+      registers = false;
+    }
   }
-  v.ok = true;
-  // The exact product, if it fits, is the simplest description.
-  std::vector<std::string> exact;
-  for (const Candidate& c : s)
-    if (!c.t) exact.push_back(rounded(c.r));
-  if (!exact.empty()) {
-    v.text = fmt::format("every partial product generated (no truncated columns), {}", join(exact, " or "));
-    for (const Candidate& c : s)
-      if (!c.t) {
-        v.rounding = std::string(model::name(c.r));
-        break;
-      }
-    return v;
-  }
-  std::vector<int> ts;
-  std::vector<std::string> rs;
-  for (const Candidate& c : s) {
-    if (std::find(ts.begin(), ts.end(), *c.t) == ts.end()) ts.push_back(*c.t);
-    if (std::find(rs.begin(), rs.end(), rounded(c.r)) == rs.end()) rs.push_back(rounded(c.r));
-  }
-  const Candidate& c = s.front();
-  const int p = f.precision();
-  const bool every = *c.t >= p - 1;
-  const std::string constant =
-      c.lo == c.hi ? fmt::format("correction {} ({:#x})", c.lo, c.lo) : fmt::format("correction {} to {}", c.lo, c.hi);
-  const double ulps = double(c.lo) / double(std::uint64_t{1} << std::min(*c.t, p - 1));
-  if (every) v.text = fmt::format("every partial product generated, {} (units of column 0), {}", constant, rounded(c.r));
-  else
-    v.text = fmt::format("truncated, {} columns kept below the LSB, {} (units of the last kept column: {:.4g} ulp), {}",
-                         *c.t, constant, ulps, rounded(c.r));
-  if (s.size() == 1) {
-    v.columns = *c.t;
-    if (c.lo == c.hi) v.correction = c.lo;
-    v.rounding = std::string(model::name(c.r));
-    if (c.lo != c.hi) v.text += " (the constant is not pinned down by these cases)";
-  } else {
-    if (ts.size() == 1) v.columns = ts.front();
-    if (rs.size() == 1) v.rounding = std::string(model::name(c.r));
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < s.size() && i < 6; ++i)
-      names.push_back(s[i].lo == s[i].hi ? name(f, s[i].r, s[i].t, s[i].lo)
-                                         : fmt::format("{} columns, correction {} to {}, {}", *s[i].t, s[i].lo, s[i].hi,
-                                                       rounded(s[i].r)));
-    v.text += fmt::format(" (ambiguous among {}: {}{})", s.size(), join(names, "; "), s.size() > 6 ? "; ..." : "");
-  }
-  return v;
+  nlohmann::json j = nlohmann::json::object();
+  if (registers) j["registers"] = u.format->name;
+  j["rounding"] = model::name(m.rounding);
+  j["truncated_columns"] = m.truncated_columns ? nlohmann::json(*m.truncated_columns) : nlohmann::json(nullptr);
+  if (with_correction) j["correction"] = m.correction;
+  return j;
 }
 
-nlohmann::json survivors_json(const Format& f, const Identification& id) {
-  nlohmann::json a = nlohmann::json::array();
-  for (std::size_t i = 0; i < id.survivors.size() && i < 32; ++i) {
-    const Candidate& c = id.survivors[i];
-    a.push_back({{"rounding", model::name(c.r)},
-                 {"truncated_columns", c.t ? nlohmann::json(*c.t) : nlohmann::json(nullptr)},
-                 {"correction_min", c.lo},
-                 {"correction_max", c.hi}});
+std::string say_multiplier(const nlohmann::json& a) {
+  const std::string r = a["rounding"] == "chop" ? std::string("chopped") : "rounded " + a["rounding"].get<std::string>();
+  const std::string regs = a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
+  if (a["truncated_columns"].is_null()) return fmt::format("every partial product generated (no truncated columns), {}{}", r, regs);
+  const int t = a["truncated_columns"].get<int>();
+  std::string c;
+  if (a.contains("correction")) {
+    const std::uint64_t k = a["correction"].get<std::uint64_t>();
+    c = fmt::format(", correction {} ({:#x}) in units of the last kept column", k, k);
   }
-  (void)f;
-  return a;
+  return fmt::format("truncated, {} columns kept below the LSB{}, {}{}", t, c, r, regs);
 }
 
-class ColumnsProbe final : public audit::ScalarProbe {
+class MultiplierProbe : public UnitProbe {
  public:
-  std::string_view id() const override { return "scalar.mul.truncated_columns"; }
-  std::string_view title() const override { return "Truncated partial products of the multiplier"; }
+  explicit MultiplierProbe(bool correction)
+      : correction_(correction),
+        q_{{"MULTIPLICATION", correction ? "the correction constant of the multiplier" : "the truncated columns of the multiplier",
+            say_multiplier},
+           [correction](const model::ScalarUnit& u) { return multiplier_answer(u, correction); },
+           [correction](const nlohmann::json& a) {
+             nlohmann::json m = correction ? nlohmann::json{{"correction", a["correction"]}}
+                                           : nlohmann::json{{"truncated_columns", a["truncated_columns"]}, {"rounding", a["rounding"]}};
+             return nlohmann::json{{"mul", m}};
+           }} {}
   std::string_view source() const override {
     return "Daumas, da Graca, Defour 2006, section 2.2; Schulte and Swartzlander 1993";
   }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 3 && f.precision() <= 62; }
+  const UnitQuestion& question() const override { return q_; }
+
+ protected:
+  // Identifies on the sets (and the streamed chunks), then concludes on the sets.
+  audit::Finding conclude_on(backends::Device& device, const Format& f, std::vector<std::vector<Case>>& sets,
+                             std::uint64_t seed, const Chunks& more, std::size_t head) const {
+    auto id = identify(device, f, sets, seed, more);
+    if (!id) return audit::failed(id.error().message);
+    std::vector<Group> groups;
+    std::vector<KeepFn> keep;
+    for (std::size_t s = 0; s < sets.size(); ++s) {
+      groups.push_back({backends::binary(Node::mul, f), sets[s]});
+      keep.push_back(keep_some(s == 0 ? head : 4, 4));
+    }
+    audit::Finding finding;
+    auto out = conclude(device, groups, materialize(f, *id), question(), finding, keep);
+    if (!out) return audit::failed(out.error().message);
+    return finding;
+  }
+
+ private:
+  bool correction_;
+  UnitQuestion q_;
+};
+
+class ColumnsProbe final : public MultiplierProbe {
+ public:
+  ColumnsProbe() : MultiplierProbe(false) {}
+  std::string_view id() const override { return "scalar.mul.truncated_columns"; }
+  std::string_view title() const override { return "Truncated partial products of the multiplier"; }
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
     if (!computes_in(device, f)) return no_format(f);
-    std::vector<std::vector<Case>> sets = {paper_sequence(f), column_probes(f),
-                                                 residue_probes(f, ctx.cases(32, 128, 4096), ctx.seed),
-                                                 random_pairs(f, ctx.cases(64, 256, 65536), ctx.seed)};
-    auto id = identify(device, f, sets, ctx.seed);
-    if (!id) return audit::failed(id.error().message);
-    audit::Finding finding;
-    observe(f, sets, *id, finding, 64);
-    const MulVerdict v = decide(f, *id);
-    finding.parameters["truncated_columns"] = v.columns;
-    finding.parameters["correction"] = v.correction;
-    finding.parameters["rounding"] = v.rounding;
-    finding.parameters["candidates"] = survivors_json(f, *id);
-    if (v.ok && (v.columns.is_number() || v.rounding.is_string()))
-      finding.profile["mul"]["truncated_columns"] = v.columns;
-    // The multiplier's own rounding ("chop" when truncating), which tables I and II cannot name.
-    if (v.ok && v.rounding.is_string()) finding.profile["mul"]["rounding"] = v.rounding;
-    finding.verdict = "MULTIPLICATION: " + v.text;
-    return finding;
+    std::vector<std::vector<Case>> sets = column_sets(f, ctx);
+    return conclude_on(device, f, sets, ctx.seed, {}, 64);
   }
 };
 
-class CorrectionProbe final : public audit::ScalarProbe {
+class CorrectionProbe final : public MultiplierProbe {
  public:
+  CorrectionProbe() : MultiplierProbe(true) {}
   std::string_view id() const override { return "scalar.mul.correction"; }
   std::string_view title() const override { return "Correction constant of the truncated multiplier"; }
-  std::string_view source() const override {
-    return "Daumas, da Graca, Defour 2006, section 2.2; Schulte and Swartzlander 1993";
-  }
-  bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 3 && f.precision() <= 62; }
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
     if (!computes_in(device, f)) return no_format(f);
@@ -506,31 +497,27 @@ class CorrectionProbe final : public audit::ScalarProbe {
                                            random_pairs(f, ctx.cases(32, 64, 4096), ctx.seed + 1),
                                            odd_multiples(f, n, ctx.seed, 0, chunk)};
     const Chunks rest = [&](std::uint64_t c) { return odd_multiples(f, n, ctx.seed, c + 1, chunk); };
-    auto id = identify(device, f, sets, ctx.seed, rest);
-    if (!id) return audit::failed(id.error().message);
-    audit::Finding finding;
-    observe(f, sets, *id, finding, 32);
-    const MulVerdict v = decide(f, *id);
-    finding.parameters["truncated_columns"] = v.columns;
-    finding.parameters["correction"] = v.correction;
-    finding.parameters["rounding"] = v.rounding;
+    audit::Finding finding = conclude_on(device, f, sets, ctx.seed, rest, 32);
     finding.parameters["products"] = std::min(n, (std::uint64_t{1} << (f.precision() - 1)) - 1);
-    finding.parameters["candidates"] = survivors_json(f, *id);
-    if (v.ok && (v.correction.is_number() || (v.columns.is_null() && v.rounding.is_string())))
-      finding.profile["mul"]["correction"] = v.correction;
-    if (!v.ok) finding.verdict = "MULTIPLICATION: " + v.text;
-    else if (v.correction.is_number())
-      finding.verdict = fmt::format("MULTIPLICATION: correction constant {} ({:#x}) in units of the last kept column; {}",
-                                    v.correction.get<std::uint64_t>(), v.correction.get<std::uint64_t>(), v.text);
-    else if (v.columns.is_null() && v.rounding.is_string())
-      finding.verdict = "MULTIPLICATION: no correction constant: " + v.text;
-    else
-      finding.verdict = "MULTIPLICATION: correction constant not decided: " + v.text;
     return finding;
   }
 };
 
 }  // namespace
+
+Expected<std::vector<model::MultiplierParams>> reproducing_multipliers(backends::Device& device, const Format& f,
+                                                                       const audit::ProbeContext& ctx) {
+  std::vector<std::vector<Case>> sets = column_sets(f, ctx);
+  auto id = identify(device, f, sets, ctx.seed);
+  if (!id) return id.error();
+  std::vector<model::MultiplierParams> out;
+  for (const Candidate& c : id->survivors)
+    for (std::uint64_t k : {c.lo, c.hi}) {
+      const model::MultiplierParams m{c.r, c.t, c.t ? k : 0};
+      if (std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
+    }
+  return out;
+}
 
 void add_multiplier_probes(std::vector<const audit::ScalarProbe*>& out) {
   static const ColumnsProbe columns;
