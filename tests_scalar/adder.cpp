@@ -71,6 +71,8 @@ AdderCases adder_cases(const Format& f, const audit::ProbeContext& ctx) {
           sums.push_back({{a, b}, fmt::format("{} - (1 {} 2^-{})*2^-{}{}", show(f, a), neg ? "-" : "+", m, i, times(k))});
           sums.push_back({{a, negate(f, b)}, fmt::format("{} + (1 {} 2^-{})*2^-{}{}", show(f, a), neg ? "-" : "+", m, i, times(k))});
         }
+  // An exact zero: its sign tells rounding down from the others.
+  sums.push_back({{value(f, false, k - 1, 3), value(f, true, k - 1, 3)}, fmt::format("1.5 + -1.5{}", times(k))});
   // Sums that carry into the next binade, so that their last bit shifts out (the only rest an adder
   // without guard bits sees): kept parts odd and even, rests zero and half.
   for (std::uint64_t base : {std::uint64_t{2}, std::uint64_t{3}})  // 1.0 and 1.5
@@ -115,14 +117,18 @@ AdderCases adder_cases(const Format& f, const audit::ProbeContext& ctx) {
 //     p + 1 guard bits: the smaller operand of a sum that can reach a tie is then kept whole, and a
 //     smaller one is below a quarter of an ulp;
 //   - with no guard bit the register's rest is 0 or a tie: a nearest mode breaks the tie as the
-//     directed mode of its tie rule does (rnz as chop, rna as ra, rnu as ru, rnd as rd, rno as ro);
+//     directed mode of its tie rule does (rnz as chop, rna as ra, rnu as ru, rno as ro; not rnd as
+//     rd: x - x is -0 rounding down only);
 //   - chop is rz's arithmetic: named chop when bits were dropped, rz when correctly rounded;
-//   - registers of p' = p + d bits stored to f: chopped stores of an adder that chops (or rounds
-//     to odd) with g guard bits are an adder of f chopping with g + d; a correctly rounded
-//     register adder stored in its own directed mode is correctly rounded; a store to nearest is
+//   - registers of p' = p + d bits stored to f: stores in the directed mode of an adder with g
+//     guard bits (chopped stores of one that rounds to odd too) are an adder of f in that mode
+//     with g + d guard bits: a sum whose smaller operand the register keeps whole is exact there,
+//     one it keeps in part (or as a sticky bit) is less than an ulp of f off the larger operand on
+//     the side the rest is, both rounded alike twice in one directed mode; a store to nearest is
 //     correctly rounded when p' >= 2p + 2 and the register keeps the smaller operand of any sum
 //     that can reach a tie (correctly rounded, or g + d >= p + 1): that sum is exact in the
-//     register. Other register units answer with their registers' format and adder.
+//     register (and its exact zeros are +0: not an adder rounding down). Other register units
+//     answer with their registers' format and adder.
 bool directed(Rounding r) { return r == Rounding::rz || r == Rounding::ru || r == Rounding::rd || r == Rounding::ra || r == Rounding::ro; }
 
 AdderParams canonical_adder(int p, AdderParams a) {
@@ -134,7 +140,6 @@ AdderParams canonical_adder(int p, AdderParams a) {
       case Rounding::rnz: r = Rounding::rz; break;
       case Rounding::rna: r = Rounding::ra; break;
       case Rounding::rnu: r = Rounding::ru; break;
-      case Rounding::rnd: r = Rounding::rd; break;
       case Rounding::rno: r = Rounding::ro; break;
       default: break;
     }
@@ -150,13 +155,11 @@ nlohmann::json adder_answer(const model::ScalarUnit& u, const AdderParams& unit_
   bool registers = d > 0;
   if (registers) {
     const Rounding s = u.convert.effective(), r = a.rounding.effective();
-    if (s == Rounding::rz && (r == Rounding::rz || r == Rounding::ro)) {
-      a = a.guard_bits ? AdderParams{UnitRounding::chopped(), *a.guard_bits + d, a.sticky}
-                       : AdderParams{UnitRounding::ieee(Rounding::rz), std::nullopt, false};
+    if (s != Rounding::ro && directed(s) && (r == s || (s == Rounding::rz && r == Rounding::ro))) {
+      a = a.guard_bits ? AdderParams{UnitRounding::ieee(s), *a.guard_bits + d, a.sticky}
+                       : AdderParams{UnitRounding::ieee(s), std::nullopt, false};
       registers = false;
-    } else if (!a.guard_bits && r == s && directed(s) && s != Rounding::ro) {
-      registers = false;
-    } else if (!directed(s) && pr >= 2 * p + 2 && (!a.guard_bits || *a.guard_bits + d >= p + 1)) {
+    } else if (!directed(s) && r != Rounding::rd && pr >= 2 * p + 2 && (!a.guard_bits || *a.guard_bits + d >= p + 1)) {
       a = {UnitRounding::ieee(s), std::nullopt, false};
       registers = false;
     }
@@ -180,8 +183,15 @@ std::string say_adder(const nlohmann::json& a) {
   return describe_adder(p) + regs;
 }
 
+// The profile keys of an answer. With no guard bit a to-nearest mode adds as a directed one: the
+// fused operations, which round with the adder's mode and see every rest, choose between the two
+// when the profile is assembled (add.equivalent_roundings, audit/validation.cpp).
 nlohmann::json adder_profile(const nlohmann::json& a) {
-  return {{"add", {{"rounding", a["rounding"]}, {"guard_bits", a["guard_bits"]}, {"sticky", a["sticky"]}}}};
+  nlohmann::json add = {{"rounding", a["rounding"]}, {"guard_bits", a["guard_bits"]}, {"sticky", a["sticky"]}};
+  if (a["guard_bits"] == 0)
+    for (const auto& [directed_mode, nearest] : {std::pair{"chop", "rnz"}, {"ra", "rna"}, {"ru", "rnu"}, {"ro", "rno"}})
+      if (a["rounding"] == directed_mode) add["equivalent_roundings"] = {directed_mode, nearest};
+  return {{"add", add}};
 }
 
 // Every adder of the model for registers of format r, and the stores of a wider register into f.

@@ -4,50 +4,18 @@
 //   input:  a subnormal operand from memory, a normal result  (flushed if the load or the op flushes)
 //   output: normal operands, a subnormal result to memory     (flushed if the op or the store flushes)
 //   chain:  op -> subnormal in a register -> op -> normal     (flushed if the op flushes either way)
-// Every result is exact, so rounding does not enter. Hypotheses: the 16 combinations of flushing on
-// load, on store, of the operation's inputs and of its outputs; what every consistent combination
-// agrees on is reported, and what they disagree on is unobservable on this device (a unit that
-// flushes on load and store hides whether its operations flush).
+// Every result is exact, so rounding does not enter. Candidates: the units of the model with every
+// flushing policy (input, output, transfer), in registers of f or wider (nvidia-g70-binary16 keeps
+// binary16 subnormals as binary32 normals in its registers). Conversions involve a second unit, whose
+// policy the candidates do not vary: they are left out.
 #include <fmt/format.h>
 
-#include <map>
 
 #include "tests_scalar/daumas_support.hpp"
 #include "tests_scalar/families.hpp"
 
 namespace gp::scalar {
 namespace {
-
-struct Flushes {
-  bool load, store, in, out;
-};
-
-const char* word(bool flush) { return flush ? "flushed" : "kept"; }
-
-std::string name(Flushes x) {
-  return fmt::format("{} on load, {} on store, inputs {}, outputs {}", word(x.load), word(x.store), word(x.in),
-                     word(x.out));
-}
-
-std::vector<Flushes> all_flushes() {
-  std::vector<Flushes> v;
-  for (int i = 0; i < 16; ++i) v.push_back({bool(i & 8), bool(i & 4), bool(i & 2), bool(i & 1)});
-  return v;
-}
-
-std::vector<Hypothesis> hypotheses(const Expr& e, const std::vector<Case>&) {
-  std::vector<Hypothesis> h;
-  for (Flushes x : all_flushes()) {
-    ModelPolicy p;
-    p.flush_load = x.load;
-    p.flush_store = x.store;
-    p.o.ftz_in = x.in;
-    p.o.ftz_out = x.out;
-    p.fused_mad = true;
-    h.push_back({name(x), model_predictor(e, p)});
-  }
-  return h;
-}
 
 struct OpCases {
   std::string op;  // "add"
@@ -141,19 +109,52 @@ std::vector<OpCases> build(const Format& f, const Format* g) {
   return out;
 }
 
-// "flush" / "preserve" when every consistent hypothesis agrees, else nullopt.
-std::optional<bool> agree(const std::vector<std::string>& consistent, bool Flushes::*field) {
-  std::map<std::string, Flushes> by_name;
-  for (Flushes x : all_flushes()) by_name[name(x)] = x;
-  return agreed<bool>(consistent, [&](const std::string& h) { return by_name.at(h).*field; });
+const char* key(bool flush) { return flush ? "flush" : "preserve"; }
+
+// The policy's answer: what any expression on values of f shows. Flushing on transfer hides the
+// operations' input flushing when they flush their outputs and the reverse (a subnormal reaches an
+// operation only from a load or from another operation's output): those units answer alike.
+// Registers whose range holds the subnormals of f as normal numbers never flush them in operations.
+nlohmann::json flush_answer(const model::ScalarUnit& u) {
+  model::SubnormalPolicy s = u.subnormals;
+  const Format& f = u.storage_format();
+  if (u.format != &f) {
+    if (u.format->emin() > f.quantum_min()) {
+      return {{"registers", u.format->name}, {"transfer", key(s.flush_transfer)}, {"input", key(s.flush_input)},
+              {"output", key(s.flush_output)}};
+    }
+    s.flush_input = s.flush_output = false;
+  }
+  nlohmann::json j = nlohmann::json::object();
+  j["transfer"] = key(s.flush_transfer);
+  if (s.flush_transfer && (s.flush_input || s.flush_output)) {
+    j["operations"] = "flush (inputs, outputs or both: which is unobservable)";
+  } else {
+    j["input"] = key(s.flush_input);
+    j["output"] = key(s.flush_output);
+  }
+  return j;
 }
 
-nlohmann::json key(std::optional<bool> v) {
-  if (!v) return nullptr;
-  return *v ? "flush" : "preserve";
+std::string say_flush(const nlohmann::json& a) {
+  const std::string regs = a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
+  const auto word = [](const nlohmann::json& v) { return v == "flush" ? "flushed" : "kept"; };
+  if (a.contains("operations"))
+    return fmt::format("flushed to zero on transfer; operations flush their inputs or outputs (which one is unobservable){}", regs);
+  return fmt::format("{} on transfer; inputs {}, outputs {} by the operations{}", word(a["transfer"]), word(a["input"]),
+                     word(a["output"]), regs);
 }
 
-class FlushProbe final : public audit::ScalarProbe {
+// The profile keys of an answer; of units that answer alike, the one that flushes everything.
+nlohmann::json flush_profile(const nlohmann::json& a) {
+  if (a.contains("registers")) return nlohmann::json::object();
+  const bool both = a.contains("operations");
+  return {{"subnormals",
+           {{"transfer", a["transfer"]}, {"input", both ? nlohmann::json("flush") : a["input"]},
+            {"output", both ? nlohmann::json("flush") : a["output"]}}}};
+}
+
+class FlushProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.subnormals.flush"; }
   std::string_view title() const override { return "Subnormal flushing per operation"; }
@@ -161,76 +162,26 @@ class FlushProbe final : public audit::ScalarProbe {
     return "IEEE 754-2019 section 7.5; flush-to-zero and denormals-are-zero as GPUs and x86 implement them";
   }
   bool applies(const Format& f) const override { return f.has_subnormals() && f.has_sign() && f.man_bits >= 1 && f.has_zero(); }
+  const UnitQuestion& question() const override {
+    static const UnitQuestion q{{"SUBNORMALS", "the flushing of subnormals", say_flush}, flush_answer, flush_profile};
+    return q;
+  }
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     if (!computes_in(device, f)) return no_format(f);
-    const std::vector<OpCases> ops = build(f, wider_on(device, f));
+    std::vector<Group> groups;
+    for (OpCases& op : build(f, nullptr))
+      for (Group& g : op.groups)
+        if (groups.empty() || g.expr.code.size() > 1) groups.push_back(std::move(g));  // the transfers once
+    const SpaceOf space = [](const Format&) {
+      Space s;
+      for (int i = 0; i < 8; ++i) s.subnormals.push_back({bool(i & 1), bool(i & 2), bool(i & 4)});
+      return s;
+    };
     audit::Finding finding;
-    // First pass: each operation's consistent combinations. Loads and stores do not depend on the
-    // operation: the (load, store) pairs every operation admits are the device's.
-    std::vector<std::vector<std::string>> per_op;
-    std::map<std::string, Flushes> by_name;
-    for (Flushes x : all_flushes()) by_name[name(x)] = x;
-    std::vector<bool> transfer_ok(4, true);  // index load * 2 + store
-    for (const OpCases& op : ops) {
-      auto b = select_all(device, op.groups, hypotheses, finding);
-      if (!b) return audit::failed(b.error().message);
-      std::vector<bool> seen(4, false);
-      for (const std::string& h : b->consistent) seen[by_name.at(h).load * 2 + by_name.at(h).store] = true;
-      for (int i = 0; i < 4; ++i) transfer_ok[std::size_t(i)] = transfer_ok[std::size_t(i)] && seen[std::size_t(i)];
-      per_op.push_back(b->consistent);
-    }
-    // A unit's flushing is the same for every operation: those that show it decide, those whose
-    // loads and stores hide it (a square root has no chain) do not.
-    bool any_in_flush = false, any_out_flush = false, some_in_known = false, some_out_known = false;
-    std::map<std::string, std::vector<std::string>> by_outcome;  // "inputs flushed, outputs kept" -> ops
-    std::vector<std::string> failures, all_consistent;
-    for (std::size_t k = 0; k < ops.size(); ++k) {
-      const std::string& op = ops[k].op;
-      std::vector<std::string> cs;
-      for (const std::string& h : per_op[k])
-        if (transfer_ok[std::size_t(by_name.at(h).load * 2 + by_name.at(h).store)]) cs.push_back(h);
-      all_consistent.insert(all_consistent.end(), cs.begin(), cs.end());
-      const bool output_applies = op != "sqrt";
-      if (cs.empty()) {
-        failures.push_back(op);
-        finding.parameters[op] = {{"input", nullptr}, {"output", nullptr}, {"consistent", false}};
-        continue;
-      }
-      const auto in = agree(cs, &Flushes::in), out = agree(cs, &Flushes::out);
-      finding.parameters[op] = {{"input", key(in)}};
-      if (output_applies) finding.parameters[op]["output"] = key(out);
-      if (in) {
-        any_in_flush = any_in_flush || *in;
-        some_in_known = true;
-      }
-      if (output_applies && out) {
-        any_out_flush = any_out_flush || *out;
-        some_out_known = true;
-      }
-      const std::string what = fmt::format(
-          "inputs {}{}", in ? word(*in) : "unobservable",
-          output_applies ? fmt::format(", outputs {}", out ? word(*out) : "unobservable") : std::string());
-      by_outcome[what].push_back(op);
-    }
-    // Profile keys: "flush" if an operation is seen to flush, "preserve" if those seen all keep.
-    if (some_in_known) finding.profile["subnormals"]["input"] = any_in_flush ? "flush" : "preserve";
-    if (some_out_known) finding.profile["subnormals"]["output"] = any_out_flush ? "flush" : "preserve";
-    const std::optional<bool> load = agree(all_consistent, &Flushes::load), store = agree(all_consistent, &Flushes::store);
-    finding.parameters["load"] = key(load);
-    finding.parameters["store"] = key(store);
-
-    std::vector<std::string> parts;
-    if (load && store) {
-      parts.push_back(*load || *store ? fmt::format("{} on load, {} on store", word(*load), word(*store))
-                                      : "kept on load and store");
-    } else if (!all_consistent.empty()) {
-      parts.push_back("flushed by a load or a store (which one is unobservable)");
-    }
-    for (const auto& [what, names] : by_outcome) parts.push_back(fmt::format("{}: {}", join(names, ", "), what));
-    if (!failures.empty())
-      parts.push_back(fmt::format("{}: fits no combination of flushes (see the observations)", join(failures, ", ")));
-    finding.verdict = "SUBNORMALS: " + join(parts, "; ");
+    auto out = conclude(device, groups, candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)}),
+                        question(), finding);
+    if (!out) return audit::failed(out.error().message);
     return finding;
   }
 };
