@@ -321,8 +321,11 @@ Expected<std::vector<model::ScalarUnit>> reproducing_adders(backends::Device& de
   if (!all) return all.error();
   std::vector<model::ScalarUnit> out;
   std::set<std::string> seen;
+  // One per answer and rounding: adders that add alike may still round a fused operation apart.
   for (const model::ScalarUnit& u : *all)
-    if (seen.insert(std::string(u.format->name) + adder_answer(u, u.add).dump()).second) out.push_back(u);
+    if (seen.insert(std::string(u.format->name) + adder_answer(u, u.add).dump() + std::string(model::name(u.add.rounding.effective())))
+            .second)
+      out.push_back(u);
   return out;
 }
 

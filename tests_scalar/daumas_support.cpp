@@ -268,6 +268,16 @@ Expected<std::vector<model::ScalarUnit>> fusion_candidates(backends::Device& dev
   return out;
 }
 
+std::vector<Case> double_rounding_cases(const Format& f) {
+  const int p = f.precision();
+  const std::uint64_t half = std::uint64_t{1} << (p - 1);
+  std::uint64_t k = 0;
+  while ((k + 1) * (k + 2) < half) ++k;  // the largest k with k (k + 1) < 2^(p-1)
+  const std::uint64_t a = value(f, false, 1 - 2 * p, half + k + 1), b = value(f, false, 1 - p, half - k);
+  return {{{a, b, one(f)}, fmt::format("{} * {} + 1 (just above a tie)", show(f, a), show(f, b))},
+          {{negate(f, a), b, negate(f, one(f))}, fmt::format("{} * {} - 1 (just below a tie)", show(f, negate(f, a)), show(f, b))}};
+}
+
 AdderScale adder_scale(const Format& f) {
   const int imax = std::min(f.precision() + 40, f.emax() - 1 - f.emin());
   return {f.emin() + imax <= 0 ? 0 : f.emin() + imax, imax};

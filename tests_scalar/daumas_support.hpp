@@ -94,8 +94,9 @@ std::string describe_adder(const model::AdderParams& a);
 std::vector<model::AdderParams> adder_hypotheses(int gmax);
 // Starting points for probes whose expressions add and multiply: the candidate units of the adder
 // probe (scalar.add.guard_bits, registers of f and wider) that reproduce the device's additions,
-// one per answer (they add alike); the multipliers of f that reproduce its products (the
-// identification of scalar.mul.truncated_columns, the constants of an interval at its ends).
+// one per answer and rounding (they add alike; a fused operation rounds with the adder's mode);
+// the multipliers of f that reproduce its products (the identification of
+// scalar.mul.truncated_columns, the constants of an interval at its ends).
 Expected<std::vector<model::ScalarUnit>> reproducing_adders(backends::Device& device, const Format& f,
                                                             const audit::ProbeContext& ctx);
 Expected<std::vector<model::MultiplierParams>> reproducing_multipliers(backends::Device& device, const Format& f,
@@ -105,6 +106,12 @@ Expected<std::vector<model::MultiplierParams>> reproducing_multipliers(backends:
 // or chopped); each with fma() fused or not.
 Expected<std::vector<model::ScalarUnit>> fusion_candidates(backends::Device& device, const Format& f,
                                                            const audit::ProbeContext& ctx);
+
+// a*b+c cases whose exact value lies just above a tie of f, by less than half an ulp of any format
+// of at least 2p + 2 bits: a = A 2^(1-2p), b = B 2^(1-p) with A = 2^(p-1) + k + 1, B = 2^(p-1) - k
+// (A B just above 2^(2p-2)), c = 1, and mirrored. Rounded once to f they go up; rounded first in
+// wider registers they fall on the tie and go to even: fused in f, or computed in wider registers.
+std::vector<Case> double_rounding_cases(const Format& f);
 
 // The scale 2^k at which 1.5 * 2^k and 2^(k - imax) are normal, imax up to p + 40: the adder
 // sequences 1.5 - 2^-i run for i = 1 .. imax, times 2^k.

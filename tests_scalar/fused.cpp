@@ -79,6 +79,10 @@ class FusedProbe final : public UnitProbe {
                                    fmt::format("-(1 + 2^-{} + U2)", k) + scale) +
                            fmt::format(" = 2^{} exactly", s - P - k)});
     }
+    for (Case& k : double_rounding_cases(f)) {
+      k.note = op_ == Node::fma ? "fma: " + k.note : k.note;
+      items.push_back(std::move(k));
+    }
     std::mt19937_64 rng(ctx.seed ^ 0x66757365642121ULL);
     const std::size_t n = ctx.cases(16, 256, 4096);
     std::vector<Case> random;
@@ -98,7 +102,7 @@ class FusedProbe final : public UnitProbe {
     if (!out) return audit::failed(out.error().message);
     // A measurement beside the verdict: how many bits below the precision the product keeps.
     int kept = 0;
-    while (kept < P && (*out)[0][std::size_t(kept)] == c.v(1, s - P - kept - 1)) ++kept;
+    while (kept < P && (*out)[0][std::size_t(kept)] == c.v(1, s - P - kept - 1)) ++kept;  // the first P items
     fi.parameters["extra_product_bits"] = kept;
     fi.parameters["cases"] = items.size() + random.size();
     fi.parameters["seed"] = ctx.seed;

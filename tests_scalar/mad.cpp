@@ -64,7 +64,9 @@ class MadProbe final : public UnitProbe {
     auto units = fusion_candidates(device, f, ctx);
     if (!units) return audit::failed(units.error().message);
     audit::Finding finding;
-    auto out = conclude(device, {{backends::ternary(Node::mad, f), cases}}, *units, question(), finding);
+    // And sums just above a tie: wider registers round them twice.
+    auto out = conclude(device, {{backends::ternary(Node::mad, f), cases}, {backends::ternary(Node::mad, f), double_rounding_cases(f)}},
+                        *units, question(), finding);
     if (!out) return audit::failed(out.error().message);
     int zeros = 0;
     for (std::uint64_t o : (*out)[0]) zeros += model::classify(f, o) == model::Class::zero;
