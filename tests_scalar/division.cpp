@@ -1,13 +1,15 @@
 // How division is done: correctly rounded, or as the dividend times a reciprocal (Daumas et al.
 // section 1.3: "the division error suggests that division is implemented by multiplying the
 // dividend by an approximation of the divisor's inverse"). Observed, not assumed: the device
-// computes x / y, 1 / y and x * (1 / y); a reciprocal unit gives x / y == x * (1 / y) on every
-// case, and its 1 / y is then compared with the reciprocal rounded in each mode.
+// computes x / y, 1 / y and x * (1 / y); the candidates are the units with every division method
+// and rounding, each with the multipliers that reproduce the device's products.
 #include <fmt/format.h>
 
+#include <map>
 #include <random>
 
 #include "tests_scalar/families.hpp"
+#include "tests_scalar/daumas_support.hpp"
 #include "tests_scalar/probe_support.hpp"
 
 namespace gp::scalar {
@@ -15,12 +17,42 @@ namespace {
 
 using model::Rounding;
 
-class DivisionMethodProbe final : public audit::ScalarProbe {
+// The division's answer: its method and rounding (of the quotient, or of the reciprocal). A
+// quotient or reciprocal of values of f is a tie only when exact, so the nearest modes divide
+// alike (answered as rne); chop is rz. A unit of wider registers answers for its registers.
+nlohmann::json division_answer(const model::ScalarUnit& u) {
+  nlohmann::json j = nlohmann::json::object();
+  if (u.format != &u.storage_format()) j["registers"] = u.format->name;
+  j["method"] = u.div.method == model::DivMethod::reciprocal ? "reciprocal" : "correctly_rounded";
+  const Rounding r = u.div.rounding.effective();
+  const std::string_view n = model::name(r);
+  j["rounding"] = n.starts_with("rn") ? std::string("rne") : std::string(n);
+  return j;
+}
+
+class DivisionMethodProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.div.method"; }
   std::string_view title() const override { return "Division: correctly rounded or by a reciprocal"; }
   std::string_view source() const override {
     return "Daumas, da Graca, Defour 2006, section 1.3; appendix A (division lacks a guard digit)";
+  }
+  const UnitQuestion& question() const override {
+    static const UnitQuestion q{
+        {"DIVISION", "the method of the division",
+         [](const nlohmann::json& a) {
+           const std::string regs = a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
+           const std::string r = a["rounding"] == "rne" ? std::string("to nearest") : a["rounding"].get<std::string>();
+           return a["method"] == "reciprocal"
+                      ? fmt::format("x * (1/y), the reciprocal correctly rounded ({}), then the multiplier{}", r, regs)
+                      : fmt::format("correctly rounded ({}){}", r, regs);
+         }},
+        division_answer,
+        [](const nlohmann::json& a) {
+          return a.contains("registers") ? nlohmann::json::object()
+                                         : nlohmann::json{{"div", {{"method", a["method"]}, {"rounding", a["rounding"]}}}};
+        }};
+    return q;
   }
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
@@ -31,7 +63,6 @@ class DivisionMethodProbe final : public audit::ScalarProbe {
     const int px = p.in(0), py = p.in(1), one = p.in(2);
     p.op(Node::mul, px, p.op(Node::div, one, py));
     r.op(Node::div, r.in(0), r.in(1));
-    const Expr quotient = q.done(), via_reciprocal = p.done(), reciprocal = r.done();
 
     std::mt19937_64 rng(ctx.seed ^ 0xd1f1d1f1ULL);
     const std::size_t n = std::size_t(ctx.cases(256, 2048, 16384));
@@ -42,66 +73,41 @@ class DivisionMethodProbe final : public audit::ScalarProbe {
     };
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint64_t x = near_one(), y = near_one();
-      pairs.push_back({{x, y}, ""});
-      triples.push_back({{x, y, one_of(f)}, ""});
-      ones.push_back({{one_of(f), y}, ""});
+      pairs.push_back({{x, y}, fmt::format("{} / {}", show(f, x), show(f, y))});
+      triples.push_back({{x, y, one_of(f)}, fmt::format("{} * (1 / {})", show(f, x), show(f, y))});
+      ones.push_back({{one_of(f), y}, fmt::format("1 / {}", show(f, y))});
     }
-    auto got_q = run_cases(device, quotient, pairs);
-    auto got_p = run_cases(device, via_reciprocal, triples);
-    auto got_r = run_cases(device, reciprocal, ones);
-    if (!got_q) return audit::failed(got_q.error().message);
-    if (!got_p) return audit::failed(got_p.error().message);
-    if (!got_r) return audit::failed(got_r.error().message);
-
-    audit::Finding out;
-    std::vector<std::string> quotient_modes, reciprocal_modes;
-    for (Rounding m : model::all_roundings) {
-      model::Options o;
-      o.rounding = m;
-      bool q_ok = true, r_ok = true;
-      for (std::size_t i = 0; i < n; ++i) {
-        q_ok = q_ok && model::div(f, o, pairs[i].operands[0], pairs[i].operands[1]).bits == (*got_q)[i];
-        r_ok = r_ok && model::div(f, o, one_of(f), pairs[i].operands[1]).bits == (*got_r)[i];
+    // The candidates: every method and rounding, with each multiplier that reproduces the
+    // device's products (in f, or in the wider registers' format).
+    std::vector<model::ScalarUnit> units;
+    std::map<const Format*, std::vector<model::MultiplierParams>> multipliers;
+    std::vector<model::DivParams> divisions;
+    for (const model::UnitRounding& ur : unit_roundings())
+      for (model::DivMethod m : {model::DivMethod::correctly_rounded, model::DivMethod::reciprocal}) divisions.push_back({m, ur});
+    for (const model::ScalarUnit& u : candidates(device, f, [&](const Format&) { Space s; s.divisions = divisions; return s; },
+                                                 unit_roundings())) {
+      auto it = multipliers.find(u.format);
+      if (it == multipliers.end()) {
+        auto ms = reproducing_multipliers(device, *u.format, ctx);
+        if (!ms) return audit::failed(ms.error().message);
+        it = multipliers.emplace(u.format, std::move(*ms)).first;
       }
-      if (q_ok) quotient_modes.emplace_back(model::name(m));
-      if (r_ok) reciprocal_modes.emplace_back(model::name(m));
+      for (const model::MultiplierParams& m : it->second) {
+        model::ScalarUnit c = u;
+        c.mul = m;
+        units.push_back(c);
+      }
     }
+    if (units.empty()) units = {model::ieee_unit(f)};  // no multiplier fits: nothing reproduces, said so
+    audit::Finding out;
+    auto got = conclude(device, {{q.done(), pairs}, {p.done(), triples}, {r.done(), ones}}, units, question(), out,
+                        {keep_some(16, 0), keep_some(0, 4), keep_some(0, 4)});
+    if (!got) return audit::failed(got.error().message);
+    // A measurement beside the verdict: how often x / y == x * (1 / y) on the device.
     std::size_t same = 0;
-    for (std::size_t i = 0; i < n; ++i) same += (*got_q)[i] == (*got_p)[i];
-    for (std::size_t i = 0; i < std::min<std::size_t>(n, 16); ++i) {
-      audit::Observation o;
-      o.inputs = pairs[i].operands;
-      o.output = (*got_q)[i];
-      o.predictions = {{"x * (1/y) on the device", (*got_p)[i]}};
-      model::Options rne;
-      o.predictions.emplace_back("correctly rounded (rne)", model::div(f, rne, o.inputs[0], o.inputs[1]).bits);
-      o.input_bits = o.output_bits = f.storage_bits;
-      out.observations.push_back(std::move(o));
-    }
-    const auto list = [](const std::vector<std::string>& v) {
-      std::string s;
-      for (const auto& x : v) s += (s.empty() ? "" : " or ") + x;
-      return s;
-    };
-    out.parameters = {{"cases", n},
-                      {"quotient_equals_product_by_reciprocal", same},
-                      {"quotient_correctly_rounded_in", quotient_modes},
-                      {"reciprocal_correctly_rounded_in", reciprocal_modes}};
-    if (!quotient_modes.empty()) {
-      out.verdict = fmt::format("DIVISION: correctly rounded ({})", list(quotient_modes));
-      out.profile["div"] = {{"method", "correctly_rounded"}, {"rounding", quotient_modes.front()}};
-    } else if (same == n && !reciprocal_modes.empty()) {
-      out.verdict = fmt::format("DIVISION: x * (1/y), the reciprocal correctly rounded ({}), then the multiplier",
-                                list(reciprocal_modes));
-      out.profile["div"] = {{"method", "reciprocal"}, {"rounding", reciprocal_modes.front()}};
-    } else if (same == n) {
-      out.verdict = "DIVISION: x * (1/y), the reciprocal rounded by no IEEE mode (an approximation)";
-      out.profile["div"] = {{"method", "reciprocal"}, {"rounding", "none"}};
-    } else {
-      out.verdict = fmt::format("DIVISION: neither correctly rounded nor x * (1/y) ({} of {} quotients equal x * (1/y))",
-                                same, n);
-      out.profile["div"] = {{"method", "unknown"}, {"rounding", "none"}};
-    }
+    for (std::size_t i = 0; i < n; ++i) same += (*got)[0][i] == (*got)[1][i];
+    out.parameters["cases"] = n;
+    out.parameters["quotient_equals_product_by_reciprocal"] = same;
     return out;
   }
 
