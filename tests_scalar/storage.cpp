@@ -108,28 +108,62 @@ std::string key_of(const Category& c) {
   return "other";
 }
 
-class TransferProbe final : public audit::ScalarProbe {
+// The transfer policy's answer, for the classes of values f has.
+nlohmann::json transfer_answer(const model::ScalarUnit& u) {
+  const Format& f = u.storage_format();
+  nlohmann::json j = nlohmann::json::object();
+  if (f.has_subnormals() && f.man_bits > 0) j["subnormals"] = u.subnormals.flush_transfer ? "flush" : "preserve";
+  if (f.has_nan() && f.nan == model::NanStyle::ieee && f.man_bits >= 2) j["nan"] = u.nan.quiet_on_transfer ? "quiet" : "preserve";
+  return j;
+}
+
+class TransferProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.storage.transfer"; }
   std::string_view title() const override { return "Transfer of subnormals, NaNs and infinities, no operation"; }
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.1"; }
+  const UnitQuestion& question() const override {
+    static const UnitQuestion q{
+        {"TRANSFER (load and store, no operation)", "the transfer of special values",
+         [](const nlohmann::json& a) {
+           std::vector<std::string> parts;
+           if (a.contains("subnormals")) parts.push_back(a["subnormals"] == "flush" ? "subnormals: flushed to zero" : "subnormals: kept");
+           if (a.contains("nan")) parts.push_back(a["nan"] == "quiet" ? "NaNs: signalling ones quieted" : "NaNs: kept");
+           return parts.empty() ? std::string("nothing to transfer but normal numbers") : join(parts);
+         }},
+        transfer_answer,
+        [](const nlohmann::json& a) {
+          nlohmann::json p = nlohmann::json::object();
+          if (a.contains("subnormals")) p["subnormals"]["transfer"] = a["subnormals"];
+          if (a.contains("nan")) p["nan"]["quiet_on_transfer"] = a["nan"] == "quiet";
+          return p;
+        }};
+    return q;
+  }
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     if (!computes_in(device, f)) return no_format(f);
     const Expr expr = backends::transfer(f);
-    std::vector<Category> cats = categories(f, {});
+    std::vector<Group> groups;
+    for (Category& c : categories(f, {})) groups.push_back({expr, std::move(c.cases)});
+    const SpaceOf space = [](const Format&) {
+      Space s;
+      s.subnormals = {{false, false, false}, {false, false, true}};
+      s.nans = {{false, false}, {false, true}};
+      return s;
+    };
     audit::Finding finding;
-    if (auto r = run_categories(device, expr, cats, finding); !r) return audit::failed(r.error().message);
-    std::vector<std::string> parts;
-    for (const Category& c : cats) {
-      parts.push_back(describe(c));
-      finding.parameters[c.name == "NaNs" ? "nan" : c.name] = key_of(c);
-      if (c.name == "subnormals" && c.consistent.size() == 1)
-        finding.profile["subnormals"]["transfer"] = key_of(c);
-      if (c.name == "NaNs" && c.consistent.size() == 1 && (key_of(c) == "quiet" || key_of(c) == "preserve"))
-        finding.profile["nan"]["quiet_on_transfer"] = key_of(c) == "quiet";
+    auto out = conclude(device, groups, candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)}), question(),
+                        finding, {}, false);
+    if (!out) return audit::failed(out.error().message);
+    // Infinities: a measurement (every unit of the model keeps them).
+    if (f.has_inf()) {
+      const std::vector<std::uint64_t>& inf = out->back();
+      const bool kept = inf.size() == 2 && inf[0] == model::pack(f, false, f.inf_magnitude()) &&
+                        inf[1] == model::pack(f, true, f.inf_magnitude());
+      finding.parameters["infinities"] = kept ? "preserve" : "other";
+      finding.verdict += kept ? "; infinities: kept" : "; infinities: altered";
     }
-    finding.verdict = "TRANSFER (load and store, no operation): " + join(parts);
     return finding;
   }
 };
