@@ -12,6 +12,7 @@
 
 #include "model/mma_instructions.hpp"
 #include "model/ops.hpp"
+#include "tests_mma/questions.hpp"
 #include "tests_mma/support.hpp"
 #include "tests_mma/validate.hpp"
 
@@ -22,23 +23,10 @@ using model::Rounding;
 
 namespace {
 
-bool fdrda_family(MmaAlgorithm a) {
-  return a == MmaAlgorithm::fdrda || a == MmaAlgorithm::cofdrda || a == MmaAlgorithm::gfdrda ||
-         a == MmaAlgorithm::cogfdrda;
-}
-bool fused(MmaAlgorithm a) { return a != MmaAlgorithm::sfma && a != MmaAlgorithm::gps && a != MmaAlgorithm::tree; }
-
-// The plain algorithm of a chained one: the chain is the block parameter.
-MmaAlgorithm unchained(MmaAlgorithm a) {
-  switch (a) {
-    case MmaAlgorithm::cofda: return MmaAlgorithm::fda;
-    case MmaAlgorithm::cofdrda: return MmaAlgorithm::fdrda;
-    case MmaAlgorithm::cogfdrda: return MmaAlgorithm::gfdrda;
-    default: return a;
-  }
-}
-
-int effective_block(const DotConfig& c, int k) { return c.block > 0 && c.block < k ? c.block : k; }
+using model::effective_block;
+using model::unchained;
+bool fdrda_family(MmaAlgorithm a) { return model::is_fdrda_family(a); }
+bool fused(MmaAlgorithm a) { return model::is_fused(a); }
 
 std::vector<int> blocks_of(int K) {
   std::vector<int> v;
@@ -343,8 +331,7 @@ void for_each_candidate(const MmaConfig& cfg, const Space& s, Fn&& fn) {
 // Floors that can matter: above the lowest exponent a summand (or a partial result) can have,
 // up to emin(d). Lower floors never bind: they are the same as none.
 std::vector<int> floor_range(const MmaConfig& cfg) {
-  const int lo = std::min({cfg.a->emin() + cfg.b->emin(), cfg.c->emin(), cfg.d->emin()});
-  return range(lo + 1, cfg.d->emin());
+  return range(lowest_summand_exponent(cfg) + 1, cfg.d->emin());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -574,7 +561,9 @@ Expected<DotConfig> config_from_entry(const MmaConfig& config, const nlohmann::j
   }
 }
 
-std::uint64_t validation_tiles(const audit::ProbeContext& ctx) { return ctx.cases(10000, 100000, 1000000); }
+std::uint64_t validation_tiles(const audit::ProbeContext& ctx) {
+  return ctx.validation_tiles ? ctx.validation_tiles : ctx.cases(10000, 100000, 1000000);
+}
 
 }  // namespace gp::mma
 
@@ -582,7 +571,7 @@ namespace gp::audit {
 
 using namespace gp::mma;
 
-Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, std::span<const Finding> findings,
+Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, std::span<Finding> findings,
                      const ProbeContext& ctx, nlohmann::json& profile_entry) {
   if (!usable(cfg)) return unsupported("the configuration's formats are not floating-point formats the model knows");
   Finding f;
@@ -865,6 +854,8 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
                                   {"separation_rounds", rounds}};
   f.parameters["candidates_checked"] = checked;
   f.parameters["search"] = widened ? "all parameters" : "the ranges the probes measured";
+  // Every probe's verdict follows from the candidates left (tests_mma/questions.hpp).
+  judge_findings(cfg, survivors, closest, findings);
   if (survivors.empty()) {
     f.verdict = fmt::format("MODEL: none of the nine algorithms, nor a summation tree, predicts every observation ({} checked)",
                             checked);
