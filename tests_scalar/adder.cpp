@@ -18,6 +18,7 @@
 
 #include <random>
 
+#include "backends/reference/profile.hpp"
 #include "model/scalar_unit.hpp"
 #include "tests_scalar/daumas_support.hpp"
 #include "tests_scalar/families.hpp"
@@ -309,6 +310,8 @@ class CascadedProbe final : public audit::ScalarProbe {
       from = i;
     }
     const AdderVerdict v = decide(adders_fit, adders);
+    // The profile's adder for the first of two dependent additions, where it is not `add`.
+    if (!same && v.representative) finding.profile["add_cascaded"] = backends::adder_json(*v.representative);
     finding.parameters["same_as_single"] = same;
     finding.parameters["zero_from_i"] = from ? nlohmann::json(from) : nlohmann::json(nullptr);
     finding.parameters["guard_bits"] = v.guard_bits;
