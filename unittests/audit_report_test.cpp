@@ -135,7 +135,15 @@ TEST(ProfileFiles, ErrorsNameTheKey) {
   EXPECT_EQ(error(json::array({{{"name", "x"}, {"scalar", json::object()}}, {{"name", "ref:x"}, {"scalar", json::object()}}})),
             "f.json: [1].name: device ref:x is also loaded from f.json [0]");
   EXPECT_EQ(error({{"name", "x"}, {"mma", {{{"config", "16x8x99:binary16"}}}}}),
-            "f.json: mma[0].config: must be \"MxNxK:a,b,c,d\" with format names");
+            "f.json: mma[0].config: must be \"MxNxK:a,b,c,d\" (format names; M and N at most 256, K at most 1024)");
+  EXPECT_NE(error({{"name", "x"}, {"mma", {{{"config", "99999999999x8x4:binary16,binary16,binary32,binary32"}}}}}).find("mma[0].config"),
+            std::string::npos);
+  EXPECT_EQ(error({{"name", "x"},
+                   {"mma", {{{"config", "8x8x4:binary64,binary64,binary64,binary64"}, {"algorithm", "sfma"}, {"parameters", json::object()}},
+                            {{"config", "8x8x4:binary64,binary64,binary64,binary64"}, {"algorithm", "sfma"}, {"parameters", json::object()}}}}}),
+            "f.json: mma[1].config: 8x8x4:binary64,binary64,binary64,binary64 is listed twice");
+  EXPECT_EQ(error({{"name", "x"}, {"mma", {{{"config", "8x8x4:binary64,binary64,binary64,binary64"}, {"colour", 1}}}}}),
+            "f.json: mma[0].colour: unknown key (known: config, instruction, algorithm, parameters, validation)");
 }
 
 // An inferred profile is a profile file: the audit of a device, read back as a virtual device named

@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
+#include <charconv>
 #include <optional>
+#include <tuple>
 
 #include "input/json_input.hpp"
 #include "model/mma_instructions.hpp"
@@ -118,19 +119,25 @@ Expected<std::vector<Profile>> load_profile_file(const std::filesystem::path& pa
 namespace {
 
 // "16x16x16:binary16,binary16,binary32,binary32" (MmaConfig::name()) back to the configuration.
-std::optional<MmaConfig> mma_config_from_name(const std::string& name) {
+// M and N at most 256 (the widest tile of the instruction tables), K at most kMaxDotK: a file
+// cannot make the probes allocate without bound.
+std::optional<MmaConfig> mma_config_from_name(std::string_view name) {
   MmaConfig m;
-  char formats[4][32];
-  int used = 0;
-  if (std::sscanf(name.c_str(), "%dx%dx%d:%31[^,],%31[^,],%31[^,],%31s%n", &m.m, &m.n, &m.k, formats[0], formats[1],
-                  formats[2], formats[3], &used) != 7 ||
-      std::size_t(used) != name.size() || m.m < 1 || m.n < 1 || m.k < 1 || m.k > model::kMaxDotK)
-    return std::nullopt;
+  const char* p = name.data();
+  const char* const end = p + name.size();
+  for (auto [dim, limit, sep] : {std::tuple{&m.m, 256, 'x'}, std::tuple{&m.n, 256, 'x'}, std::tuple{&m.k, model::kMaxDotK, ':'}}) {
+    const auto r = std::from_chars(p, end, *dim);
+    if (r.ec != std::errc() || r.ptr == end || *r.ptr != sep || *dim < 1 || *dim > limit) return std::nullopt;
+    p = r.ptr + 1;
+  }
   const model::Format** slots[] = {&m.a, &m.b, &m.c, &m.d};
   for (int i = 0; i < 4; ++i) {
-    const auto f = model::find_format(formats[i]);
+    const char* stop = i < 3 ? std::find(p, end, ',') : end;
+    if (stop == end && i < 3) return std::nullopt;
+    const auto f = model::find_format(std::string_view(p, std::size_t(stop - p)));
     if (!f) return std::nullopt;
     *slots[i] = *f;
+    p = stop + (i < 3);
   }
   return m;
 }
@@ -150,7 +157,9 @@ Expected<bool> read_mma_entries(const json& mma, const std::string& at, Profile&
     const auto config = e.contains("config") && e["config"].is_string()
                             ? mma_config_from_name(e["config"].get<std::string>())
                             : std::nullopt;
-    if (!config) return Error{fmt::format("{}.config: must be \"MxNxK:a,b,c,d\" with format names", here)};
+    if (!config)
+      return Error{fmt::format("{}.config: must be \"MxNxK:a,b,c,d\" (format names; M and N at most 256, K at most {})",
+                               here, model::kMaxDotK)};
     MmaConfig m = *config;
     if (e.contains("instruction")) {
       if (!e["instruction"].is_string()) return Error{fmt::format("{}.instruction: must be a string", here)};
