@@ -227,10 +227,7 @@ class GuardBitsProbe final : public audit::ScalarProbe {
     finding.parameters["decided"] = v.decided;
     if (v.representative) {
       // The profile keys (guard_bits null: correctly rounded), from an adder that fits every case.
-      const AdderParams& a = *v.representative;
-      finding.profile["add"]["guard_bits"] = a.guard_bits ? nlohmann::json(*a.guard_bits) : nlohmann::json(nullptr);
-      finding.profile["add"]["sticky"] = a.sticky;
-      finding.profile["add"]["rounding"] = std::string(model::name(a.rounding));
+      finding.profile["add"] = backends::adder_json(*v.representative);
       // Adders that differ only in how they break ties when every rest is zero or a tie: the
       // fused operations, which round with the adder's mode and see other rests, choose among them
       // when the profile is assembled (normalise_scalar_profile).

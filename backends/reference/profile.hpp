@@ -24,8 +24,8 @@ struct Profile {
   std::vector<model::ScalarUnit> units;  // one per format the device computes in
   std::vector<MmaConfig> mma;            // instructions of the model's table, or loaded entries
   std::map<std::string, std::string> published;  // DeviceInfo::published
-  // The models of MMA configurations that are not the instruction table's rows (loaded entries),
-  // by mma_model_key(); the others compute as the table's instruction.
+  // The models of MMA configurations read from a file, by mma_model_key(); the others compute as
+  // their instruction's row of the table.
   std::map<std::string, model::DotConfig> models;
 };
 
