@@ -31,6 +31,7 @@ void normalise_scalar_profile(json& p) {
       p["add"]["rounding"] = fma["rounding"];
   }
   chop_if("add", "guard_bits");
+  chop_if("add_cascaded", "guard_bits");
   chop_if("mul", "truncated_columns");
 }
 
@@ -55,7 +56,7 @@ void assemble_register_profiles(json& profiles, const json& findings, const std:
     if (!reg || !profiles.contains(reg->name)) continue;
     json& p = profiles[f->name];
     const json& r = profiles[reg->name];
-    for (const char* key : {"add", "sub", "mul", "div", "sqrt", "fma", "mad"})
+    for (const char* key : {"add", "add_cascaded", "sub", "mul", "div", "sqrt", "fma", "mad"})
       if (r.contains(key)) p[key] = r[key];
       else p.erase(key);
     for (const char* key : {"input", "output"})

@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "backends/reference/profile.hpp"
 #include "model/mma_instructions.hpp"
 #include "model/ops.hpp"
 #include "tests_mma/questions.hpp"
@@ -18,6 +19,8 @@
 
 namespace gp::mma {
 
+using backends::algorithm_name;
+using backends::parameters_json;
 using model::MmaNan;
 using model::Rounding;
 
@@ -484,82 +487,6 @@ std::string span_of(std::vector<int> v, std::string_view none_name = "") {
 }
 
 }  // namespace
-
-std::string algorithm_name(const DotConfig& cfg, int k) {
-  const bool chained = cfg.block > 0 && cfg.block < k;
-  switch (unchained(cfg.algorithm)) {
-    case MmaAlgorithm::fda: return chained ? "cofda" : "fda";
-    case MmaAlgorithm::fdrda: return chained ? "cofdrda" : "fdrda";
-    case MmaAlgorithm::gfdrda: return chained ? "cogfdrda" : "gfdrda";
-    default: return std::string(model::name(cfg.algorithm));
-  }
-}
-
-nlohmann::json parameters_json(const DotConfig& c, int k) {
-  nlohmann::json p = nlohmann::json::object();
-  switch (unchained(c.algorithm)) {
-    case MmaAlgorithm::sfma: p["rounding"] = "rne"; return p;
-    case MmaAlgorithm::gps: p["group"] = c.group; return p;
-    case MmaAlgorithm::tree: {
-      const model::SummationTree& t = *c.tree;
-      p["tree"] = t.text();
-      p["sums"] = (t.sum_format ? t.sum_format : c.d)->name;
-      p["rounding"] = std::string(model::name(t.sum_rounding));
-      p["products"] = t.product_format ? std::string(t.product_format->name) : "exact";
-      p["flush"] = t.flushed();
-      return p;
-    }
-    default: break;
-  }
-  p["F"] = c.F;
-  p["block"] = effective_block(c, k);
-  if (c.algorithm == MmaAlgorithm::gdfs) p["group"] = c.group;
-  p["out_rounding"] = std::string(model::name(c.out_rounding));
-  p["out_fraction_bits"] = c.out_fraction_bits;
-  p["align_floor"] = c.align_floor == model::kNoAlignFloor ? nlohmann::json(nullptr) : nlohmann::json(c.align_floor);
-  p["nan"] = c.nan == MmaNan::nvidia ? "nvidia" : "format";
-  if (fdrda_family(c.algorithm)) p["round_down_alignment"] = c.round_down_alignment;
-  return p;
-}
-
-Expected<DotConfig> config_from_entry(const MmaConfig& config, const nlohmann::json& entry) {
-  try {
-    const auto alg = model::find_mma_algorithm(entry.at("algorithm").get<std::string>());
-    if (!alg) return Error{"unknown algorithm " + entry.at("algorithm").dump()};
-    DotConfig c = base_config(config, *alg);
-    const nlohmann::json& p = entry.at("parameters");
-    if (*alg == MmaAlgorithm::tree) {
-      auto parsed = model::parse_summation_tree(p.at("tree").get<std::string>(), config.k);
-      if (!parsed.tree) return Error{"tree: " + parsed.error};
-      std::vector<std::string> flush;
-      for (const auto& x : p.value("flush", nlohmann::json::array())) flush.push_back(x.get<std::string>());
-      model::SummationTree& t = *parsed.tree;
-      if (const std::string why = model::set_tree_options(t, *config.d, p.value("sums", ""), p.value("products", "exact"),
-                                                         p.value("rounding", "rne"), flush);
-          !why.empty())
-        return Error{"tree: " + why};
-      c.tree = std::make_shared<const model::SummationTree>(std::move(t));
-      if (const std::string why = model::check(c); !why.empty()) return Error{why};
-      return c;
-    }
-    if (p.contains("F")) c.F = p["F"].get<int>();
-    if (p.contains("block")) c.block = p["block"].get<int>();
-    if (p.contains("group")) c.group = p["group"].get<int>();
-    if (p.contains("out_rounding")) {
-      const auto r = model::find_rounding(p["out_rounding"].get<std::string>());
-      if (!r) return Error{"unknown rounding " + p["out_rounding"].dump()};
-      c.out_rounding = *r;
-    }
-    if (p.contains("out_fraction_bits")) c.out_fraction_bits = p["out_fraction_bits"].get<int>();
-    if (p.contains("align_floor")) c.align_floor = p["align_floor"].is_null() ? model::kNoAlignFloor : p["align_floor"].get<int>();
-    if (p.contains("nan")) c.nan = p["nan"] == "nvidia" ? MmaNan::nvidia : MmaNan::format;
-    if (p.contains("round_down_alignment")) c.round_down_alignment = p["round_down_alignment"].get<bool>();
-    if (const std::string why = model::check(c); !why.empty()) return Error{why};
-    return c;
-  } catch (const nlohmann::json::exception& e) {
-    return Error{std::string("malformed profile entry: ") + e.what()};
-  }
-}
 
 std::uint64_t validation_tiles(const audit::ProbeContext& ctx) {
   return ctx.validation_tiles ? ctx.validation_tiles : ctx.cases(10000, 100000, 1000000);

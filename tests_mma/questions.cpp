@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <map>
 
-#include "tests_mma/identify.hpp"
+#include "backends/reference/profile.hpp"
 
 namespace gp::mma {
 namespace {
 
+using backends::algorithm_name;
+using backends::parameters_json;
 using nlohmann::json;
 using model::MmaNan;
 using model::is_fdrda_family;

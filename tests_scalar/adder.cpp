@@ -18,6 +18,7 @@
 
 #include <random>
 
+#include "backends/reference/profile.hpp"
 #include "model/scalar_unit.hpp"
 #include "tests_scalar/daumas_support.hpp"
 #include "tests_scalar/families.hpp"
@@ -226,10 +227,7 @@ class GuardBitsProbe final : public audit::ScalarProbe {
     finding.parameters["decided"] = v.decided;
     if (v.representative) {
       // The profile keys (guard_bits null: correctly rounded), from an adder that fits every case.
-      const AdderParams& a = *v.representative;
-      finding.profile["add"]["guard_bits"] = a.guard_bits ? nlohmann::json(*a.guard_bits) : nlohmann::json(nullptr);
-      finding.profile["add"]["sticky"] = a.sticky;
-      finding.profile["add"]["rounding"] = std::string(model::name(a.rounding));
+      finding.profile["add"] = backends::adder_json(*v.representative);
       // Adders that differ only in how they break ties when every rest is zero or a tie: the
       // fused operations, which round with the adder's mode and see other rests, choose among them
       // when the profile is assembled (normalise_scalar_profile).
@@ -309,6 +307,8 @@ class CascadedProbe final : public audit::ScalarProbe {
       from = i;
     }
     const AdderVerdict v = decide(adders_fit, adders);
+    // The profile's adder for the first of two dependent additions, where it is not `add`.
+    if (!same && v.representative) finding.profile["add_cascaded"] = backends::adder_json(*v.representative);
     finding.parameters["same_as_single"] = same;
     finding.parameters["zero_from_i"] = from ? nlohmann::json(from) : nlohmann::json(nullptr);
     finding.parameters["guard_bits"] = v.guard_bits;

@@ -125,14 +125,14 @@ void expect_identified(backends::Device& dev, const backends::MmaConfig& mc, con
     EXPECT_EQ((*id)["parameters"]["table"]["differences"], 0) << who;
   }
   EXPECT_EQ((*entry)["validation"]["tiles"], mma::validation_tiles({audit::Tier::quick, 0})) << who;
-  const auto found = mma::config_from_entry(mc, *entry);
+  const auto found = backends::config_from_entry(mc, *entry);
   ASSERT_TRUE(found.ok()) << who << ": " << found.error().message;
   const json& amb = (*id)["parameters"]["ambiguous"];
   const DotConfig& c = *found;
   const int K = mc.k;
   const bool alg_ambiguous = amb.contains("algorithm");
-  if (!listed(amb, "algorithm", mma::algorithm_name(truth, K))) {
-    EXPECT_EQ(mma::algorithm_name(c, K), mma::algorithm_name(truth, K)) << who;
+  if (!listed(amb, "algorithm", backends::algorithm_name(truth, K))) {
+    EXPECT_EQ(backends::algorithm_name(c, K), backends::algorithm_name(truth, K)) << who;
   }
   const auto same = [&](const char* key, const std::string& truth_value, const std::string& found_value) {
     if (!listed(amb, key, truth_value)) {
@@ -140,7 +140,7 @@ void expect_identified(backends::Device& dev, const backends::MmaConfig& mc, con
     }
   };
   if (!alg_ambiguous && truth.algorithm == MmaAlgorithm::tree && c.algorithm == MmaAlgorithm::tree) {
-    const json t = mma::parameters_json(truth, K), x = mma::parameters_json(c, K);
+    const json t = backends::parameters_json(truth, K), x = backends::parameters_json(c, K);
     // The shape as its nodes' summands (children of a node may be written in any order); nodes
     // of more than two children can have twins that count alike: the differential check below
     // decides those.
@@ -286,7 +286,7 @@ TEST(MmaIdentify, RandomSummationTrees) {
     cfg.tree = std::make_shared<const model::SummationTree>(t);
     ASSERT_EQ(model::check(cfg), "");
     backends::MmaConfig mc{8, 8, K, cfg.a, cfg.b, cfg.c, cfg.d, "subgroup", fmt::format("tree:{}", i)};
-    const std::string label = fmt::format("tree {}: {} {}", i, mma::parameters_json(cfg, K).dump(), mc.name());
+    const std::string label = fmt::format("tree {}: {} {}", i, backends::parameters_json(cfg, K).dump(), mc.name());
     backends::Profile p;
     p.name = fmt::format("tree-{}", i);
     p.device_name = label;

@@ -12,7 +12,7 @@
 
 #include "backends/device.hpp"
 #include "model/mma_algorithms.hpp"
-#include "tests_mma/identify.hpp"
+#include "backends/reference/profile.hpp"
 
 namespace gp::testing {
 
@@ -70,8 +70,8 @@ inline Drawn draw(std::mt19937_64& rng, int index) {
     if (!model::check(cfg).empty()) continue;
     const int m = pick(std::array{8, 16}), n = 8;
     backends::MmaConfig mc{m, n, K, cfg.a, cfg.b, cfg.c, cfg.d, "subgroup", fmt::format("random:{}", index)};
-    const std::string label = fmt::format("random {}: {} {} K={} {}", index, mma::algorithm_name(cfg, K),
-                                          mma::parameters_json(cfg, K).dump(), K, mc.name());
+    const std::string label = fmt::format("random {}: {} {} K={} {}", index, backends::algorithm_name(cfg, K),
+                                          backends::parameters_json(cfg, K).dump(), K, mc.name());
     return {mc, cfg, label};
   }
 }
