@@ -119,6 +119,29 @@ TEST(ProfileFiles, PublishedValuesAndUnitsAreRead) {
   EXPECT_EQ(device.info().published.size(), 1u);
 }
 
+// Per-operation flushing is written only where an operation differs from the unit, and read back.
+TEST(ProfileFiles, PerOperationFlushingRoundTrips) {
+  model::ScalarUnit u = model::ieee_unit(model::binary32);
+  u.op_flush[std::size_t(model::FlushOp::fma)] = model::OpFlush{true, false};
+  const json j = backends::unit_to_json(u);
+  EXPECT_EQ(j["fma"]["subnormals"], json({{"input", "flush"}, {"output", "preserve"}})) << j.dump();
+  EXPECT_FALSE(j["add"].contains("subnormals")) << j.dump();
+  auto back = backends::unit_from_json(model::binary32, j, "test");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->op_flush, u.op_flush);
+  // An operation's flushing equal to the unit's is no override.
+  json same = j;
+  same["add"]["subnormals"] = {{"input", "preserve"}, {"output", "preserve"}};
+  auto s = backends::unit_from_json(model::binary32, same, "test");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_FALSE(s->op_flush[std::size_t(model::FlushOp::add)].has_value());
+  json bad = j;
+  bad["fma"]["subnormals"]["sideways"] = "flush";
+  auto e = backends::unit_from_json(model::binary32, bad, "p");
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().message.find("p.fma.subnormals.sideways"), std::string::npos) << e.error().message;
+}
+
 TEST(ProfileFiles, ErrorsNameTheKey) {
   const auto error = [](const json& j) {
     auto r = backends::parse_profiles(j, "f.json");

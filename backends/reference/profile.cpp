@@ -356,7 +356,7 @@ namespace {
 
 Expected<bool> read_adder(const Reader& r, model::AdderParams& a) {
   GP_TRY(r.check_object());
-  GP_TRY(r.only({"rounding", "guard_bits", "sticky"}));
+  GP_TRY(r.only({"rounding", "guard_bits", "sticky", "subnormals"}));
   GP_TRY(r.rounding("rounding", a.rounding));
   GP_TRY(r.optional_int("guard_bits", a.guard_bits));
   GP_TRY(r.boolean("sticky", a.sticky));
@@ -385,6 +385,10 @@ json unit_to_json(const model::ScalarUnit& u) {
             {"nan", {{"canonical", u.nan.canonical}, {"quiet_on_transfer", u.nan.quiet_on_transfer}}}};
   if (u.storage && u.storage != u.format) j["registers"] = u.format->name;
   if (u.add_cascaded) j["add_cascaded"] = adder_json(*u.add_cascaded);
+  for (std::size_t i = 0; i < model::kFlushOps; ++i)
+    if (const auto& of = u.op_flush[i])
+      j[std::string(model::flush_op_names[i])]["subnormals"] = {{"input", flush_name(of->flush_input)},
+                                                                {"output", flush_name(of->flush_output)}};
   return j;
 }
 
@@ -410,7 +414,7 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
   if (const json* v = top.find("mul")) {
     const Reader r(*v, top.at("mul"));
     GP_TRY(r.check_object());
-    GP_TRY(r.only({"rounding", "truncated_columns", "correction"}));
+    GP_TRY(r.only({"rounding", "truncated_columns", "correction", "subnormals"}));
     GP_TRY(r.rounding("rounding", u.mul.rounding));
     GP_TRY(r.optional_int("truncated_columns", u.mul.truncated_columns));
     if (const json* c = r.find("correction")) {
@@ -428,14 +432,14 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
       const Reader r(*v, top.at(key));
       GP_TRY(r.check_object());
       // "rounding" is what the rounding probe saw; a unit's fused rounding is its adder's.
-      GP_TRY(r.only({"fused", "rounding"}));
+      GP_TRY(r.only({"fused", "rounding", "subnormals"}));
       GP_TRY(r.boolean("fused", std::string_view(key) == "fma" ? u.fma_fused : u.mad_fused));
     }
   }
   if (const json* v = top.find("div")) {
     const Reader r(*v, top.at("div"));
     GP_TRY(r.check_object());
-    GP_TRY(r.only({"method", "rounding"}));
+    GP_TRY(r.only({"method", "rounding", "subnormals"}));
     GP_TRY(r.rounding("rounding", u.div.rounding));
     if (const json* m = r.find("method")) {
       if (*m == "reciprocal") {
@@ -451,7 +455,7 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
     if (const json* v = top.find(key)) {
       const Reader r(*v, top.at(key));
       GP_TRY(r.check_object());
-      GP_TRY(r.only({"rounding"}));
+      GP_TRY(r.only({"rounding", "subnormals"}));
       GP_TRY(r.rounding("rounding", std::string_view(key) == "sqrt" ? u.sqrt : u.convert));
     }
   }
@@ -462,6 +466,21 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
     GP_TRY(r.flush("input", u.subnormals.flush_input));
     GP_TRY(r.flush("output", u.subnormals.flush_output));
     GP_TRY(r.flush("transfer", u.subnormals.flush_transfer));
+  }
+  // Per-operation flushing, where an operation differs from the unit's: "fma": {"subnormals":
+  // {"input": "flush", "output": "preserve"}}; a key left out is the unit's.
+  for (std::size_t i = 0; i < model::kFlushOps; ++i) {
+    const std::string op(model::flush_op_names[i]);
+    const json* v = top.find(op.c_str());
+    const json* sv = v && v->is_object() && v->contains("subnormals") ? &(*v)["subnormals"] : nullptr;
+    if (!sv) continue;
+    const Reader r(*sv, Reader(*v, top.at(op.c_str())).at("subnormals"));
+    GP_TRY(r.check_object());
+    GP_TRY(r.only({"input", "output"}));
+    model::OpFlush of{u.subnormals.flush_input, u.subnormals.flush_output};
+    GP_TRY(r.flush("input", of.flush_input));
+    GP_TRY(r.flush("output", of.flush_output));
+    if (of != model::flushing(u, model::FlushOp(i))) u.op_flush[i] = of;
   }
   if (const json* v = top.find("nan")) {
     const Reader r(*v, top.at("nan"));
