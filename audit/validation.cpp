@@ -134,6 +134,18 @@ Finding validate_scalar_profile(backends::Device& device, const model::Format& f
     keys.erase(op);
     unit = backends::unit_from_json(f, keys, prefix.substr(0, prefix.size() - 1));
   }
+  // What runs on a left-out operation's hardware is left out with it: an unfused MAD or FMA on the
+  // multiplier and the adder, a division by reciprocal on the multiplier, subtraction on the adder.
+  const auto out_with = [&](const char* op, const char* on, bool uses) {
+    if (uses && not_validated.contains(on) && !not_validated.contains(op))
+      not_validated[op] = fmt::format("runs on the {} left out", on);
+  };
+  for (const char* on : {"add", "mul"}) {
+    out_with("mad", on, !unit->mad_fused);
+    out_with("fma", on, !unit->fma_fused);
+  }
+  out_with("sub", "add", true);
+  out_with("div", "mul", unit->div.method == model::DivMethod::reciprocal);
   // The unit's predictions come from the one interpreter, the reference device's.
   backends::Profile model_profile;
   model_profile.name = "profile";
