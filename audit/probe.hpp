@@ -21,6 +21,8 @@ enum class Tier { quick, standard, full };
 struct ProbeContext {
   Tier tier = Tier::standard;
   std::uint64_t seed = 1;
+  // Random tiles of an MMA configuration's final validation; 0: the tier's (10^4, 10^5, 10^6).
+  std::uint64_t validation_tiles = 0;
   // Random-case counts scaled by the tier: quick / standard / full.
   std::uint64_t cases(std::uint64_t quick, std::uint64_t standard, std::uint64_t full) const {
     return tier == Tier::quick ? quick : tier == Tier::standard ? standard : full;
@@ -66,9 +68,10 @@ std::span<const MmaProbe* const> mma_probes();
 // After the MMA probes of one configuration: the algorithm and parameters (of the model's nine)
 // that predict every observation, validated on random tiles. Returns the identification finding
 // and fills `profile_entry` with the profile.mma item of the result ({config, algorithm,
-// parameters, validation}; empty when nothing fits).
+// parameters, validation}; empty when nothing fits). The probes' findings get their verdicts
+// from the candidates left (tests_mma/questions.hpp).
 Finding identify_mma(backends::Device& device, const backends::MmaConfig& config,
-                     std::span<const Finding> probe_findings, const ProbeContext& ctx, nlohmann::json& profile_entry);
+                     std::span<Finding> probe_findings, const ProbeContext& ctx, nlohmann::json& profile_entry);
 
 // Shell-style glob (* and ?) on probe ids.
 bool glob_match(std::string_view pattern, std::string_view text);

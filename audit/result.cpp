@@ -129,6 +129,11 @@ void ResultDocument::add(const Finding& f) {
   if (std::chrono::steady_clock::now() - last_write_ >= kRewriteInterval) write_outputs(false);
 }
 
+void ResultDocument::replace(std::size_t i, const Finding& f) {
+  doc_["findings"].at(i) = to_json(f);
+  stamp_duration();
+}
+
 void ResultDocument::stamp_duration() {
   doc_["duration_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }

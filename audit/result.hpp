@@ -31,6 +31,9 @@ class ResultDocument {
   // Appends a finding, merges its profile part, and rewrites the files when the last write is
   // older than kRewriteInterval.
   void add(const Finding& f);
+  // Replaces the i-th finding added (an MMA probe's, once its verdict is decided); no profile part.
+  void replace(std::size_t i, const Finding& f);
+  std::size_t findings() const { return doc_["findings"].size(); }
   // Sets profile.scalar[format].validation (or any other profile key) after the probes.
   nlohmann::json& profile() { return doc_["profile"]; }
   // Stamps the duration and "complete": true, and rewrites the files.

@@ -123,7 +123,7 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
                     const ProgressFn& progress) {
   Tally tally;
   if (settings.suite == "scalar" || settings.stopped()) return tally;
-  const ProbeContext ctx{settings.tier, settings.seed};
+  const ProbeContext ctx{settings.tier, settings.seed, settings.mma_validation_tiles};
   const auto& configs = device.caps().mma;
   // Configurations the device has that the backend cannot run (all of them, or some: a CUDA
   // compiler without the architecture) are a finding of their own.
@@ -137,6 +137,7 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
   for (std::size_t c = 0; c < configs.size(); ++c) {
     const backends::MmaConfig& config = configs[c];
     std::vector<Finding> findings;
+    std::vector<std::size_t> slots;  // where each finding sits in the document
     for (const MmaProbe* p : mma_probes()) {
       if (settings.stopped()) return tally;
       if (!selected(settings, p->id()) || !p->applies(config)) continue;
@@ -144,10 +145,19 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
       Finding f = run_one(*p, device, config, ctx);
       f.config = config.name();
       tally.add(f.status);
-      doc.add(f);
+      // A probe's verdict follows from the candidate models the identification leaves: until
+      // then the document says so, and an interrupted run never shows an unjudged reading.
+      Finding pending = f;
+      if (pending.status == Status::ok) {
+        pending.verdict = "pending: decided from the candidate models once the configuration is identified";
+        pending.parameters = nlohmann::json::object();
+      }
+      slots.push_back(doc.findings());
+      doc.add(pending);
       findings.push_back(std::move(f));
     }
-    if (!selected(settings, kMmaIdentify) || settings.stopped()) continue;
+    const bool report = selected(settings, kMmaIdentify);
+    if ((!report && findings.empty()) || settings.stopped()) continue;
     if (progress) progress(kMmaIdentify, config.name(), c, configs.size());
     nlohmann::json entry;
     const auto start = std::chrono::steady_clock::now();
@@ -157,6 +167,8 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
     } catch (const std::exception& e) {
       id = failed(std::string("the identification stopped: ") + e.what());
     }
+    for (std::size_t i = 0; i < findings.size(); ++i) doc.replace(slots[i], findings[i]);
+    if (!report) continue;
     id.probe = kMmaIdentify;
     id.config = config.name();
     id.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -2,6 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "backends/kernel_template.hpp"
+#include "shaders/cuda/scalar.cu.hpp"
+#include "shaders/scalar.cl.hpp"
+#include "shaders/scalar_opengl.comp.hpp"
+#include "shaders/scalar_vulkan.comp.hpp"
+
 namespace gp::backends {
 
 namespace {
@@ -57,49 +63,28 @@ std::string store(Language lang, const model::Format& f, const std::string& v) {
                      v);
 }
 
-std::string header(Language lang, bool half, bool dbl, int local_size) {
+// The template of a language's kernel (shaders/).
+std::string_view kernel_template(Language lang) {
   switch (lang) {
-    case Language::glsl_vulkan:
-      return fmt::format(
-          "#version 450\n{}"
-          "layout(local_size_x = {}) in;\n"
-          "layout(std430, set = 0, binding = 0) readonly buffer Operands {{ uint operands[]; }};\n"
-          "layout(std430, set = 0, binding = 1) writeonly buffer Results {{ uint results[]; }};\n"
-          "layout(push_constant) uniform Range {{ uint base; uint count; }} range;\n"
-          "void main() {{\n"
-          "  if (gl_GlobalInvocationID.x >= range.count) return;\n"
-          "  uint i = range.base + gl_GlobalInvocationID.x;\n",
-          half ? "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n" : "", local_size);
-    case Language::glsl_opengl:
-      return fmt::format(
-          "#version 430\n"
-          "layout(local_size_x = {}) in;\n"
-          "layout(std430, binding = 0) readonly buffer Operands {{ uint operands[]; }};\n"
-          "layout(std430, binding = 1) writeonly buffer Results {{ uint results[]; }};\n"
-          "layout(location = 0) uniform uint base;\n"
-          "layout(location = 1) uniform uint count;\n"
-          "void main() {{\n"
-          "  if (gl_GlobalInvocationID.x >= count) return;\n"
-          "  uint i = base + gl_GlobalInvocationID.x;\n",
-          local_size);
-    case Language::opencl_c:
-      return fmt::format(
-          "{}{}#pragma OPENCL FP_CONTRACT OFF\n"
-          "__kernel void gp_eval(__global const uint* operands, __global uint* results, uint base, uint count) {{\n"
-          "  if (get_global_id(0) >= count) return;\n"
-          "  uint i = base + (uint)get_global_id(0);\n",
-          half ? "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" : "",
-          dbl ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "");
-    case Language::cuda:
-      return fmt::format(
-          "{}extern \"C\" __global__ void gp_eval(const unsigned int* operands, unsigned int* results, unsigned int base,"
-          " unsigned int count) {{\n"
-          "  const unsigned int g = blockIdx.x * blockDim.x + threadIdx.x;\n"
-          "  if (g >= count) return;\n"
-          "  const unsigned int i = base + g;\n",
-          half ? "#include <cuda_fp16.h>\n" : "");
+    case Language::glsl_vulkan: return shaders::scalar_vulkan_comp;
+    case Language::glsl_opengl: return shaders::scalar_opengl_comp;
+    case Language::opencl_c: return shaders::scalar_cl;
+    case Language::cuda: return shaders::cuda_scalar_cu;
   }
   return "";
+}
+
+// The lines that enable the kernel's formats: binary16 arithmetic (GLSL's float16_t, cl_khr_fp16,
+// cuda_fp16.h) and OpenCL C's binary64 (GLSL 4.30 and CUDA have double built in).
+std::string extensions(Language lang, bool half, bool dbl) {
+  std::string s;
+  if (half)
+    s += lang == Language::glsl_vulkan ? "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n"
+         : lang == Language::opencl_c  ? "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
+         : lang == Language::cuda      ? "#include <cuda_fp16.h>\n"
+                                       : "";
+  if (dbl && lang == Language::opencl_c) s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+  return s;
 }
 
 // CUDA's correctly rounded intrinsics, which the compiler never contracts, by format (binary16,
@@ -168,7 +153,8 @@ Expected<std::string> kernel_source(const Expr& e, Language lang, int local_size
     half |= f == &model::binary16;
     dbl |= f == &model::binary64;
   }
-  std::string s = header(lang, half, dbl, local_size);
+  // The kernel's body: a statement per node, then the store.
+  std::string body;
   // has_mad[i]: instruction i depends on a mad (see the header on GLSL's precise).
   std::vector<bool> has_mad(e.code.size(), false);
   for (std::size_t i = 0; i < e.code.size(); ++i) {
@@ -192,13 +178,15 @@ Expected<std::string> kernel_source(const Expr& e, Language lang, int local_size
       value = operation(lang, in.op, f, args);
     has_mad[i] = has_mad[i] || in.op == Node::mad;
     if (in.op == Node::mad && lang == Language::opencl_c)
-      s += fmt::format("  {} t{};\n  {{\n#pragma OPENCL FP_CONTRACT ON\n    t{} = {};\n  }}\n", type, i, i, value);
+      body += fmt::format("  {} t{};\n  {{\n#pragma OPENCL FP_CONTRACT ON\n    t{} = {};\n  }}\n", type, i, i, value);
     else
-      s += fmt::format("  {}{} t{} = {};\n", glsl(lang) && in.op != Node::input && !has_mad[i] ? "precise " : "", type, i,
-                       value);
+      body += fmt::format("  {}{} t{} = {};\n", glsl(lang) && in.op != Node::input && !has_mad[i] ? "precise " : "", type,
+                          i, value);
   }
-  s += fmt::format("  {}\n}}\n", store(lang, *e.output_format, fmt::format("t{}", e.code.size() - 1)));
-  return s;
+  body += fmt::format("  {}\n", store(lang, *e.output_format, fmt::format("t{}", e.code.size() - 1)));
+  return fill_template(kernel_template(lang), {{"EXTENSIONS", extensions(lang, half, dbl)},
+                                               {"LOCAL_SIZE", std::to_string(local_size)},
+                                               {"BODY", body}});
 }
 
 int words_per_value(const model::Format& f) { return f.storage_bits > 32 ? 2 : 1; }

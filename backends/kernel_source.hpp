@@ -1,5 +1,7 @@
 // The expression IR as the source of a compute kernel, for the backends that compile one: GLSL for
 // Vulkan and OpenGL, OpenCL C, CUDA C++.
+// The fixed text of each language's kernel is a template in shaders/ (shaders/README.md), embedded
+// at build time; what depends on the expression is written here into its placeholders.
 //
 // The kernel evaluates tuples [base, base + count) of one batch: tuple t reads operands
 // t*inputs .. t*inputs+inputs-1 of the operand buffer and writes result t.

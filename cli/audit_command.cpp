@@ -334,7 +334,7 @@ void add_audit_commands(CLI::App& app, int& exit_code) {
   auto listing = std::make_shared<Listing>(Listing::summary);
   CLI::App* devices = app.add_subcommand(
       "devices", "List the devices found: real ones one a line, the reference devices by family");
-  devices->add_option("--profile-file", *profile_files, "Add the virtual devices of a JSON profile file");
+  devices->add_option("--profile-file", *profile_files, "Add the virtual devices of a profile file or result JSON (ref:<file stem>)");
   CLI::Option* all = devices->add_flag_callback("--all", [listing] { *listing = Listing::all; },
                                                 "Every device with its capabilities");
   devices->add_flag_callback("--json", [listing] { *listing = Listing::json; }, "Every device, as JSON for scripts")
@@ -354,7 +354,7 @@ void add_audit_commands(CLI::App& app, int& exit_code) {
   CLI::Option* quick = run->add_flag("--quick", a->quick, "Fewer random cases");
   run->add_flag("--full", a->full, "Exhaustive where a probe can be")->excludes(quick);
   run->add_option("--seed", a->seed, "Seed of the random cases")->each([a](const std::string&) { a->seed_set = true; });
-  run->add_option("--profile-file", a->profile_files, "Add the virtual devices of a JSON profile file");
+  run->add_option("--profile-file", a->profile_files, "Add the virtual devices of a profile file or result JSON (ref:<file stem>)");
   run->callback([a, &exit_code] { exit_code = run_audit(*a); });
 }
 

@@ -1,15 +1,18 @@
 // A profile file as `--profile-file` reads it; the units it accepts then compute every operation
 // of the scalar model on operands taken from the input (a unit the check lets through must not
-// crash the model: guard bits and truncated columns at their limits).
+// crash the model: guard bits and truncated columns at their limits), and the MMA models it accepts
+// one dot product.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "backends/reference/profile.hpp"
 #include "fuzz/fuzz_check.hpp"
+#include "model/mma_algorithms.hpp"
 #include "model/ops.hpp"
 #include "model/scalar_unit.hpp"
 
@@ -34,6 +37,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           const std::uint64_t x[] = {operands[i] & mask, operands[i + 1] & mask, operands[i + 2] & mask};
           (void)model::unit_evaluate(u, op, std::span(x, std::size_t(model::arity(op))), *u.format);
         }
+    }
+  for (const backends::Profile& p : *profiles)
+    for (const backends::MmaConfig& m : p.mma) {
+      const model::DotConfig& cfg = p.models.at(backends::mma_model_key(m));
+      const std::vector<std::uint64_t> a(std::size_t(m.k), tail & cfg.a->storage_mask()),
+          b(a.size(), (tail >> 8) & cfg.b->storage_mask());
+      (void)model::Dot(cfg)(~tail & cfg.c->storage_mask(), a, b);
     }
   return 0;
 }

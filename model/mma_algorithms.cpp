@@ -10,16 +10,25 @@
 
 namespace gp::model {
 
-namespace {
-
-constexpr std::array<std::string_view, 10> algorithm_names = {"sfma",  "gps",     "fda",    "cofda",    "gdfs",
-                                                              "fdrda", "cofdrda", "gfdrda", "cogfdrda", "tree"};
-
 bool is_fdrda_family(MmaAlgorithm a) {
   return a == MmaAlgorithm::fdrda || a == MmaAlgorithm::cofdrda || a == MmaAlgorithm::gfdrda ||
          a == MmaAlgorithm::cogfdrda;
 }
 bool is_fused(MmaAlgorithm a) { return a != MmaAlgorithm::sfma && a != MmaAlgorithm::gps && a != MmaAlgorithm::tree; }
+MmaAlgorithm unchained(MmaAlgorithm a) {
+  switch (a) {
+    case MmaAlgorithm::cofda: return MmaAlgorithm::fda;
+    case MmaAlgorithm::cofdrda: return MmaAlgorithm::fdrda;
+    case MmaAlgorithm::cogfdrda: return MmaAlgorithm::gfdrda;
+    default: return a;
+  }
+}
+int effective_block(const DotConfig& c, int k) { return c.block > 0 && c.block < k ? c.block : k; }
+
+namespace {
+
+constexpr std::array<std::string_view, 10> algorithm_names = {"sfma",  "gps",     "fda",    "cofda",    "gdfs",
+                                                              "fdrda", "cofdrda", "gfdrda", "cogfdrda", "tree"};
 
 // sig * 2^shift, bits below 2^0 dropped (truncation of a magnitude: toward zero).
 // (A zero significand may come with any shift: zero terms keep their operands' exponents.)

@@ -45,6 +45,11 @@ inline constexpr MmaAlgorithm all_mma_algorithms[] = {
     MmaAlgorithm::fdrda, MmaAlgorithm::cofdrda, MmaAlgorithm::gfdrda, MmaAlgorithm::cogfdrda};
 std::string_view name(MmaAlgorithm a);
 std::optional<MmaAlgorithm> find_mma_algorithm(std::string_view name);
+// Kinds of algorithm: fused (one fixed-point sum per block, one rounding: every one but sfma, gps
+// and tree), the fdrda family, and the plain algorithm of a chained one (the chain is its block).
+bool is_fused(MmaAlgorithm a);
+bool is_fdrda_family(MmaAlgorithm a);
+MmaAlgorithm unchained(MmaAlgorithm a);
 
 // The NaN a fused algorithm delivers (sfma and gps follow the scalar operations' NaN rules).
 enum class MmaNan : std::uint8_t {
@@ -134,6 +139,9 @@ class Dot {
   bool use_narrow_ = false;
   BlockFn block_fn_ = nullptr;
 };
+
+// The products one fused block holds for K products (K itself when block is 0 or K or more).
+int effective_block(const DotConfig& c, int k);
 
 // One-shot convenience: Dot(cfg)(c, a, b, sa, sb).
 std::uint64_t dot(const DotConfig& cfg, std::uint64_t c, std::span<const std::uint64_t> a,

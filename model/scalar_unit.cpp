@@ -123,21 +123,21 @@ Result multiplier_mul(const Format& f, const MultiplierParams& p, const Options&
 
 Result unit_add(const ScalarUnit& u, std::uint64_t a, std::uint64_t b, Adder which) {
   const AdderParams& p = which == Adder::cascaded_first && u.add_cascaded ? *u.add_cascaded : u.add;
-  return adder_add(*u.format, p, unit_options(u, p.rounding), a, b);
+  return adder_add(*u.format, p, unit_options(u, p.rounding, FlushOp::add), a, b);
 }
 
 Result unit_sub(const ScalarUnit& u, std::uint64_t a, std::uint64_t b, Adder which) {
   const AdderParams& p = which == Adder::cascaded_first && u.add_cascaded ? *u.add_cascaded : u.add;
-  return adder_sub(*u.format, p, unit_options(u, p.rounding), a, b);
+  return adder_sub(*u.format, p, unit_options(u, p.rounding, FlushOp::add), a, b);
 }
 
 Result unit_mul(const ScalarUnit& u, std::uint64_t a, std::uint64_t b) {
-  return multiplier_mul(*u.format, u.mul, unit_options(u, u.mul.rounding), a, b);
+  return multiplier_mul(*u.format, u.mul, unit_options(u, u.mul.rounding, FlushOp::mul), a, b);
 }
 
 Result unit_div(const ScalarUnit& u, std::uint64_t a, std::uint64_t b) {
   const Format& f = *u.format;
-  const Options o = unit_options(u, u.div.rounding);
+  const Options o = unit_options(u, u.div.rounding, FlushOp::div);
   if (u.div.method == DivMethod::correctly_rounded) return div(f, o, a, b);
   const Unpacked ua = unpack(f, a, o.ftz_in), ub = unpack(f, b, o.ftz_in);
   if (!is_finite_nonzero(ua.cls) || !is_finite_nonzero(ub.cls)) return div(f, o, a, b);
@@ -147,10 +147,10 @@ Result unit_div(const ScalarUnit& u, std::uint64_t a, std::uint64_t b) {
   return q;
 }
 
-Result unit_sqrt(const ScalarUnit& u, std::uint64_t a) { return sqrt(*u.format, unit_options(u, u.sqrt), a); }
+Result unit_sqrt(const ScalarUnit& u, std::uint64_t a) { return sqrt(*u.format, unit_options(u, u.sqrt, FlushOp::sqrt), a); }
 
 Result unit_mad(const ScalarUnit& u, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-  if (u.mad_fused) return fma(*u.format, unit_options(u, u.add.rounding), a, b, c);
+  if (u.mad_fused) return fma(*u.format, unit_options(u, u.add.rounding, FlushOp::mad), a, b, c);
   const Result p = unit_mul(u, a, b);
   Result r = unit_add(u, p.bits, c);
   r.flags |= p.flags;
@@ -158,12 +158,12 @@ Result unit_mad(const ScalarUnit& u, std::uint64_t a, std::uint64_t b, std::uint
 }
 
 Result unit_fma(const ScalarUnit& u, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-  if (u.fma_fused) return fma(*u.format, unit_options(u, u.add.rounding), a, b, c);
+  if (u.fma_fused) return fma(*u.format, unit_options(u, u.add.rounding, FlushOp::fma), a, b, c);
   return unit_mad(u, a, b, c);
 }
 
 Result unit_cvt(const ScalarUnit& u, const Format& to, const Format& from, std::uint64_t bits) {
-  return cvt(to, from, unit_options(u, u.convert), bits);
+  return cvt(to, from, unit_options(u, u.convert, FlushOp::cvt), bits);
 }
 
 namespace {
@@ -275,6 +275,11 @@ std::string describe(const ScalarUnit& u) {
     note(sp.flush_transfer, "transfer");
     s += "flushed to zero on " + where + "\n";
   }
+  for (std::size_t i = 0; i < kFlushOps; ++i)
+    if (const auto& of = u.op_flush[i])
+      s += std::string("SUBNORMALS (") + std::string(flush_op_names[i]) + "): " +
+           (of->flush_input ? "operands flushed" : "operands kept") + ", " +
+           (of->flush_output ? "results flushed" : "results kept") + "\n";
   s += std::string("NaN: ") + (u.nan.canonical ? "canonical NaN results" : "first NaN operand propagated, quieted") +
        (u.nan.quiet_on_transfer ? "; signalling NaNs quieted on transfer\n" : "; NaNs unchanged on transfer\n");
   return s;

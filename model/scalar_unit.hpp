@@ -71,6 +71,8 @@
 // it tested: every built-in unit but nvidia_g70_binary16 has storage == format.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -142,6 +144,19 @@ struct SubnormalPolicy {
   friend constexpr bool operator==(const SubnormalPolicy&, const SubnormalPolicy&) = default;
 };
 
+// Operations whose flushing may differ from the unit's input and output flushing
+// [<op>.subnormals: input, output]: rusticl's fma reads subnormal operands as zeros and keeps
+// subnormal results while its add and mul keep both. `add` covers sub; an unfused fma or mad is its
+// multiplier and adder, and takes their flushing.
+enum class FlushOp : std::uint8_t { add, mul, div, sqrt, fma, mad, cvt };
+inline constexpr std::size_t kFlushOps = 7;
+inline constexpr std::string_view flush_op_names[kFlushOps] = {"add", "mul", "div", "sqrt", "fma", "mad", "cvt"};
+struct OpFlush {
+  bool flush_input = false;
+  bool flush_output = false;
+  friend constexpr bool operator==(const OpFlush&, const OpFlush&) = default;
+};
+
 struct NanPolicy {
   bool canonical = false;          // every arithmetic NaN result is the canonical NaN
   bool quiet_on_transfer = false;  // loads and stores quiet signalling NaNs
@@ -163,6 +178,8 @@ struct ScalarUnit {
   UnitRounding sqrt;
   UnitRounding convert;  // conversions (cvt) and stores into a narrower storage format
   SubnormalPolicy subnormals;
+  // Per-operation input and output flushing where an operation differs from `subnormals`.
+  std::array<std::optional<OpFlush>, kFlushOps> op_flush{};
   NanPolicy nan;
 
   constexpr const Format& storage_format() const { return storage ? *storage : *format; }
@@ -172,7 +189,22 @@ struct ScalarUnit {
 // Why a unit is malformed (no format, guard bits or truncated columns out of range), or "".
 std::string check(const ScalarUnit& u);
 
-// The model::Options a unit's operation rounds with.
+// The input and output flushing of an operation: its own where it has one, else the unit's.
+constexpr OpFlush flushing(const ScalarUnit& u, FlushOp op) {
+  if (const auto& own = u.op_flush[std::size_t(op)]) return *own;
+  return {u.subnormals.flush_input, u.subnormals.flush_output};
+}
+
+// The model::Options an operation of the unit rounds with.
+constexpr Options unit_options(const ScalarUnit& u, const UnitRounding& r, FlushOp op) {
+  Options o;
+  o.rounding = r.effective();
+  o.ftz_in = flushing(u, op).flush_input;
+  o.ftz_out = flushing(u, op).flush_output;
+  o.canonical_nan = u.nan.canonical;
+  return o;
+}
+// With the unit's own flushing (no operation's).
 constexpr Options unit_options(const ScalarUnit& u, const UnitRounding& r) {
   Options o;
   o.rounding = r.effective();

@@ -10,35 +10,26 @@
 #include <set>
 #include <unordered_map>
 
+#include "backends/reference/profile.hpp"
 #include "model/mma_instructions.hpp"
 #include "model/ops.hpp"
+#include "tests_mma/questions.hpp"
 #include "tests_mma/support.hpp"
 #include "tests_mma/validate.hpp"
 
 namespace gp::mma {
 
+using backends::algorithm_name;
+using backends::parameters_json;
 using model::MmaNan;
 using model::Rounding;
 
 namespace {
 
-bool fdrda_family(MmaAlgorithm a) {
-  return a == MmaAlgorithm::fdrda || a == MmaAlgorithm::cofdrda || a == MmaAlgorithm::gfdrda ||
-         a == MmaAlgorithm::cogfdrda;
-}
-bool fused(MmaAlgorithm a) { return a != MmaAlgorithm::sfma && a != MmaAlgorithm::gps && a != MmaAlgorithm::tree; }
-
-// The plain algorithm of a chained one: the chain is the block parameter.
-MmaAlgorithm unchained(MmaAlgorithm a) {
-  switch (a) {
-    case MmaAlgorithm::cofda: return MmaAlgorithm::fda;
-    case MmaAlgorithm::cofdrda: return MmaAlgorithm::fdrda;
-    case MmaAlgorithm::cogfdrda: return MmaAlgorithm::gfdrda;
-    default: return a;
-  }
-}
-
-int effective_block(const DotConfig& c, int k) { return c.block > 0 && c.block < k ? c.block : k; }
+using model::effective_block;
+using model::unchained;
+bool fdrda_family(MmaAlgorithm a) { return model::is_fdrda_family(a); }
+bool fused(MmaAlgorithm a) { return model::is_fused(a); }
 
 std::vector<int> blocks_of(int K) {
   std::vector<int> v;
@@ -343,8 +334,7 @@ void for_each_candidate(const MmaConfig& cfg, const Space& s, Fn&& fn) {
 // Floors that can matter: above the lowest exponent a summand (or a partial result) can have,
 // up to emin(d). Lower floors never bind: they are the same as none.
 std::vector<int> floor_range(const MmaConfig& cfg) {
-  const int lo = std::min({cfg.a->emin() + cfg.b->emin(), cfg.c->emin(), cfg.d->emin()});
-  return range(lo + 1, cfg.d->emin());
+  return range(lowest_summand_exponent(cfg) + 1, cfg.d->emin());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -498,83 +488,9 @@ std::string span_of(std::vector<int> v, std::string_view none_name = "") {
 
 }  // namespace
 
-std::string algorithm_name(const DotConfig& cfg, int k) {
-  const bool chained = cfg.block > 0 && cfg.block < k;
-  switch (unchained(cfg.algorithm)) {
-    case MmaAlgorithm::fda: return chained ? "cofda" : "fda";
-    case MmaAlgorithm::fdrda: return chained ? "cofdrda" : "fdrda";
-    case MmaAlgorithm::gfdrda: return chained ? "cogfdrda" : "gfdrda";
-    default: return std::string(model::name(cfg.algorithm));
-  }
+std::uint64_t validation_tiles(const audit::ProbeContext& ctx) {
+  return ctx.validation_tiles ? ctx.validation_tiles : ctx.cases(10000, 100000, 1000000);
 }
-
-nlohmann::json parameters_json(const DotConfig& c, int k) {
-  nlohmann::json p = nlohmann::json::object();
-  switch (unchained(c.algorithm)) {
-    case MmaAlgorithm::sfma: p["rounding"] = "rne"; return p;
-    case MmaAlgorithm::gps: p["group"] = c.group; return p;
-    case MmaAlgorithm::tree: {
-      const model::SummationTree& t = *c.tree;
-      p["tree"] = t.text();
-      p["sums"] = (t.sum_format ? t.sum_format : c.d)->name;
-      p["rounding"] = std::string(model::name(t.sum_rounding));
-      p["products"] = t.product_format ? std::string(t.product_format->name) : "exact";
-      p["flush"] = t.flushed();
-      return p;
-    }
-    default: break;
-  }
-  p["F"] = c.F;
-  p["block"] = effective_block(c, k);
-  if (c.algorithm == MmaAlgorithm::gdfs) p["group"] = c.group;
-  p["out_rounding"] = std::string(model::name(c.out_rounding));
-  p["out_fraction_bits"] = c.out_fraction_bits;
-  p["align_floor"] = c.align_floor == model::kNoAlignFloor ? nlohmann::json(nullptr) : nlohmann::json(c.align_floor);
-  p["nan"] = c.nan == MmaNan::nvidia ? "nvidia" : "format";
-  if (fdrda_family(c.algorithm)) p["round_down_alignment"] = c.round_down_alignment;
-  return p;
-}
-
-Expected<DotConfig> config_from_entry(const MmaConfig& config, const nlohmann::json& entry) {
-  try {
-    const auto alg = model::find_mma_algorithm(entry.at("algorithm").get<std::string>());
-    if (!alg) return Error{"unknown algorithm " + entry.at("algorithm").dump()};
-    DotConfig c = base_config(config, *alg);
-    const nlohmann::json& p = entry.at("parameters");
-    if (*alg == MmaAlgorithm::tree) {
-      auto parsed = model::parse_summation_tree(p.at("tree").get<std::string>(), config.k);
-      if (!parsed.tree) return Error{"tree: " + parsed.error};
-      std::vector<std::string> flush;
-      for (const auto& x : p.value("flush", nlohmann::json::array())) flush.push_back(x.get<std::string>());
-      model::SummationTree& t = *parsed.tree;
-      if (const std::string why = model::set_tree_options(t, *config.d, p.value("sums", ""), p.value("products", "exact"),
-                                                         p.value("rounding", "rne"), flush);
-          !why.empty())
-        return Error{"tree: " + why};
-      c.tree = std::make_shared<const model::SummationTree>(std::move(t));
-      if (const std::string why = model::check(c); !why.empty()) return Error{why};
-      return c;
-    }
-    if (p.contains("F")) c.F = p["F"].get<int>();
-    if (p.contains("block")) c.block = p["block"].get<int>();
-    if (p.contains("group")) c.group = p["group"].get<int>();
-    if (p.contains("out_rounding")) {
-      const auto r = model::find_rounding(p["out_rounding"].get<std::string>());
-      if (!r) return Error{"unknown rounding " + p["out_rounding"].dump()};
-      c.out_rounding = *r;
-    }
-    if (p.contains("out_fraction_bits")) c.out_fraction_bits = p["out_fraction_bits"].get<int>();
-    if (p.contains("align_floor")) c.align_floor = p["align_floor"].is_null() ? model::kNoAlignFloor : p["align_floor"].get<int>();
-    if (p.contains("nan")) c.nan = p["nan"] == "nvidia" ? MmaNan::nvidia : MmaNan::format;
-    if (p.contains("round_down_alignment")) c.round_down_alignment = p["round_down_alignment"].get<bool>();
-    if (const std::string why = model::check(c); !why.empty()) return Error{why};
-    return c;
-  } catch (const nlohmann::json::exception& e) {
-    return Error{std::string("malformed profile entry: ") + e.what()};
-  }
-}
-
-std::uint64_t validation_tiles(const audit::ProbeContext& ctx) { return ctx.cases(10000, 100000, 1000000); }
 
 }  // namespace gp::mma
 
@@ -582,7 +498,7 @@ namespace gp::audit {
 
 using namespace gp::mma;
 
-Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, std::span<const Finding> findings,
+Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, std::span<Finding> findings,
                      const ProbeContext& ctx, nlohmann::json& profile_entry) {
   if (!usable(cfg)) return unsupported("the configuration's formats are not floating-point formats the model knows");
   Finding f;
@@ -865,6 +781,8 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
                                   {"separation_rounds", rounds}};
   f.parameters["candidates_checked"] = checked;
   f.parameters["search"] = widened ? "all parameters" : "the ranges the probes measured";
+  // Every probe's verdict follows from the candidates left (tests_mma/questions.hpp).
+  judge_findings(cfg, survivors, closest, findings);
   if (survivors.empty()) {
     f.verdict = fmt::format("MODEL: none of the nine algorithms, nor a summation tree, predicts every observation ({} checked)",
                             checked);

@@ -32,13 +32,6 @@
 
 namespace gp::mma {
 
-// The algorithm's name for K products: the chained variant (cofda, cofdrda, cogfdrda) when the
-// fused block holds fewer than K products.
-std::string algorithm_name(const model::DotConfig& cfg, int k);
-// The parameters of a configuration as a result's profile.mma writes them.
-nlohmann::json parameters_json(const model::DotConfig& cfg, int k);
-// The configuration a profile.mma entry describes, for this MMA configuration's formats.
-Expected<model::DotConfig> config_from_entry(const backends::MmaConfig& config, const nlohmann::json& entry);
 // Random tiles the validation draws at a tier: 10^4, 10^5, 10^6.
 std::uint64_t validation_tiles(const audit::ProbeContext& ctx);
 

@@ -170,6 +170,10 @@ std::uint64_t ieee_sum(const Format& d, model::Rounding r, const std::vector<Val
   return acc;
 }
 
+int lowest_summand_exponent(const MmaConfig& cfg) {
+  return std::min({cfg.a->emin() + cfg.b->emin(), cfg.c->emin(), cfg.d->emin()});
+}
+
 bool usable(const MmaConfig& cfg) {
   return cfg.a && cfg.b && cfg.c && cfg.d && cfg.k >= 1 && cfg.m >= 1 && cfg.n >= 1 && cfg.d->has_sign();
 }

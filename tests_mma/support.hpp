@@ -66,6 +66,10 @@ std::uint64_t round_to(const Format& d, int bits, model::Rounding r, Val v);
 // normalized (each term first rounded to d): the "normalized after each addition" hypothesis.
 std::uint64_t ieee_sum(const Format& d, model::Rounding r, const std::vector<Val>& terms);
 
+// The lowest exponent a summand (a product, c) can have: an alignment floor at or below it never
+// binds, and is the same as none.
+int lowest_summand_exponent(const MmaConfig& cfg);
+
 // The formats of a configuration are floating-point formats the model knows.
 bool usable(const MmaConfig& cfg);
 

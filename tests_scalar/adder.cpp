@@ -263,8 +263,14 @@ class CascadedProbe final : public UnitProbe {
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.3"; }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 2 && f.has_zero(); }
   const UnitQuestion& question() const override {
+    // The profile's adder for the first of two dependent additions, where it is not `add`.
     static const UnitQuestion q{{"CASCADED ADDITION", "the first of two dependent additions", say_cascaded},
-                                cascaded_answer, nullptr};
+                                cascaded_answer, [](const nlohmann::json& a) {
+                                  if (a["same_as_single"].get<bool>()) return nlohmann::json::object();
+                                  nlohmann::json add = adder_profile(a)["add"];
+                                  add.erase("equivalent_roundings");  // the single adder's question
+                                  return nlohmann::json{{"add_cascaded", add}};
+                                }};
     return q;
   }
 

@@ -119,30 +119,66 @@ TEST(ProfileFiles, PublishedValuesAndUnitsAreRead) {
   EXPECT_EQ(device.info().published.size(), 1u);
 }
 
+// Per-operation flushing is written only where an operation differs from the unit, and read back.
+TEST(ProfileFiles, PerOperationFlushingRoundTrips) {
+  model::ScalarUnit u = model::ieee_unit(model::binary32);
+  u.op_flush[std::size_t(model::FlushOp::fma)] = model::OpFlush{true, false};
+  const json j = backends::unit_to_json(u);
+  EXPECT_EQ(j["fma"]["subnormals"], json({{"input", "flush"}, {"output", "preserve"}})) << j.dump();
+  EXPECT_FALSE(j["add"].contains("subnormals")) << j.dump();
+  auto back = backends::unit_from_json(model::binary32, j, "test");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->op_flush, u.op_flush);
+  // An operation's flushing equal to the unit's is no override.
+  json same = j;
+  same["add"]["subnormals"] = {{"input", "preserve"}, {"output", "preserve"}};
+  auto s = backends::unit_from_json(model::binary32, same, "test");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_FALSE(s->op_flush[std::size_t(model::FlushOp::add)].has_value());
+  json bad = j;
+  bad["fma"]["subnormals"]["sideways"] = "flush";
+  auto e = backends::unit_from_json(model::binary32, bad, "p");
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().message.find("p.fma.subnormals.sideways"), std::string::npos) << e.error().message;
+}
+
 TEST(ProfileFiles, ErrorsNameTheKey) {
   const auto error = [](const json& j) {
     auto r = backends::parse_profiles(j, "f.json");
     return r ? std::string() : r.error().message;
   };
   EXPECT_EQ(error({{"name", "x"}, {"colour", 1}, {"scalar", json::object()}}),
-            "f.json: colour: unknown key (known: name, description, device_name, vendor, published, scalar)");
+            "f.json: colour: unknown key (known: name, description, device_name, vendor, published, scalar, mma)");
   EXPECT_NE(error({{"name", "x"}, {"published", {{"k", 1}}}, {"scalar", json::object()}}).find("published.k"),
             std::string::npos);
   EXPECT_NE(error({{"name", "x"}, {"scalar", {{"binary99", json::object()}}}}).find("binary99"), std::string::npos);
   const std::string bad_key = error({{"name", "x"}, {"scalar", {{"binary32", {{"add", {{"guard", 1}}}}}}}});
   EXPECT_NE(bad_key.find("guard"), std::string::npos) << bad_key;
-  EXPECT_EQ(error({{"scalar", json::object()}}), "f.json: name: missing");
+  EXPECT_EQ(error(json::array({{{"scalar", json::object()}}})), "f.json: [0].name: missing");
+  EXPECT_EQ(error(json::array({{{"name", "x"}, {"scalar", json::object()}}, {{"name", "ref:x"}, {"scalar", json::object()}}})),
+            "f.json: [1].name: device ref:x is also loaded from f.json [0]");
+  EXPECT_EQ(error({{"name", "x"}, {"mma", {{{"config", "16x8x99:binary16"}}}}}),
+            "f.json: mma[0].config: must be \"MxNxK:a,b,c,d\" (format names; M and N at most 256, K at most 1024)");
+  EXPECT_NE(error({{"name", "x"}, {"mma", {{{"config", "99999999999x8x4:binary16,binary16,binary32,binary32"}}}}}).find("mma[0].config"),
+            std::string::npos);
+  EXPECT_EQ(error({{"name", "x"},
+                   {"mma", {{{"config", "8x8x4:binary64,binary64,binary64,binary64"}, {"algorithm", "sfma"}, {"parameters", json::object()}},
+                            {{"config", "8x8x4:binary64,binary64,binary64,binary64"}, {"algorithm", "sfma"}, {"parameters", json::object()}}}}}),
+            "f.json: mma[1].config: 8x8x4:binary64,binary64,binary64,binary64 is listed twice");
+  EXPECT_EQ(error({{"name", "x"}, {"mma", {{{"config", "8x8x4:binary64,binary64,binary64,binary64"}, {"colour", 1}}}}}),
+            "f.json: mma[0].colour: unknown key (known: config, instruction, algorithm, parameters, validation)");
 }
 
-// An inferred profile is a profile file: the audit of a device, read back as a virtual device,
-// audits the same.
+// An inferred profile is a profile file: the audit of a device, read back as a virtual device named
+// after the file, audits the same.
 TEST(ProfileFiles, AResultDocumentBecomesAVirtualDevice) {
   backends::Device& r520 = testing::reference_device("ati-r520");
   const json doc = audit(r520, {});
   auto profiles = backends::parse_profiles(doc, "r520.json");
   ASSERT_TRUE(profiles) << profiles.error().message;
   backends::ReferenceDevice copy(profiles->front());
-  EXPECT_EQ(copy.info().id, "ref:ati-r520");
+  EXPECT_EQ(copy.info().id, "ref:r520");
+  EXPECT_NE(copy.info().description.find("measured on ref:ati-r520"), std::string::npos) << copy.info().description;
   const json again = audit(copy, {});
   EXPECT_EQ(again["profile"]["scalar"], doc["profile"]["scalar"]);
 }

@@ -149,8 +149,11 @@ TEST(BadInput, ProfileFiles) {
             ": scalar.binary32.add.guard_bits: must be null or an integer from 0 to 64");
   EXPECT_EQ(error("p4.json", R"({"name": "x", "scalar": {"binary32": {"add": {"sticky": true, "guard": 1}}}})"),
             ": scalar.binary32.add.guard: unknown key (known: rounding, guard_bits, sticky)");
-  EXPECT_EQ(error("p8.json", R"({"name": "x", "scalar": {}, "mma": []})"),
-            ": mma: unknown key (known: name, description, device_name, vendor, published, scalar)");
+  EXPECT_EQ(error("p8.json", R"({"name": "x", "scalar": {}, "mma": [], "colour": 1})"),
+            ": colour: unknown key (known: name, description, device_name, vendor, published, scalar, mma)");
+  EXPECT_EQ(error("p9.json", R"({"mma": [{"config": "16x8x16:binary16,binary16,binary32,binary32", "algorithm": "fda",
+                                 "parameters": {"F": "wide"}}]})"),
+            ": mma[0]: malformed profile entry: [json.exception.type_error.302] type must be number, but is string");
   EXPECT_EQ(error("p5.json", R"({"schema": "gpuparanoia-result/1", "profile": {}, "device": 3})"),
             ": device: must be an object");
   EXPECT_EQ(error("p6.json", R"([{"name": "x", "scalar": {}}, {"name": "y"}])"), ": [1].scalar: missing (an object of formats)");

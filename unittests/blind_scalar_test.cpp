@@ -21,7 +21,7 @@ using model::ScalarUnit;
 // counts the findings whose verdict is inconclusive (their parameters stay out of the profile).
 nlohmann::json audit_profile(const ScalarUnit& hidden, std::uint64_t seed, std::string* report = nullptr,
                              int* undecided = nullptr) {
-  backends::Profile p{"blind", "blind device", "test", "hidden parameters", {hidden}, {}, {}};
+  backends::Profile p{"blind", "blind device", "test", "hidden parameters", {hidden}, {}, {}, {}};
   if (&hidden.storage_format() != hidden.format) {
     // Registers of another format: the device computes in that format's unit too.
     model::ScalarUnit registers = hidden;
@@ -68,6 +68,12 @@ std::string differences(const ScalarUnit& hidden, const ScalarUnit& found) {
   if (!adder_exact(hidden.add) && !adder_exact(found.add)) {
     note(hidden.add.guard_bits == found.add.guard_bits, "add.guard_bits");
     note(hidden.add.sticky == found.add.sticky, "add.sticky");
+  }
+  // The first of two dependent additions, where either unit runs it on an adder of its own (R520).
+  if (hidden.add_cascaded || found.add_cascaded) {
+    const model::AdderParams hc = hidden.add_cascaded.value_or(hidden.add), fc = found.add_cascaded.value_or(found.add);
+    note(hc.rounding.effective() == fc.rounding.effective() && hc.guard_bits == fc.guard_bits && hc.sticky == fc.sticky,
+         "add_cascaded");
   }
   note(hidden.mul.rounding.effective() == found.mul.rounding.effective(), "mul.rounding");
   note(hidden.mul.truncated_columns.has_value() == found.mul.truncated_columns.has_value(), "mul truncated or not");

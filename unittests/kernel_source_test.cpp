@@ -1,7 +1,8 @@
 // The IR -> kernel source generator: contraction qualifiers, conversions, formats each language
-// lacks, the word packing of the buffers, and (where glslangValidator is installed) that every
-// generated GLSL kernel compiles for its target. OpenCL C compiles in the OpenCL backend's tests,
-// on real drivers, CUDA C++ in the CUDA backend's (NVRTC, with or without a GPU).
+// lacks, the filling of the templates of shaders/, the word packing of the buffers, and (where
+// glslangValidator is installed) that every generated GLSL kernel compiles for its target. OpenCL C
+// compiles in the OpenCL backend's tests, on real drivers, CUDA C++ in the CUDA backend's (NVRTC,
+// with or without a GPU).
 #include "backends/kernel_source.hpp"
 
 #include <fmt/format.h>
@@ -10,6 +11,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
+
+#include "backends/kernel_template.hpp"
 
 namespace gp::backends {
 namespace {
@@ -95,6 +99,19 @@ TEST(KernelSource, CudaNamesEveryRoundingButTheMad) {
   EXPECT_NE(h.find("__hiloint2double"), std::string::npos) << h;
   EXPECT_NE(source(ternary(Node::fma, binary16), Language::cuda).find("__hfma(t0, t1, t2)"), std::string::npos);
   EXPECT_FALSE(kernel_source(binary(Node::add, model::bfloat16), Language::cuda, 64));
+}
+
+// The templates of shaders/: a placeholder alone on its line stands for whole lines, none or several.
+TEST(KernelSource, TemplatesFillWholeLinesAndInline) {
+  const std::string_view t = "@HEAD@\nint x = @N@u;\n@BODY@\n}\n";
+  EXPECT_EQ(fill_template(t, {{"HEAD", ""}, {"N", "64"}, {"BODY", "  a;\n  b;\n"}}), "int x = 64u;\n  a;\n  b;\n}\n");
+  EXPECT_EQ(fill_template(t, {{"HEAD", "#a\n#b\n"}, {"N", "1"}, {"BODY", ""}, {"UNUSED", "x"}}),
+            "#a\n#b\nint x = 1u;\n}\n");
+  EXPECT_THROW(fill_template(t, {{"HEAD", ""}, {"BODY", ""}}), std::logic_error);            // no value for @N@
+  EXPECT_THROW(fill_template(t, {{"HEAD", "#a"}, {"N", "1"}, {"BODY", ""}}), std::logic_error);  // a line without '\n'
+  // Every kernel leaves none unfilled.
+  for (const Language lang : {Language::glsl_vulkan, Language::glsl_opengl, Language::opencl_c, Language::cuda})
+    EXPECT_EQ(source(mixed_expression(), lang).find('@'), std::string::npos);
 }
 
 TEST(KernelSource, WordsRoundTripEveryWidth) {

@@ -33,6 +33,7 @@
 #include "tests_mma/identify.hpp"
 #include "tests_mma/support.hpp"
 #include "tests_mma/tree_shape.hpp"
+#include "unittests/random_mma.hpp"
 #include "unittests/reference_devices.hpp"
 
 namespace gp {
@@ -44,20 +45,10 @@ using nlohmann::json;
 
 constexpr std::uint64_t kSeed = 7;
 
-MmaAlgorithm unchained(MmaAlgorithm a) {
-  switch (a) {
-    case MmaAlgorithm::cofda: return MmaAlgorithm::fda;
-    case MmaAlgorithm::cofdrda: return MmaAlgorithm::fdrda;
-    case MmaAlgorithm::cogfdrda: return MmaAlgorithm::gfdrda;
-    default: return a;
-  }
-}
-bool fused(MmaAlgorithm a) { return a != MmaAlgorithm::sfma && a != MmaAlgorithm::gps && a != MmaAlgorithm::tree; }
-bool fdrda_family(MmaAlgorithm a) {
-  a = unchained(a);
-  return a == MmaAlgorithm::fdrda || a == MmaAlgorithm::gfdrda;
-}
-int block_of(const DotConfig& c, int k) { return c.block > 0 && c.block < k ? c.block : k; }
+using model::unchained;
+bool fused(MmaAlgorithm a) { return model::is_fused(a); }
+bool fdrda_family(MmaAlgorithm a) { return model::is_fdrda_family(a); }
+int block_of(const DotConfig& c, int k) { return model::effective_block(c, k); }
 
 // The MMA suite on one device, one result document.
 json run_suite(backends::Device& d, std::uint64_t seed) {
@@ -134,14 +125,14 @@ void expect_identified(backends::Device& dev, const backends::MmaConfig& mc, con
     EXPECT_EQ((*id)["parameters"]["table"]["differences"], 0) << who;
   }
   EXPECT_EQ((*entry)["validation"]["tiles"], mma::validation_tiles({audit::Tier::quick, 0})) << who;
-  const auto found = mma::config_from_entry(mc, *entry);
+  const auto found = backends::config_from_entry(mc, *entry);
   ASSERT_TRUE(found.ok()) << who << ": " << found.error().message;
   const json& amb = (*id)["parameters"]["ambiguous"];
   const DotConfig& c = *found;
   const int K = mc.k;
   const bool alg_ambiguous = amb.contains("algorithm");
-  if (!listed(amb, "algorithm", mma::algorithm_name(truth, K))) {
-    EXPECT_EQ(mma::algorithm_name(c, K), mma::algorithm_name(truth, K)) << who;
+  if (!listed(amb, "algorithm", backends::algorithm_name(truth, K))) {
+    EXPECT_EQ(backends::algorithm_name(c, K), backends::algorithm_name(truth, K)) << who;
   }
   const auto same = [&](const char* key, const std::string& truth_value, const std::string& found_value) {
     if (!listed(amb, key, truth_value)) {
@@ -149,7 +140,7 @@ void expect_identified(backends::Device& dev, const backends::MmaConfig& mc, con
     }
   };
   if (!alg_ambiguous && truth.algorithm == MmaAlgorithm::tree && c.algorithm == MmaAlgorithm::tree) {
-    const json t = mma::parameters_json(truth, K), x = mma::parameters_json(c, K);
+    const json t = backends::parameters_json(truth, K), x = backends::parameters_json(c, K);
     // The shape as its nodes' summands (children of a node may be written in any order); nodes
     // of more than two children can have twins that count alike: the differential check below
     // decides those.
@@ -233,63 +224,9 @@ TEST(MmaIdentify, EveryInstructionOfTheTables) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Random parameter sets.
-struct Drawn {
-  backends::MmaConfig mc;
-  DotConfig cfg;
-  std::string label;
-};
-
-Drawn draw(std::mt19937_64& rng, int index) {
-  using model::Format;
-  const auto pick = [&](auto&& list) { return list[rng() % std::size(list)]; };
-  static const Format* const narrow[] = {&model::binary16, &model::bfloat16, &model::tf32, &model::e4m3, &model::e5m2};
-  static const Format* const outs[] = {&model::binary32, &model::binary16};
-  static const int Ks[] = {4, 8, 16, 32};
-  for (;;) {
-    const Format* a = pick(narrow);
-    const Format* b = (a == &model::e4m3 || a == &model::e5m2) && rng() % 2 ? pick(std::array{&model::e4m3, &model::e5m2}) : a;
-    const Format* d = pick(outs);
-    const Format* c = d == &model::binary32 && a == &model::binary16 && rng() % 4 == 0 ? &model::binary16 : d;
-    const int K = pick(Ks);
-    static const MmaAlgorithm algs[] = {MmaAlgorithm::fda,  MmaAlgorithm::fda,    MmaAlgorithm::fda,
-                                        MmaAlgorithm::gps,  MmaAlgorithm::sfma,   MmaAlgorithm::fdrda,
-                                        MmaAlgorithm::gfdrda, MmaAlgorithm::gdfs};
-    const MmaAlgorithm alg = pick(algs);
-    DotConfig cfg;
-    if (alg == MmaAlgorithm::gdfs) {
-      const Format* f4 = pick(std::array{&model::e2m1, &model::e2m3, &model::e3m2});
-      cfg = model::default_dot_config(alg, *f4, *f4, model::binary32, model::binary32, K);
-      cfg.group = pick(std::array{4, 8, 16});
-      cfg.F = 20 + int(rng() % 21);
-    } else {
-      cfg = model::default_dot_config(alg, *a, *b, *c, *d, K);
-      if (alg == MmaAlgorithm::gps) cfg.group = pick(std::array{1, 2, 4, 8});
-      if (alg == MmaAlgorithm::fda) cfg.F = 10 + int(rng() % 21);
-      if (alg == MmaAlgorithm::fdrda || alg == MmaAlgorithm::gfdrda) {
-        cfg.F = 14 + int(rng() % 18);
-        cfg.round_down_alignment = rng() % 2;
-      }
-      if (fused(alg)) {
-        const int blocks[] = {K, K, K / 2, K / 4};
-        cfg.block = std::max(1, pick(blocks));
-        if (alg == MmaAlgorithm::gfdrda && rng() % 2) cfg.block = std::min(K, 16);
-      }
-    }
-    if (fused(alg)) {
-      cfg.out_rounding = pick(model::all_roundings);
-      cfg.out_fraction_bits = rng() % 3 == 0 ? cfg.d->man_bits - int(rng() % 11) : cfg.d->man_bits;
-      cfg.align_floor = rng() % 2 ? model::kNoAlignFloor : cfg.d->emin() - int(rng() % 12);
-      cfg.nan = rng() % 2 ? model::MmaNan::nvidia : model::MmaNan::format;
-    }
-    if (!model::check(cfg).empty()) continue;
-    const int m = pick(std::array{8, 16}), n = 8;
-    backends::MmaConfig mc{m, n, K, cfg.a, cfg.b, cfg.c, cfg.d, "subgroup", fmt::format("random:{}", index)};
-    const std::string label = fmt::format("random {}: {} {} K={} {}", index, mma::algorithm_name(cfg, K),
-                                          mma::parameters_json(cfg, K).dump(), K, mc.name());
-    return {mc, cfg, label};
-  }
-}
+// Random parameter sets (unittests/random_mma.hpp).
+using testing::Drawn;
+using testing::draw;
 
 TEST(MmaIdentify, RandomParameterSets) {
   // GPUPARANOIA_MMA_SEED draws other sets (the seed is printed either way).
@@ -349,7 +286,7 @@ TEST(MmaIdentify, RandomSummationTrees) {
     cfg.tree = std::make_shared<const model::SummationTree>(t);
     ASSERT_EQ(model::check(cfg), "");
     backends::MmaConfig mc{8, 8, K, cfg.a, cfg.b, cfg.c, cfg.d, "subgroup", fmt::format("tree:{}", i)};
-    const std::string label = fmt::format("tree {}: {} {}", i, mma::parameters_json(cfg, K).dump(), mc.name());
+    const std::string label = fmt::format("tree {}: {} {}", i, backends::parameters_json(cfg, K).dump(), mc.name());
     backends::Profile p;
     p.name = fmt::format("tree-{}", i);
     p.device_name = label;

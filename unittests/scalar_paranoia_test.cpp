@@ -135,7 +135,7 @@ TEST(ScalarParanoia, IeeeBinary64) { expect_ieee(device("ieee-binary64"), model:
 // A correctly rounded unit that rounds toward zero: Paranoia's "chopped" on every operation.
 TEST(ScalarParanoia, ChoppedIeeeUnit) {
   backends::ReferenceDevice dev(backends::Profile{"ieee-binary32-rz", "binary32 unit, round toward zero", "test", "",
-                                                  {model::ieee_unit(model::binary32, model::Rounding::rz)}, {}, {}});
+                                                  {model::ieee_unit(model::binary32, model::Rounding::rz)}, {}, {}, {}});
   const Format& f = model::binary32;
   EXPECT_EQ(run("scalar.mul.paranoia_rounding", dev, f).verdict, "MULTIPLICATION: appears to chop");
   EXPECT_EQ(run("scalar.div.paranoia_rounding", dev, f).verdict, "DIVISION: appears to chop");

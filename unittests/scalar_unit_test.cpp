@@ -347,7 +347,7 @@ TEST(ScalarUnitPaper, DivisionByReciprocalOfTheG70) {
   for (std::uint64_t a : {zero, inf, f32(2.0f), f32(-3.0f), std::uint64_t{0x7fc00001}})
     for (std::uint64_t b : {zero, inf, f32(2.0f), neg32(inf), std::uint64_t{0x7fa00000}})
       if (!is_finite_nonzero(classify(binary32, a)) || !is_finite_nonzero(classify(binary32, b))) {
-        EXPECT_EQ(unit_div(g, a, b).bits, div(binary32, unit_options(g, g.div.rounding), a, b).bits)
+        EXPECT_EQ(unit_div(g, a, b).bits, div(binary32, unit_options(g, g.div.rounding, model::FlushOp::div), a, b).bits)
             << std::hex << a << " / " << b;
       }
 }
@@ -588,6 +588,21 @@ TEST(ScalarUnitR300, Fp24ChoppedWithoutGuardBit) {
   // Division by a chopped reciprocal: 1/3 chopped, times 3 chopped, is below 1.
   const std::uint64_t three = 0x408000;
   EXPECT_LT(unit_div(u, three, three).bits, one);
+}
+
+// Flushing per operation: rusticl's binary32 fma reads subnormal operands as zeros and keeps
+// subnormal results (a case its validation found), while add and mul keep both.
+TEST(ScalarUnitFlush, PerOperation) {
+  ScalarUnit u = ieee_unit(binary32);
+  u.op_flush[std::size_t(FlushOp::fma)] = OpFlush{true, false};
+  EXPECT_EQ(unit_fma(u, 0x24cf6494, 0x10febd34, 0x0044ae3a).bits, 0x00000006u);  // c read as +0
+  EXPECT_EQ(unit_fma(ieee_unit(binary32), 0x24cf6494, 0x10febd34, 0x0044ae3a).bits, 0x0044ae40u);
+  EXPECT_EQ(unit_add(u, 0x00000001, 0x00000001).bits, 0x00000002u);  // add keeps subnormals
+  // The override wins over the unit's flushing, either way.
+  u.subnormals.flush_input = u.subnormals.flush_output = true;
+  EXPECT_EQ(unit_add(u, 0x00000001, 0x00000001).bits, 0x00000000u);
+  EXPECT_EQ(unit_fma(u, 0x24cf6494, 0x10febd34, 0x00000000).bits, 0x00000006u);
+  EXPECT_NE(describe(u).find("SUBNORMALS (fma): operands flushed, results kept"), std::string::npos) << describe(u);
 }
 
 }  // namespace

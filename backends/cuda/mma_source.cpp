@@ -5,7 +5,9 @@
 #include <cctype>
 #include <tuple>
 
+#include "backends/kernel_template.hpp"
 #include "model/mma_instructions.hpp"
+#include "shaders/cuda/mma.cu.hpp"
 
 namespace gp::backends::cuda {
 
@@ -290,21 +292,22 @@ std::string mma_kernel_source(const MmaKernel& k) {
                         : cfg.m == 8 && cfg.a == &model::binary64 ? Family::m8n8_f64
                         : cfg.m == 8                              ? Family::m8n8_f16
                                                                   : Family::m16n8;
-  std::string s = fmt::format(
-      "// {} {}\n"
-      "extern \"C\" __global__ void gp_mma(const {}* A, const {}* B, const {}* C, {}* D, unsigned int count) {{\n"
-      "  const unsigned int tile = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);\n"
-      "  if (tile >= count) return;\n",
-      cfg.name(), k.ptx, storage_type(*cfg.a), storage_type(*cfg.b), storage_type(*cfg.c), storage_type(*cfg.d));
-  if (family != Family::wmma) s += "  const unsigned int lane = threadIdx.x & 31u;\n";
-  for (const auto& [name, size, type] : {std::tuple{'a', cfg.m * cfg.k, cfg.a},
-                                         {'b', cfg.k * cfg.n, cfg.b},
-                                         {'c', cfg.m * cfg.n, cfg.c},
-                                         {'d', cfg.m * cfg.n, cfg.d}})
-    s += fmt::format("  {}{}* {} = {} + (unsigned long long)tile * {}u;\n", name == 'd' ? "" : "const ",
-                     storage_type(*type), name, char(std::toupper(name)), size);
-  s += family == Family::wmma ? wmma_body(cfg) : mma_sync_body(k, family);
-  return s + "}\n";
+  const std::string size[] = {std::to_string(cfg.m * cfg.k), std::to_string(cfg.k * cfg.n),
+                              std::to_string(cfg.m * cfg.n)};
+  return fill_template(shaders::cuda_mma_cu,
+                       {{"CONFIG", cfg.name()},
+                        {"INSTRUCTION", k.ptx},
+                        {"A_TYPE", storage_type(*cfg.a)},
+                        {"B_TYPE", storage_type(*cfg.b)},
+                        {"C_TYPE", storage_type(*cfg.c)},
+                        {"D_TYPE", storage_type(*cfg.d)},
+                        {"A_SIZE", size[0]},
+                        {"B_SIZE", size[1]},
+                        {"C_SIZE", size[2]},
+                        {"D_SIZE", size[2]},
+                        // wmma's fragments are opaque: no lane computes its place in the tile.
+                        {"LANE", family == Family::wmma ? "" : "  const unsigned int lane = threadIdx.x & 31u;\n"},
+                        {"BODY", family == Family::wmma ? wmma_body(cfg) : mma_sync_body(k, family)}});
 }
 
 }  // namespace gp::backends::cuda

@@ -37,7 +37,7 @@ std::string nvidia_architecture(int arch);
 // architecture where the table lists one (checked with find_mma_instruction()).
 std::vector<MmaKernel> mma_kernels(int arch);
 
-// The kernel's CUDA C++ source, for NVRTC (no header needed).
+// The kernel's CUDA C++ source, for NVRTC (no header needed): shaders/cuda/mma.cu.in, filled.
 std::string mma_kernel_source(const MmaKernel& k);
 
 // Threads per block of the MMA kernels: whole warps, one tile each.

@@ -3,9 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
+#include <tuple>
 
 #include "input/json_input.hpp"
 #include "model/mma_instructions.hpp"
+#include "model/summation_tree.hpp"
 
 namespace gp::backends {
 
@@ -15,7 +19,7 @@ namespace {
 
 Profile scalar_profile(std::string name, std::string device_name, std::string vendor, std::string description,
                        std::vector<model::ScalarUnit> units) {
-  return {std::move(name), std::move(device_name), std::move(vendor), std::move(description), std::move(units), {}, {}};
+  return {std::move(name), std::move(device_name), std::move(vendor), std::move(description), std::move(units), {}, {}, {}};
 }
 
 // What the papers say of the V100 (volta), T4 (turing) and A100 (ampere) tensor cores, word for
@@ -70,7 +74,8 @@ Profile instruction_profile(const model::MmaInstruction& inst) {
           inst.notes,
           {},
           {m},
-          std::move(published)};
+          std::move(published),
+          {}};
 }
 
 }  // namespace
@@ -111,6 +116,73 @@ Expected<std::vector<Profile>> load_profile_file(const std::filesystem::path& pa
   return parse_profiles(*doc, path.string());
 }
 
+namespace {
+
+// "16x16x16:binary16,binary16,binary32,binary32" (MmaConfig::name()) back to the configuration.
+// M and N at most 256 (the widest tile of the instruction tables), K at most kMaxDotK: a file
+// cannot make the probes allocate without bound.
+std::optional<MmaConfig> mma_config_from_name(std::string_view name) {
+  MmaConfig m;
+  const char* p = name.data();
+  const char* const end = p + name.size();
+  for (auto [dim, limit, sep] : {std::tuple{&m.m, 256, 'x'}, std::tuple{&m.n, 256, 'x'}, std::tuple{&m.k, model::kMaxDotK, ':'}}) {
+    const auto r = std::from_chars(p, end, *dim);
+    if (r.ec != std::errc() || r.ptr == end || *r.ptr != sep || *dim < 1 || *dim > limit) return std::nullopt;
+    p = r.ptr + 1;
+  }
+  const model::Format** slots[] = {&m.a, &m.b, &m.c, &m.d};
+  for (int i = 0; i < 4; ++i) {
+    const char* stop = i < 3 ? std::find(p, end, ',') : end;
+    if (stop == end && i < 3) return std::nullopt;
+    const auto f = model::find_format(std::string_view(p, std::size_t(stop - p)));
+    if (!f) return std::nullopt;
+    *slots[i] = *f;
+    p = stop + (i < 3);
+  }
+  return m;
+}
+
+// The MMA entries of a profile: configurations with their models; entries that name no algorithm
+// become notes.
+Expected<bool> read_mma_entries(const json& mma, const std::string& at, Profile& prof, std::vector<std::string>& notes) {
+  if (!mma.is_array()) return Error{fmt::format("{}: must be a list of entries", at)};
+  for (std::size_t i = 0; i < mma.size(); ++i) {
+    const json& e = mma[i];
+    const std::string here = fmt::format("{}[{}]", at, i);
+    if (!e.is_object()) return Error{fmt::format("{}: must be an object", here)};
+    for (const auto& [key, value] : e.items())
+      if (key != "config" && key != "instruction" && key != "algorithm" && key != "parameters" && key != "validation")
+        return Error{fmt::format("{}.{}: unknown key (known: config, instruction, algorithm, parameters, validation)", here,
+                                 input::key_text(key))};
+    const auto config = e.contains("config") && e["config"].is_string()
+                            ? mma_config_from_name(e["config"].get<std::string>())
+                            : std::nullopt;
+    if (!config)
+      return Error{fmt::format("{}.config: must be \"MxNxK:a,b,c,d\" (format names; M and N at most 256, K at most {})",
+                               here, model::kMaxDotK)};
+    MmaConfig m = *config;
+    if (e.contains("instruction")) {
+      if (!e["instruction"].is_string()) return Error{fmt::format("{}.instruction: must be a string", here)};
+      m.instruction = e["instruction"].get<std::string>();
+    }
+    if (!e.contains("algorithm") || e["algorithm"].is_null()) {
+      notes.push_back(fmt::format("MMA {} left out, no algorithm identified", m.name()));
+      continue;
+    }
+    auto dot = config_from_entry(m, e);
+    if (!dot) return Error{fmt::format("{}: {}", here, dot.error().message)};
+    const std::string key = mma_model_key(m);
+    if (prof.models.count(key)) return Error{fmt::format("{}.config: {} is listed twice", here, key)};
+    prof.models.emplace(key, std::move(*dot));
+    prof.mma.push_back(std::move(m));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string mma_model_key(const MmaConfig& config) { return config.instruction.empty() ? config.name() : config.instruction; }
+
 Expected<std::vector<Profile>> parse_profiles(const json& doc, const std::string& where) {
   std::vector<Profile> out;
   const json list = doc.is_array() ? doc : json::array({doc});
@@ -121,10 +193,12 @@ Expected<std::vector<Profile>> parse_profiles(const json& doc, const std::string
     const auto error = [&](std::string_view key, std::string_view what) {
       return Error{fmt::format("{}: {}{}{}: {}", where, pre, pre.empty() || key.empty() ? "" : ".", key, what)};
     };
+    const auto at = [&](const std::string& key) { return fmt::format("{}: {}{}{}", where, pre, pre.empty() ? "" : ".", key); };
     if (!p.is_object()) return Error{fmt::format("{}: {}{}a profile is a JSON object", where, pre, pre.empty() ? "" : ": ")};
-    // A result document: its device profile, named after the device.
+    // A result document: its device profile, named after the file.
     const bool result = p.contains("schema") && p.contains("profile");
     const json& body = result ? p["profile"] : p;
+    if (!body.is_object()) return error("profile", "must be an object");
     Profile prof;
     for (const auto& [key, value] : p.items()) {
       if (key == "name" || key == "description" || key == "device_name" || key == "vendor") {
@@ -135,31 +209,57 @@ Expected<std::vector<Profile>> parse_profiles(const json& doc, const std::string
           if (!v.is_string()) return error("published." + input::key_text(k), "must be a string");
           prof.published[k] = v.get<std::string>();
         }
-      } else if (key != "scalar" && !result) {  // "mma" too: a profile file's MMA part is not read
-        return error(input::key_text(key), "unknown key (known: name, description, device_name, vendor, published, scalar)");
+      } else if (key != "scalar" && key != "mma" && !result) {
+        return error(input::key_text(key),
+                     "unknown key (known: name, description, device_name, vendor, published, scalar, mma)");
       }
     }
-    std::string device_id = "profile";
+    // The device the result measured, for the loaded device's name and description.
+    std::string measured;
     if (result && p.contains("device")) {
       const json& d = p["device"];
       if (!d.is_object()) return error("device", "must be an object");
-      if (d.contains("id") && !d["id"].is_string()) return error("device.id", "must be a string");
-      if (d.contains("id")) device_id = d["id"].get<std::string>();
+      for (const char* key : {"id", "name"})
+        if (d.contains(key) && !d[key].is_string()) return error(fmt::format("device.{}", key), "must be a string");
+      measured = d.value("id", "?");
+      if (d.contains("name")) measured += fmt::format(" ({})", d["name"].get<std::string>());
     }
-    prof.name = p.value("name", result ? device_id : "");
+    // What sources published of the measured device stays beside the findings of its replay.
+    if (result && p.contains("findings") && p["findings"].is_array())
+      for (const json& f : p["findings"])
+        if (f.is_object() && f.contains("published") && f["published"].is_string() && f.contains("probe") &&
+            f["probe"].is_string()) {
+          // The finding's target as the runner names it: the configuration, else the format.
+          const auto text = [&](const char* key) { return f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : ""; };
+          const std::string target = text("config").empty() ? text("format") : text("config");
+          prof.published.emplace(fmt::format("{} {}", f["probe"].get<std::string>(), target), f["published"].get<std::string>());
+        }
+    prof.name = p.value("name", doc.is_array() ? "" : std::filesystem::path(where).stem().string());
     if (prof.name.empty()) return error("name", "missing");
     if (prof.name.rfind("ref:", 0) == 0) prof.name = prof.name.substr(4);
-    prof.device_name = p.value("device_name", "user profile " + prof.name);
+    for (std::size_t j = 0; j < out.size(); ++j)
+      if (out[j].name == prof.name)
+        return error("name", fmt::format("device ref:{} is also loaded from {} [{}]", prof.name, where, j));
+    prof.device_name = p.value("device_name", measured.empty() ? "user profile " + prof.name : "inferred profile of " + measured);
     prof.vendor = p.value("vendor", "user");
-    prof.description = p.value("description", "from " + where);
-    const std::string scalar = result ? "profile.scalar" : "scalar";
-    if (!body.contains("scalar") || !body["scalar"].is_object()) return error(scalar, "missing (an object of formats)");
-    for (const auto& [format, unit] : body["scalar"].items()) {
-      const auto f = model::find_format(format);
-      if (!f) return error(scalar + "." + input::key_text(format), "unknown format");
-      auto u = unit_from_json(**f, unit, fmt::format("{}: {}{}{}.{}", where, pre, pre.empty() ? "" : ".", scalar, format));
-      if (!u) return u.error();
-      prof.units.push_back(*u);
+    prof.description = p.value("description", measured.empty() ? "from " + where : fmt::format("from {}, measured on {}", where, measured));
+    const std::string prefix = result ? "profile." : "";
+    if (!body.contains("scalar") && !body.contains("mma")) return error(prefix + "scalar", "missing (an object of formats)");
+    if (body.contains("scalar")) {
+      const std::string scalar = prefix + "scalar";
+      if (!body["scalar"].is_object()) return error(scalar, "must be an object of formats");
+      for (const auto& [format, unit] : body["scalar"].items()) {
+        const auto f = model::find_format(format);
+        if (!f) return error(scalar + "." + input::key_text(format), "unknown format");
+        auto u = unit_from_json(**f, unit, at(scalar + "." + format));
+        if (!u) return u.error();
+        prof.units.push_back(*u);
+      }
+    }
+    if (body.contains("mma")) {
+      std::vector<std::string> notes;
+      if (auto ok = read_mma_entries(body["mma"], at(prefix + "mma"), prof, notes); !ok) return ok.error();
+      for (const std::string& n : notes) prof.description += "; " + n;
     }
     out.push_back(std::move(prof));
   }
@@ -243,13 +343,30 @@ class Reader {
     if (!gp_r) return gp_r.error(); \
   } while (0)
 
+
+}  // namespace
+
+json adder_json(const model::AdderParams& a) {
+  return {{"rounding", rounding_json(a.rounding)},
+          {"guard_bits", a.guard_bits ? json(*a.guard_bits) : json(nullptr)},
+          {"sticky", a.sticky}};
+}
+
+namespace {
+
+Expected<bool> read_adder(const Reader& r, model::AdderParams& a) {
+  GP_TRY(r.check_object());
+  GP_TRY(r.only({"rounding", "guard_bits", "sticky", "subnormals"}));
+  GP_TRY(r.rounding("rounding", a.rounding));
+  GP_TRY(r.optional_int("guard_bits", a.guard_bits));
+  GP_TRY(r.boolean("sticky", a.sticky));
+  return true;
+}
+
 }  // namespace
 
 json unit_to_json(const model::ScalarUnit& u) {
-  json j = {{"add",
-             {{"rounding", rounding_json(u.add.rounding)},
-              {"guard_bits", u.add.guard_bits ? json(*u.add.guard_bits) : json(nullptr)},
-              {"sticky", u.add.sticky}}},
+  json j = {{"add", adder_json(u.add)},
             {"mul",
              {{"rounding", rounding_json(u.mul.rounding)},
               {"truncated_columns", u.mul.truncated_columns ? json(*u.mul.truncated_columns) : json(nullptr)},
@@ -267,6 +384,11 @@ json unit_to_json(const model::ScalarUnit& u) {
               {"transfer", flush_name(u.subnormals.flush_transfer)}}},
             {"nan", {{"canonical", u.nan.canonical}, {"quiet_on_transfer", u.nan.quiet_on_transfer}}}};
   if (u.storage && u.storage != u.format) j["registers"] = u.format->name;
+  if (u.add_cascaded) j["add_cascaded"] = adder_json(*u.add_cascaded);
+  for (std::size_t i = 0; i < model::kFlushOps; ++i)
+    if (const auto& of = u.op_flush[i])
+      j[std::string(model::flush_op_names[i])]["subnormals"] = {{"input", flush_name(of->flush_input)},
+                                                                {"output", flush_name(of->flush_output)}};
   return j;
 }
 
@@ -275,15 +397,13 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
   u.name = "";
   const Reader top(j, where);
   GP_TRY(top.check_object());
-  GP_TRY(top.only({"add", "sub", "mul", "div", "sqrt", "fma", "mad", "cvt", "subnormals", "nan", "registers",
-                   "validation"}));
-  if (const json* v = top.find("add")) {
-    const Reader r(*v, top.at("add"));
-    GP_TRY(r.check_object());
-    GP_TRY(r.only({"rounding", "guard_bits", "sticky"}));
-    GP_TRY(r.rounding("rounding", u.add.rounding));
-    GP_TRY(r.optional_int("guard_bits", u.add.guard_bits));
-    GP_TRY(r.boolean("sticky", u.add.sticky));
+  GP_TRY(top.only({"add", "add_cascaded", "sub", "mul", "div", "sqrt", "fma", "mad", "cvt", "subnormals", "nan",
+                   "registers", "validation"}));
+  if (const json* v = top.find("add")) GP_TRY(read_adder(Reader(*v, top.at("add")), u.add));
+  if (const json* v = top.find("add_cascaded")) {
+    // The first of two dependent additions, where it runs on an adder of its own; unset: `add`.
+    u.add_cascaded = u.add;
+    GP_TRY(read_adder(Reader(*v, top.at("add_cascaded")), *u.add_cascaded));
   }
   if (const json* v = top.find("sub")) {
     // One adder does both; what the rounding probe saw of subtraction is informational.
@@ -294,7 +414,7 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
   if (const json* v = top.find("mul")) {
     const Reader r(*v, top.at("mul"));
     GP_TRY(r.check_object());
-    GP_TRY(r.only({"rounding", "truncated_columns", "correction"}));
+    GP_TRY(r.only({"rounding", "truncated_columns", "correction", "subnormals"}));
     GP_TRY(r.rounding("rounding", u.mul.rounding));
     GP_TRY(r.optional_int("truncated_columns", u.mul.truncated_columns));
     if (const json* c = r.find("correction")) {
@@ -312,14 +432,14 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
       const Reader r(*v, top.at(key));
       GP_TRY(r.check_object());
       // "rounding" is what the rounding probe saw; a unit's fused rounding is its adder's.
-      GP_TRY(r.only({"fused", "rounding"}));
+      GP_TRY(r.only({"fused", "rounding", "subnormals"}));
       GP_TRY(r.boolean("fused", std::string_view(key) == "fma" ? u.fma_fused : u.mad_fused));
     }
   }
   if (const json* v = top.find("div")) {
     const Reader r(*v, top.at("div"));
     GP_TRY(r.check_object());
-    GP_TRY(r.only({"method", "rounding"}));
+    GP_TRY(r.only({"method", "rounding", "subnormals"}));
     GP_TRY(r.rounding("rounding", u.div.rounding));
     if (const json* m = r.find("method")) {
       if (*m == "reciprocal") {
@@ -335,7 +455,7 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
     if (const json* v = top.find(key)) {
       const Reader r(*v, top.at(key));
       GP_TRY(r.check_object());
-      GP_TRY(r.only({"rounding"}));
+      GP_TRY(r.only({"rounding", "subnormals"}));
       GP_TRY(r.rounding("rounding", std::string_view(key) == "sqrt" ? u.sqrt : u.convert));
     }
   }
@@ -346,6 +466,21 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
     GP_TRY(r.flush("input", u.subnormals.flush_input));
     GP_TRY(r.flush("output", u.subnormals.flush_output));
     GP_TRY(r.flush("transfer", u.subnormals.flush_transfer));
+  }
+  // Per-operation flushing, where an operation differs from the unit's: "fma": {"subnormals":
+  // {"input": "flush", "output": "preserve"}}; a key left out is the unit's.
+  for (std::size_t i = 0; i < model::kFlushOps; ++i) {
+    const std::string op(model::flush_op_names[i]);
+    const json* v = top.find(op.c_str());
+    const json* sv = v && v->is_object() && v->contains("subnormals") ? &(*v)["subnormals"] : nullptr;
+    if (!sv) continue;
+    const Reader r(*sv, Reader(*v, top.at(op.c_str())).at("subnormals"));
+    GP_TRY(r.check_object());
+    GP_TRY(r.only({"input", "output"}));
+    model::OpFlush of{u.subnormals.flush_input, u.subnormals.flush_output};
+    GP_TRY(r.flush("input", of.flush_input));
+    GP_TRY(r.flush("output", of.flush_output));
+    if (of != model::flushing(u, model::FlushOp(i))) u.op_flush[i] = of;
   }
   if (const json* v = top.find("nan")) {
     const Reader r(*v, top.at("nan"));
@@ -362,6 +497,96 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
   }
   if (const std::string why = model::check(u); !why.empty()) return Error{fmt::format("{}: {}", where, why)};
   return u;
+}
+
+}  // namespace gp::backends
+
+// The MMA entries' models.
+namespace gp::backends {
+
+namespace {
+
+using model::MmaAlgorithm;
+using model::unchained;
+
+bool chained(const model::DotConfig& c, int k) { return model::effective_block(c, k) < k; }
+
+}  // namespace
+
+std::string algorithm_name(const model::DotConfig& cfg, int k) {
+  switch (unchained(cfg.algorithm)) {
+    case MmaAlgorithm::fda: return chained(cfg, k) ? "cofda" : "fda";
+    case MmaAlgorithm::fdrda: return chained(cfg, k) ? "cofdrda" : "fdrda";
+    case MmaAlgorithm::gfdrda: return chained(cfg, k) ? "cogfdrda" : "gfdrda";
+    default: return std::string(model::name(cfg.algorithm));
+  }
+}
+
+json parameters_json(const model::DotConfig& c, int k) {
+  json p = json::object();
+  const MmaAlgorithm plain = unchained(c.algorithm);
+  switch (plain) {
+    case MmaAlgorithm::sfma: p["rounding"] = "rne"; return p;
+    case MmaAlgorithm::gps: p["group"] = c.group; return p;
+    case MmaAlgorithm::tree: {
+      const model::SummationTree& t = *c.tree;
+      p["tree"] = t.text();
+      p["sums"] = (t.sum_format ? t.sum_format : c.d)->name;
+      p["rounding"] = std::string(model::name(t.sum_rounding));
+      p["products"] = t.product_format ? std::string(t.product_format->name) : "exact";
+      p["flush"] = t.flushed();
+      return p;
+    }
+    default: break;
+  }
+  p["F"] = c.F;
+  p["block"] = chained(c, k) ? c.block : k;
+  if (c.algorithm == MmaAlgorithm::gdfs) p["group"] = c.group;
+  p["out_rounding"] = std::string(model::name(c.out_rounding));
+  p["out_fraction_bits"] = c.out_fraction_bits;
+  p["align_floor"] = c.align_floor == model::kNoAlignFloor ? json(nullptr) : json(c.align_floor);
+  p["nan"] = c.nan == model::MmaNan::nvidia ? "nvidia" : "format";
+  if (plain == MmaAlgorithm::fdrda || plain == MmaAlgorithm::gfdrda) p["round_down_alignment"] = c.round_down_alignment;
+  return p;
+}
+
+Expected<model::DotConfig> config_from_entry(const MmaConfig& config, const json& entry) {
+  try {
+    const auto alg = model::find_mma_algorithm(entry.at("algorithm").get<std::string>());
+    if (!alg) return Error{"unknown algorithm " + entry.at("algorithm").dump()};
+    model::DotConfig c = model::default_dot_config(*alg, *config.a, *config.b, *config.c, *config.d, config.k);
+    const json& p = entry.at("parameters");
+    if (*alg == MmaAlgorithm::tree) {
+      auto parsed = model::parse_summation_tree(p.at("tree").get<std::string>(), config.k);
+      if (!parsed.tree) return Error{"tree: " + parsed.error};
+      std::vector<std::string> flush;
+      for (const auto& x : p.value("flush", json::array())) flush.push_back(x.get<std::string>());
+      model::SummationTree& t = *parsed.tree;
+      if (const std::string why = model::set_tree_options(t, *config.d, p.value("sums", ""), p.value("products", "exact"),
+                                                         p.value("rounding", "rne"), flush);
+          !why.empty())
+        return Error{"tree: " + why};
+      c.tree = std::make_shared<const model::SummationTree>(std::move(t));
+      if (const std::string why = model::check(c); !why.empty()) return Error{why};
+      return c;
+    }
+    if (p.contains("F")) c.F = p["F"].get<int>();
+    if (p.contains("block")) c.block = p["block"].get<int>();
+    if (p.contains("group")) c.group = p["group"].get<int>();
+    if (p.contains("out_rounding")) {
+      const auto r = model::find_rounding(p["out_rounding"].get<std::string>());
+      if (!r) return Error{"unknown rounding " + p["out_rounding"].dump()};
+      c.out_rounding = *r;
+    }
+    if (p.contains("out_fraction_bits")) c.out_fraction_bits = p["out_fraction_bits"].get<int>();
+    if (p.contains("align_floor")) c.align_floor = p["align_floor"].is_null() ? model::kNoAlignFloor : p["align_floor"].get<int>();
+    if (p.contains("nan")) c.nan = p["nan"] == "nvidia" ? model::MmaNan::nvidia : model::MmaNan::format;
+    if (p.contains("round_down_alignment")) c.round_down_alignment = p["round_down_alignment"].get<bool>();
+    if (const std::string why = model::check(c); !why.empty()) return Error{why};
+    return c;
+  } catch (const json::exception& e) {
+    return Error{std::string("malformed profile entry: ") + e.what()};
+  }
 }
 
 }  // namespace gp::backends

@@ -1,5 +1,7 @@
 // Profiles of the reference backend's virtual devices: scalar units per format and MMA
-// configurations, built in or read from JSON files.
+// configurations, built in or read from JSON files. The one module that reads and writes the
+// profile schema, both parts: the scalar units (a result's profile.scalar) and the MMA entries
+// (profile.mma[] {config, instruction, algorithm, parameters, validation}).
 #pragma once
 
 #include <filesystem>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "backends/device.hpp"
+#include "model/mma_algorithms.hpp"
 #include "model/scalar_unit.hpp"
 
 namespace gp::backends {
@@ -19,22 +22,41 @@ struct Profile {
   std::string vendor;
   std::string description;  // where the parameters come from
   std::vector<model::ScalarUnit> units;  // one per format the device computes in
-  std::vector<MmaConfig> mma;            // instructions of the model's table
+  std::vector<MmaConfig> mma;            // instructions of the model's table, or loaded entries
   std::map<std::string, std::string> published;  // DeviceInfo::published
+  // The models of MMA configurations read from a file, by mma_model_key(); the others compute as
+  // their instruction's row of the table.
+  std::map<std::string, model::DotConfig> models;
 };
+
+// The key of an MMA configuration's model: its instruction, or its name where it has none.
+std::string mma_model_key(const MmaConfig& config);
 
 // The built-in profiles: IEEE devices, the historical shader units, one device per MMA instruction.
 std::vector<Profile> builtin_profiles();
 
 // A profile file: {"name": ..., "description": ..., "scalar": {"<format>": {<the keys of
-// a result's profile.scalar>}}, "published": {"<probe id> <format>": "what a source published"}} or a
-// list of such objects. The "profile" object of a result JSON is
-// accepted as "scalar" is: an inferred profile becomes a virtual device. Errors name the file and key.
+// a result's profile.scalar>}}, "mma": [<the entries of a result's profile.mma>], "published":
+// {"<probe id> <format or config>": "what a source published"}} or a list of such objects. A single
+// object's "name" defaults to the file's stem (`results/g70.json`: ref:g70); in a list it is required.
+// A result JSON is read as its "profile" object, named after the file, with the published words of
+// its findings: an inferred profile becomes a virtual device. MMA entries with no algorithm (nothing
+// identified) are left out with a note in the description. Errors name the file and key.
 Expected<std::vector<Profile>> load_profile_file(const std::filesystem::path& path);
 Expected<std::vector<Profile>> parse_profiles(const nlohmann::json& doc, const std::string& where);
 
+// An adder as the keys of profile.scalar.<format>.add (and add_cascaded).
+nlohmann::json adder_json(const model::AdderParams& adder);
 // A scalar unit as the keys of a result's profile.scalar, and back.
 nlohmann::json unit_to_json(const model::ScalarUnit& unit);
 Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const nlohmann::json& j, const std::string& where);
+
+// An MMA entry's algorithm for K products: the chained variant (cofda, cofdrda, cogfdrda) when the
+// fused block holds fewer than K products.
+std::string algorithm_name(const model::DotConfig& cfg, int k);
+// The parameters of a model as an MMA entry writes them.
+nlohmann::json parameters_json(const model::DotConfig& cfg, int k);
+// The model an MMA entry ({algorithm, parameters}) describes, for this configuration's formats.
+Expected<model::DotConfig> config_from_entry(const MmaConfig& config, const nlohmann::json& entry);
 
 }  // namespace gp::backends

@@ -28,11 +28,12 @@ ReferenceDevice::ReferenceDevice(Profile profile) : profile_(std::move(profile))
   info_.published = profile_.published;
   for (const model::ScalarUnit& u : profile_.units) caps_.formats.push_back(&u.storage_format());
   caps_.mma = profile_.mma;
+  models_ = profile_.models;
 }
 
 ReferenceDevice::ReferenceDevice(Profile profile, std::map<std::string, model::DotConfig> models)
     : ReferenceDevice(std::move(profile)) {
-  models_ = std::move(models);
+  for (auto& [key, config] : models) models_.insert_or_assign(key, std::move(config));
 }
 
 Expected<std::vector<std::uint64_t>> ReferenceDevice::scalar(const ScalarBatch& batch) {
@@ -80,7 +81,7 @@ Expected<std::vector<std::uint64_t>> ReferenceDevice::scalar(const ScalarBatch& 
 
 Expected<std::vector<std::uint64_t>> ReferenceDevice::mma(const MmaBatch& batch) {
   const MmaConfig& cfg = *batch.config;
-  const auto custom = models_.find(cfg.instruction);
+  const auto custom = models_.find(mma_model_key(cfg));
   const model::MmaInstruction* inst = custom == models_.end() ? model::find_mma_instruction(cfg.instruction) : nullptr;
   if (custom == models_.end() && !inst) return Error{fmt::format("{} has no MMA configuration {}", info_.id, cfg.name())};
   const model::DotConfig& dot_config = custom != models_.end() ? custom->second : inst->config;
@@ -108,10 +109,19 @@ ReferenceBackend::ReferenceBackend(std::vector<std::filesystem::path> files) : f
 
 Expected<std::vector<std::unique_ptr<Device>>> ReferenceBackend::enumerate() {
   std::vector<Profile> profiles = builtin_profiles();
+  // Where each name comes from ("" built in): a name given twice would select two devices.
+  std::map<std::string, std::string> source;
+  for (const Profile& p : profiles) source.emplace(p.name, "");
   for (const auto& file : files_) {
     auto loaded = load_profile_file(file);
     if (!loaded) return loaded.error();
-    for (Profile& p : *loaded) profiles.push_back(std::move(p));
+    for (Profile& p : *loaded) {
+      const auto [it, fresh] = source.emplace(p.name, file.string());
+      if (!fresh)
+        return Error{fmt::format("{}: device ref:{} is also {}", file.string(), p.name,
+                                 it->second.empty() ? "a built-in device" : "loaded from " + it->second)};
+      profiles.push_back(std::move(p));
+    }
   }
   std::vector<std::unique_ptr<Device>> devices;
   for (Profile& p : profiles) devices.push_back(std::make_unique<ReferenceDevice>(std::move(p)));
