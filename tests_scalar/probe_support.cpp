@@ -122,6 +122,7 @@ std::vector<model::ScalarUnit> candidates(const backends::Device& device, const 
     vary(s.divisions, [](model::ScalarUnit& u, const model::DivParams& d) { u.div = d; });
     vary(s.sqrts, [](model::ScalarUnit& u, const model::UnitRounding& r) { u.sqrt = r; });
     vary(s.subnormals, [](model::ScalarUnit& u, const model::SubnormalPolicy& p) { u.subnormals = p; });
+    vary(s.op_flushes, [](model::ScalarUnit& u, const auto& flushes) { u.op_flush = flushes; });
     vary(s.nans, [](model::ScalarUnit& u, const model::NanPolicy& p) { u.nan = p; });
     if (reg != &f) vary(stores, [](model::ScalarUnit& u, const model::UnitRounding& c) { u.convert = c; });
     out.insert(out.end(), units.begin(), units.end());
@@ -136,7 +137,7 @@ namespace {
 class Interpreter {
  public:
   Interpreter(const model::ScalarUnit& u, const std::vector<Group>& groups) {
-    backends::Profile p{"candidate", "candidate unit", "model", "", {u}, {}, {}};
+    backends::Profile p{"candidate", "candidate unit", "model", "", {u}, {}, {}, {}};
     for (const Group& g : groups)
       for (const Format* f : g.expr.formats())
         if (std::none_of(p.units.begin(), p.units.end(), [&](const model::ScalarUnit& x) { return &x.storage_format() == f; }))

@@ -5,6 +5,7 @@
 // the model's parameters and nothing else.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -82,6 +83,8 @@ struct Space {
   std::vector<model::DivParams> divisions;
   std::vector<model::UnitRounding> sqrts;
   std::vector<model::SubnormalPolicy> subnormals;
+  // Per-operation flushing (model::ScalarUnit::op_flush), after `subnormals`.
+  std::vector<std::array<std::optional<model::OpFlush>, model::kFlushOps>> op_flushes;
   std::vector<model::NanPolicy> nans;
 };
 using SpaceOf = std::function<Space(const Format& registers)>;

@@ -5,11 +5,13 @@
 //   output: normal operands, a subnormal result to memory     (flushed if the op or the store flushes)
 //   chain:  op -> subnormal in a register -> op -> normal     (flushed if the op flushes either way)
 // Every result is exact, so rounding does not enter. Candidates: the units of the model with every
-// flushing policy (input, output, transfer), in registers of f or wider (nvidia-g70-binary16 keeps
-// binary16 subnormals as binary32 normals in its registers). Conversions involve a second unit, whose
-// policy the candidates do not vary: they are left out.
+// flushing of each operation (input, output) and of transfers, in registers of f or wider
+// (nvidia-g70-binary16 keeps binary16 subnormals as binary32 normals in its registers). Conversions
+// involve a second unit, whose policy the candidates do not vary: they are left out.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
 
 #include "tests_scalar/daumas_support.hpp"
 #include "tests_scalar/families.hpp"
@@ -111,47 +113,83 @@ std::vector<OpCases> build(const Format& f, const Format* g) {
 
 const char* key(bool flush) { return flush ? "flush" : "preserve"; }
 
-// The policy's answer: what any expression on values of f shows. Flushing on transfer hides the
-// operations' input flushing when they flush their outputs and the reverse (a subnormal reaches an
-// operation only from a load or from another operation's output): those units answer alike.
+// The operations the probe asks about (its cases: build() without a second format).
+constexpr model::FlushOp kOps[] = {model::FlushOp::add, model::FlushOp::mul, model::FlushOp::fma, model::FlushOp::div,
+                                   model::FlushOp::sqrt};
+std::string op_name(model::FlushOp op) { return std::string(model::flush_op_names[std::size_t(op)]); }
+
+// The unit's answer, per operation: what any expression on values of f shows. Flushing on transfer
+// hides an operation's input flushing when it flushes its outputs and the reverse (a subnormal
+// reaches an operation only from a load or from another operation's output), and a square root's
+// input flushing altogether (it has no subnormal results to chain): those units answer alike.
 // Registers whose range holds the subnormals of f as normal numbers never flush them in operations.
 nlohmann::json flush_answer(const model::ScalarUnit& u) {
-  model::SubnormalPolicy s = u.subnormals;
   const Format& f = u.storage_format();
-  if (u.format != &f) {
-    if (u.format->emin() > f.quantum_min()) {
-      return {{"registers", u.format->name}, {"transfer", key(s.flush_transfer)}, {"input", key(s.flush_input)},
-              {"output", key(s.flush_output)}};
-    }
-    s.flush_input = s.flush_output = false;
-  }
+  const bool wide = u.format != &f && u.format->emin() <= f.quantum_min();
+  const bool transfer = u.subnormals.flush_transfer;
   nlohmann::json j = nlohmann::json::object();
-  j["transfer"] = key(s.flush_transfer);
-  if (s.flush_transfer && (s.flush_input || s.flush_output)) {
-    j["operations"] = "flush (inputs, outputs or both: which is unobservable)";
-  } else {
-    j["input"] = key(s.flush_input);
-    j["output"] = key(s.flush_output);
+  j["transfer"] = key(transfer);
+  // Registers too narrow in range to hold f's subnormals flush them themselves: say where.
+  if (u.format != &f && !wide) j["registers"] = u.format->name;
+  for (model::FlushOp op : kOps) {
+    const model::OpFlush x = wide ? model::OpFlush{} : model::flushing(u, op);
+    const bool sqrt = op == model::FlushOp::sqrt;
+    if (transfer && (sqrt || x.flush_input || x.flush_output))
+      j[op_name(op)] = sqrt ? "unobservable (loads flush)" : "flush (inputs, outputs or both: which is unobservable)";
+    else if (sqrt)
+      j[op_name(op)] = {{"input", key(x.flush_input)}};
+    else
+      j[op_name(op)] = {{"input", key(x.flush_input)}, {"output", key(x.flush_output)}};
   }
   return j;
 }
 
 std::string say_flush(const nlohmann::json& a) {
-  const std::string regs = a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
   const auto word = [](const nlohmann::json& v) { return v == "flush" ? "flushed" : "kept"; };
-  if (a.contains("operations"))
-    return fmt::format("flushed to zero on transfer; operations flush their inputs or outputs (which one is unobservable){}", regs);
-  return fmt::format("{} on transfer; inputs {}, outputs {} by the operations{}", word(a["transfer"]), word(a["input"]),
-                     word(a["output"]), regs);
+  // Operations that answer alike are named together: "add, mul, div: inputs kept, outputs kept".
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  for (model::FlushOp op : kOps) {
+    const nlohmann::json& v = a[op_name(op)];
+    std::string what = v.is_string() ? v.get<std::string>()
+                                     : fmt::format("inputs {}{}", word(v["input"]),
+                                                   v.contains("output") ? fmt::format(", outputs {}", word(v["output"])) : "");
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == what; });
+    if (it == groups.end()) groups.push_back({what, {op_name(op)}});
+    else it->second.push_back(op_name(op));
+  }
+  std::string s = fmt::format("{} on transfer", word(a["transfer"]));
+  for (const auto& [what, ops] : groups) s += fmt::format("; {}: {}", join(ops, ", "), what);
+  if (a.contains("registers")) s += fmt::format(" (in {} registers)", a["registers"].get<std::string>());
+  return s;
 }
 
-// The profile keys of an answer; of units that answer alike, the one that flushes everything.
+// The profile keys of an answer: the unit's flushing (the one most operations share) and the
+// operations that differ from it; of units that answer alike, the one that flushes everything.
 nlohmann::json flush_profile(const nlohmann::json& a) {
   if (a.contains("registers")) return nlohmann::json::object();
-  const bool both = a.contains("operations");
-  return {{"subnormals",
-           {{"transfer", a["transfer"]}, {"input", both ? nlohmann::json("flush") : a["input"]},
-            {"output", both ? nlohmann::json("flush") : a["output"]}}}};
+  std::vector<std::pair<model::FlushOp, std::pair<std::string, std::string>>> seen;  // op -> (input, output)
+  for (model::FlushOp op : kOps) {
+    const nlohmann::json& v = a[op_name(op)];
+    if (v.is_string()) {
+      if (op != model::FlushOp::sqrt) seen.push_back({op, {"flush", "flush"}});
+    } else {
+      seen.push_back({op, {v["input"], v.value("output", std::string())}});
+    }
+  }
+  // The unit's: the most common (input, output) of the operations with an output.
+  std::map<std::pair<std::string, std::string>, int> count;
+  for (const auto& [op, io] : seen)
+    if (!io.second.empty()) ++count[io];
+  std::pair<std::string, std::string> unit{"preserve", "preserve"};
+  int best = 0;
+  for (const auto& [io, n] : count)
+    if (n > best) best = n, unit = io;
+  nlohmann::json p = {{"subnormals", {{"transfer", a["transfer"]}, {"input", unit.first}, {"output", unit.second}}}};
+  for (const auto& [op, io] : seen) {
+    const std::string out = io.second.empty() ? unit.second : io.second;
+    if (io.first != unit.first || out != unit.second) p[op_name(op)]["subnormals"] = {{"input", io.first}, {"output", out}};
+  }
+  return p;
 }
 
 class FlushProbe final : public UnitProbe {
@@ -173,9 +211,23 @@ class FlushProbe final : public UnitProbe {
     for (OpCases& op : build(f, nullptr))
       for (Group& g : op.groups)
         if (groups.empty() || g.expr.code.size() > 1) groups.push_back(std::move(g));  // the transfers once
+    // Every operation with every input and output flushing (a square root: input only), on
+    // transfers that flush or not.
     const SpaceOf space = [](const Format&) {
       Space s;
-      for (int i = 0; i < 8; ++i) s.subnormals.push_back({bool(i & 1), bool(i & 2), bool(i & 4)});
+      for (bool transfer : {false, true}) s.subnormals.push_back({false, false, transfer});
+      s.op_flushes = {{}};
+      for (model::FlushOp op : kOps) {
+        const int states = op == model::FlushOp::sqrt ? 2 : 4;
+        std::vector<std::array<std::optional<model::OpFlush>, model::kFlushOps>> next;
+        for (const auto& partial : s.op_flushes)
+          for (int i = 0; i < states; ++i) {
+            auto x = partial;
+            x[std::size_t(op)] = model::OpFlush{bool(i & 1), bool(i & 2)};
+            next.push_back(x);
+          }
+        s.op_flushes = std::move(next);
+      }
       return s;
     };
     audit::Finding finding;
