@@ -77,7 +77,7 @@ TEST(VerdictsScalar, RandomUnits) {
   std::mt19937_64 rng(verdicts_seed());
   for (int trial = 0; trial < 50; ++trial) {
     model::ScalarUnit u = testing::random_unit(rng, trial % 3 == 2 ? model::binary16 : model::binary32);
-    backends::Profile p{"random", "random unit", "test", "hidden parameters", {u}, {}, {}};
+    backends::Profile p{"random", "random unit", "test", "hidden parameters", {u}, {}, {}, {}};
     if (u.format != &model::binary32) p.units.insert(p.units.begin(), model::ieee_unit(model::binary32));
     backends::ReferenceDevice device(p);
     const std::string label = fmt::format("random unit {} of seed {}: {}", trial, verdicts_seed(), model::describe(u));
