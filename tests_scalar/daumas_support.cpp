@@ -268,14 +268,36 @@ Expected<std::vector<model::ScalarUnit>> fusion_candidates(backends::Device& dev
   return out;
 }
 
+nlohmann::json fusion_answer(const model::ScalarUnit& u, bool fused) {
+  const Format& f = u.storage_format();
+  if (u.format == &f) return {{"fused", fused}};
+  using model::Rounding;
+  const Rounding r = u.add.rounding.effective(), s = u.convert.effective();
+  const bool exact_product = u.format->precision() >= 2 * f.precision() && !u.mul.truncated_columns;
+  const bool correctly_rounded = !u.add.guard_bits || (u.add.sticky && *u.add.guard_bits >= 2);
+  const bool directed = s == Rounding::rz || s == Rounding::ru || s == Rounding::rd || s == Rounding::ra;
+  if ((fused || exact_product) && correctly_rounded && (r == Rounding::ro || (r == s && directed)))
+    return {{"fused", true}};
+  return {{"registers", u.format->name}, {"fused", fused}};
+}
+
 std::vector<Case> double_rounding_cases(const Format& f) {
   const int p = f.precision();
   const std::uint64_t half = std::uint64_t{1} << (p - 1);
   std::uint64_t k = 0;
   while ((k + 1) * (k + 2) < half) ++k;  // the largest k with k (k + 1) < 2^(p-1)
   const std::uint64_t a = value(f, false, 1 - 2 * p, half + k + 1), b = value(f, false, 1 - p, half - k);
-  return {{{a, b, one(f)}, fmt::format("{} * {} + 1 (just above a tie)", show(f, a), show(f, b))},
-          {{negate(f, a), b, negate(f, one(f))}, fmt::format("{} * {} - 1 (just below a tie)", show(f, negate(f, a)), show(f, b))}};
+  // And just below a tie whose even neighbour is above: (2^(p-1) + 1)(2^(p-1) - 1) 2^(2-3p) + 1 + u,
+  // which registers rounding up or away (or to nearest) lift onto the tie.
+  const std::uint64_t a2 = value(f, false, 1 - 2 * p, half + 1), b2 = value(f, false, 1 - p, half - 1),
+                      c2 = value(f, false, 1 - p, half + 1);
+  std::vector<Case> v;
+  for (bool neg : {false, true}) {
+    const auto sg = [&](std::uint64_t x) { return neg ? negate(f, x) : x; };
+    v.push_back({{sg(a), b, sg(one(f))}, fmt::format("{} * {} + {} (just off a tie)", show(f, sg(a)), show(f, b), show(f, sg(one(f))))});
+    v.push_back({{sg(a2), b2, sg(c2)}, fmt::format("{} * {} + {} (just off a tie)", show(f, sg(a2)), show(f, b2), show(f, sg(c2)))});
+  }
+  return v;
 }
 
 AdderScale adder_scale(const Format& f) {

@@ -107,10 +107,19 @@ Expected<std::vector<model::MultiplierParams>> reproducing_multipliers(backends:
 Expected<std::vector<model::ScalarUnit>> fusion_candidates(backends::Device& device, const Format& f,
                                                            const audit::ProbeContext& ctx);
 
-// a*b+c cases whose exact value lies just above a tie of f, by less than half an ulp of any format
+// The fusion probes' answer for a unit whose a*b+c (fma() or MAD) is `fused` or not: {"fused"},
+// with the registers' format for a unit of wider registers, unless those compute the function of
+// a fused operation of f: registers of at least 2p bits hold the exact product, a correctly
+// rounded register adder then rounds the exact a*b+c once, and that rounding followed by the
+// store's is the store's alone when the adder rounds to odd (Boldo and Melquiond: p' >= p + 2) or
+// in the store's directed mode.
+nlohmann::json fusion_answer(const model::ScalarUnit& u, bool fused);
+
+// a*b+c cases whose exact value lies just off a tie of f, by less than half an ulp of any format
 // of at least 2p + 2 bits: a = A 2^(1-2p), b = B 2^(1-p) with A = 2^(p-1) + k + 1, B = 2^(p-1) - k
-// (A B just above 2^(2p-2)), c = 1, and mirrored. Rounded once to f they go up; rounded first in
-// wider registers they fall on the tie and go to even: fused in f, or computed in wider registers.
+// (A B just above 2^(2p-2)), c = 1; and one just below a tie whose even neighbour is above; both
+// mirrored. Rounded once to f they leave the tie; rounded first in wider registers they land on
+// it and go to even: fused in f, or computed in wider registers.
 std::vector<Case> double_rounding_cases(const Format& f);
 
 // The scale 2^k at which 1.5 * 2^k and 2^(k - imax) are normal, imax up to p + 40: the adder

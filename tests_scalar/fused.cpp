@@ -37,12 +37,7 @@ class FusedProbe final : public UnitProbe {
                          : fmt::format("{} is not fused: the product is rounded before the addition{}", what, regs);
             }},
            // fma() of a unit without one is its MAD: fused either way when the MAD is.
-           [op](const model::ScalarUnit& u) {
-             nlohmann::json j = nlohmann::json::object();
-             if (u.format != &u.storage_format()) j["registers"] = u.format->name;
-             j["fused"] = op == Node::fma ? u.fma_fused || u.mad_fused : u.mad_fused;
-             return j;
-           },
+           [op](const model::ScalarUnit& u) { return fusion_answer(u, op == Node::fma ? u.fma_fused || u.mad_fused : u.mad_fused); },
            [op](const nlohmann::json& a) {
              return a.contains("registers") ? nlohmann::json::object()
                                             : nlohmann::json{{op == Node::fma ? "fma" : "mad", {{"fused", a["fused"]}}}};

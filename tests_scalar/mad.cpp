@@ -16,15 +16,6 @@ namespace gp::scalar {
 namespace {
 
 
-// Whether a*b+c rounds once, asked of a unit: its MAD's fusion (a unit of wider registers answers
-// for its registers: their MAD is not the storage format's).
-nlohmann::json fused_answer(const model::ScalarUnit& u, bool fused) {
-  nlohmann::json j = nlohmann::json::object();
-  if (u.format != &u.storage_format()) j["registers"] = u.format->name;
-  j["fused"] = fused;
-  return j;
-}
-
 class MadProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.mad.extra_precision"; }
@@ -39,7 +30,7 @@ class MadProbe final : public UnitProbe {
            return a["fused"].get<bool>() ? "fused: MAD(x, y, -x*y) returns the exact error of the product" + regs
                                          : "not fused: the product is rounded by the multiplier before the addition" + regs;
          }},
-        [](const model::ScalarUnit& u) { return fused_answer(u, u.mad_fused); },
+        [](const model::ScalarUnit& u) { return fusion_answer(u, u.mad_fused); },
         nullptr};
     return q;
   }
