@@ -148,7 +148,7 @@ TEST(BadInput, ProfileFiles) {
   EXPECT_EQ(error("p3.json", R"({"name": "x", "scalar": {"binary32": {"add": {"guard_bits": -1}}}})"),
             ": scalar.binary32.add.guard_bits: must be null or an integer from 0 to 64");
   EXPECT_EQ(error("p4.json", R"({"name": "x", "scalar": {"binary32": {"add": {"sticky": true, "guard": 1}}}})"),
-            ": scalar.binary32.add.guard: unknown key (known: rounding, guard_bits, sticky)");
+            ": scalar.binary32.add.guard: unknown key (known: rounding, guard_bits, sticky, subnormals)");
   EXPECT_EQ(error("p8.json", R"({"name": "x", "scalar": {}, "mma": [], "colour": 1})"),
             ": colour: unknown key (known: name, description, device_name, vendor, published, scalar, mma)");
   EXPECT_EQ(error("p9.json", R"({"mma": [{"config": "16x8x16:binary16,binary16,binary32,binary32", "algorithm": "fda",

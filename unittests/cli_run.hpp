@@ -21,6 +21,20 @@ extern char** environ;
 
 namespace gp::testing {
 
+// An empty folder `<prefix>-<name>` of the test's temporary directory.
+inline std::filesystem::path fresh_folder(const std::string& prefix, const std::string& name) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / (prefix + "-" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// A JSON file's document, null when it cannot be read or parsed.
+inline nlohmann::json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+}
+
 struct CliRun {
   int exit_status = -1;  // -1: the program did not exit (a signal)
   std::string output;    // stdout and stderr

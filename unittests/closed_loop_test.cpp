@@ -19,17 +19,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::run_cli_split;
 
-fs::path fresh_folder(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("gpuparanoia-loop-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  return in ? json::parse(in, nullptr, false) : json();
-}
+fs::path fresh_folder(const std::string& name) { return testing::fresh_folder("gpuparanoia-loop", name); }
+using testing::read_json;
 
 class ClosedLoop : public ::testing::TestWithParam<std::string> {};
 

@@ -22,17 +22,8 @@ using nlohmann::json;
 using testing::run_cli_split;
 using testing::start_cli;
 
-fs::path fresh_folder(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("gpuparanoia-cli-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  return in ? json::parse(in, nullptr, false) : json();
-}
+fs::path fresh_folder(const std::string& name) { return testing::fresh_folder("gpuparanoia-cli", name); }
+using testing::read_json;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
