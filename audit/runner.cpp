@@ -167,7 +167,19 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
     } catch (const std::exception& e) {
       id = failed(std::string("the identification stopped: ") + e.what());
     }
-    for (std::size_t i = 0; i < findings.size(); ++i) doc.replace(slots[i], findings[i]);
+    // Every MMA probe asks a question of the model (tests_mma/questions.hpp, checked by
+    // mma_suite_test): a finding the identification did not judge (it ended early: a device error,
+    // an unusable configuration) keeps no reading of its own, which would follow from no model.
+    for (std::size_t i = 0; i < findings.size(); ++i) {
+      Finding& f = findings[i];
+      if (f.status == Status::ok && !f.parameters.contains("conclusion")) {
+        const std::string why = id.message.empty() ? id.verdict : id.message;
+        f.verdict = "inconclusive: no candidate model was judged, the identification ended" + (why.empty() ? "" : ": " + why);
+        f.parameters = {{"conclusion", "inconclusive"}, {"candidates", nlohmann::json::array()}};
+        f.profile = nlohmann::json::object();
+      }
+      doc.replace(slots[i], f);
+    }
     if (!report) continue;
     id.probe = kMmaIdentify;
     id.config = config.name();

@@ -28,8 +28,6 @@ namespace {
 
 using model::effective_block;
 using model::unchained;
-bool fdrda_family(MmaAlgorithm a) { return model::is_fdrda_family(a); }
-bool fused(MmaAlgorithm a) { return model::is_fused(a); }
 
 std::vector<int> blocks_of(int K) {
   std::vector<int> v;
@@ -309,7 +307,7 @@ void for_each_candidate(const MmaConfig& cfg, const Space& s, Fn&& fn) {
             for (int ob : s.out_bits)
               for (MmaNan nan : s.nans)
                 for (bool rda : {true, false}) {
-                  if (!rda && !fdrda_family(alg)) continue;
+                  if (!rda && !model::is_fdrda_family(alg)) continue;
                   c.group = group;
                   c.block = block >= K ? K : block;
                   c.F = F;
@@ -342,7 +340,7 @@ std::vector<int> floor_range(const MmaConfig& cfg) {
 std::array<int, 10> key_of(const DotConfig& c, int K) {
   if (c.algorithm == MmaAlgorithm::tree)
     return {int(c.algorithm), int(std::hash<std::string>{}(parameters_json(c, K).dump()) & 0x7FFFFFFF), 0, 0, 0, 0, 0, 0, 0, 0};
-  const bool f = fused(c.algorithm);
+  const bool f = model::is_fused(c.algorithm);
   return {int(unchained(c.algorithm)),
           f ? c.F : 0,
           f ? effective_block(c, K) : 0,
@@ -351,7 +349,7 @@ std::array<int, 10> key_of(const DotConfig& c, int K) {
           f ? c.out_fraction_bits : 0,
           f ? c.align_floor : 0,
           f ? int(c.nan) : 0,
-          f && fdrda_family(c.algorithm) ? int(c.round_down_alignment) : 0,
+          f && model::is_fdrda_family(c.algorithm) ? int(c.round_down_alignment) : 0,
           0};
 }
 
@@ -372,15 +370,15 @@ std::vector<DotConfig> neighbors(const MmaConfig& cfg, const DotConfig& c) {
       if (model::check(x).empty()) v.push_back(x);
     });
   }
-  if (!fused(c.algorithm)) return v;
-  for (int F : fdrda_family(c.algorithm) ? full.fdrda_F : full.fda_F) vary([&](DotConfig& x) { x.F = F; });
+  if (!model::is_fused(c.algorithm)) return v;
+  for (int F : model::is_fdrda_family(c.algorithm) ? full.fdrda_F : full.fda_F) vary([&](DotConfig& x) { x.F = F; });
   for (int b : full.blocks) vary([&](DotConfig& x) { x.block = b; });
   if (c.algorithm == MmaAlgorithm::gdfs)
     for (int g : full.gdfs_groups) vary([&](DotConfig& x) { x.group = g; });
   for (Rounding r : full.roundings) vary([&](DotConfig& x) { x.out_rounding = r; });
   for (int ob : full.out_bits) vary([&](DotConfig& x) { x.out_fraction_bits = ob; });
   for (MmaNan n : full.nans) vary([&](DotConfig& x) { x.nan = n; });
-  if (fdrda_family(c.algorithm)) vary([&](DotConfig& x) { x.round_down_alignment = !x.round_down_alignment; });
+  if (model::is_fdrda_family(c.algorithm)) vary([&](DotConfig& x) { x.round_down_alignment = !x.round_down_alignment; });
   vary([&](DotConfig& x) { x.align_floor = model::kNoAlignFloor; });
   for (int fl : floor_range(cfg)) vary([&](DotConfig& x) { x.align_floor = fl; });
   return v;
@@ -421,7 +419,7 @@ std::vector<long> canonical_rank(const MmaConfig& cfg, const DotConfig& c) {
     return {family_rank(c.algorithm), t.sequential() ? 0 : 1, std::popcount(unsigned(flush_of(t))), flush_of(t),
             t.product_format ? 1 : 0, t.sum_format ? 1 : 0, r};
   }
-  const bool f = fused(c.algorithm);
+  const bool f = model::is_fused(c.algorithm);
   const long floor_rank = c.align_floor == model::kNoAlignFloor                     ? 0
                           : c.align_floor == cfg.d->emin() - (c.F - 18)              ? 1
                                                                                      : 2 + (c.align_floor + 10000);
@@ -466,7 +464,7 @@ std::string describe(const MmaConfig& cfg, const DotConfig& c) {
   if (c.algorithm == MmaAlgorithm::gdfs) s += fmt::format(", groups of {}", c.group);
   s += fmt::format(", output rounded {} at {} fraction bits", model::name(c.out_rounding), c.out_fraction_bits);
   if (c.align_floor != model::kNoAlignFloor) s += fmt::format(", alignment floor {}", c.align_floor);
-  if (fdrda_family(c.algorithm)) s += c.round_down_alignment ? ", c and the dot product aligned rounding down" : ", aligned toward zero";
+  if (model::is_fdrda_family(c.algorithm)) s += c.round_down_alignment ? ", c and the dot product aligned rounding down" : ", aligned toward zero";
   s += c.nan == MmaNan::nvidia ? ", NVIDIA NaN" : ", quiet NaN";
   return s + ")";
 }
@@ -545,7 +543,7 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
     const std::vector<int> floors = floor_range(cfg);
     for (const DotConfig& c : first) {
       if (all.fits(c)) out.push_back(c);
-      if (!fused(c.algorithm)) continue;
+      if (!model::is_fused(c.algorithm)) continue;
       DotConfig x = c;
       for (int fl : floors) {
         x.align_floor = fl;
@@ -808,14 +806,14 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
         for (const char* key : {"tree", "sums", "products", "flush"})
           tree_params[key].insert(p[key].is_string() ? p[key].get<std::string>() : p[key].dump());
       }
-      if (fused(c.algorithm)) {
+      if (model::is_fused(c.algorithm)) {
         Fs.push_back(c.F);
         blocks.push_back(effective_block(c, K));
         floors.push_back(c.align_floor);
         bits.push_back(c.out_fraction_bits);
         rounds_seen.insert(std::string(model::name(c.out_rounding)));
         nans.insert(c.nan == MmaNan::nvidia ? "nvidia" : "format");
-        if (fdrda_family(c.algorithm)) rdas.insert(c.round_down_alignment ? "true" : "false");
+        if (model::is_fdrda_family(c.algorithm)) rdas.insert(c.round_down_alignment ? "true" : "false");
         if (c.algorithm == MmaAlgorithm::gdfs) groups.push_back(std::min(c.group, K));
       } else if (c.algorithm == MmaAlgorithm::gps) {
         groups.push_back(std::min(c.group, K));

@@ -55,6 +55,57 @@ TEST(Runner, ConfigurationsLeftOutAreAFinding) {
   EXPECT_EQ(by_probe["mma.elements"]["status"], "ok");
 }
 
+// A device that runs the first `good` MMA batches and loses itself after: the identification,
+// which runs after the probes, ends early. The probes' findings must not keep readings no model
+// judged: each says the identification ended, and mma.identify is the error.
+TEST(Runner, AnIdentificationEndedEarlyJudgesNoFinding) {
+  class Losing final : public backends::Device {
+   public:
+    Losing(backends::Device& d, int good) : d_(d), good_(good) {}
+    const backends::DeviceInfo& info() const override { return d_.info(); }
+    const backends::Capabilities& caps() const override { return d_.caps(); }
+    Expected<std::vector<std::uint64_t>> scalar(const backends::ScalarBatch& b) override { return d_.scalar(b); }
+    Expected<std::vector<std::uint64_t>> mma(const backends::MmaBatch& b) override {
+      if (good_ >= 0 && batches_ >= good_) return Error{"device lost"};
+      ++batches_;
+      return d_.mma(b);
+    }
+    int batches() const { return batches_; }
+
+   private:
+    backends::Device& d_;
+    int good_;
+    int batches_ = 0;
+  };
+  backends::Device& truth = testing::reference_device("ampere:HMMA.16816.F32");
+  ASSERT_EQ(truth.caps().mma.size(), 1u);
+  // The batches the two probes take, run as the runner runs them.
+  audit::RunSettings settings;
+  settings.tier = audit::Tier::quick;
+  const audit::ProbeContext ctx{settings.tier, settings.seed, settings.mma_validation_tiles};
+  Losing counting(truth, -1);
+  for (const audit::MmaProbe* p : audit::mma_probes())
+    if (p->id() == "mma.elements" || p->id() == "mma.rounding") {
+      ASSERT_EQ(p->run(counting, truth.caps().mma.front(), ctx).status, audit::Status::ok);
+    }
+  Losing losing(truth, counting.batches());
+  const json doc = audit(losing, {"mma.elements", "mma.rounding", "mma.identify"}, "mma");
+  int judged = 0;
+  for (const json& f : doc["findings"]) {
+    if (f["config"] != truth.caps().mma.front().name()) continue;
+    if (f["probe"] == "mma.identify") {
+      EXPECT_EQ(f["status"], "error") << f.dump();
+      continue;
+    }
+    ASSERT_EQ(f["status"], "ok") << f.dump();
+    const std::string verdict = f["verdict"];
+    EXPECT_EQ(verdict.rfind("inconclusive: no candidate model was judged, the identification ended: device lost", 0), 0u) << verdict;
+    EXPECT_EQ(f["parameters"]["conclusion"], "inconclusive");
+    ++judged;
+  }
+  EXPECT_EQ(judged, 2) << doc.dump();
+}
+
 TEST(Reports, PublishedBoundsBesideTheMeasuredOnes) {
   backends::Device& g70 = testing::reference_device("nvidia-g70");
   const json doc = audit(g70, {"scalar.*.ulp_error"});

@@ -35,6 +35,7 @@
 #include "tests_mma/tree_shape.hpp"
 #include "unittests/random_mma.hpp"
 #include "unittests/reference_devices.hpp"
+#include "unittests/sweep.hpp"
 
 namespace gp {
 namespace {
@@ -46,9 +47,6 @@ using nlohmann::json;
 constexpr std::uint64_t kSeed = 7;
 
 using model::unchained;
-bool fused(MmaAlgorithm a) { return model::is_fused(a); }
-bool fdrda_family(MmaAlgorithm a) { return model::is_fdrda_family(a); }
-int block_of(const DotConfig& c, int k) { return model::effective_block(c, k); }
 
 // The MMA suite on one device, one result document.
 json run_suite(backends::Device& d, std::uint64_t seed) {
@@ -160,8 +158,8 @@ void expect_identified(backends::Device& dev, const backends::MmaConfig& mc, con
     // A group (GPS, GDFS) or block of K or more is K.
     if (unchained(truth.algorithm) == MmaAlgorithm::gps)
       same("group", std::to_string(std::min(truth.group, K)), std::to_string(std::min(c.group, K)));
-    if (fused(truth.algorithm)) {
-      same("block", std::to_string(block_of(truth, K)), std::to_string(block_of(c, K)));
+    if (model::is_fused(truth.algorithm)) {
+      same("block", std::to_string(model::effective_block(truth, K)), std::to_string(model::effective_block(c, K)));
       same("F", std::to_string(truth.F), std::to_string(c.F));
       same("out_rounding", std::string(model::name(truth.out_rounding)), std::string(model::name(c.out_rounding)));
       same("out_fraction_bits", std::to_string(truth.out_fraction_bits), std::to_string(c.out_fraction_bits));
@@ -170,7 +168,7 @@ void expect_identified(backends::Device& dev, const backends::MmaConfig& mc, con
       same("align_floor", floor_name(truth.align_floor), floor_name(c.align_floor));
       const auto nan_name = [](const DotConfig& x) { return x.nan == model::MmaNan::nvidia ? "nvidia" : "format"; };
       same("nan", nan_name(truth), nan_name(c));
-      if (fdrda_family(truth.algorithm))
+      if (model::is_fdrda_family(truth.algorithm))
         same("round_down_alignment", truth.round_down_alignment ? "true" : "false", c.round_down_alignment ? "true" : "false");
       if (unchained(truth.algorithm) == MmaAlgorithm::gdfs)
         same("group", std::to_string(std::min(truth.group, K)), std::to_string(std::min(c.group, K)));
@@ -215,7 +213,9 @@ std::vector<const model::MmaInstruction*> instructions() {
 TEST(MmaIdentify, EveryInstructionOfTheTables) {
   const auto list = instructions();
   std::printf("  %zu instructions (seed %llu)\n", list.size(), (unsigned long long)kSeed);
-  for (const model::MmaInstruction* inst : list) {
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!testing::in_sweep(i)) continue;
+    const model::MmaInstruction* inst = list[i];
     backends::Device* d = device_of(*inst);
     ASSERT_NE(d, nullptr) << inst->id();
     ASSERT_EQ(d->caps().mma.size(), 1u);
@@ -236,6 +236,7 @@ TEST(MmaIdentify, RandomParameterSets) {
   std::mt19937_64 rng(seed);
   for (int i = 0; i < 24; ++i) {
     const Drawn x = draw(rng, i);
+    if (!testing::in_sweep(std::size_t(i))) continue;
     backends::Profile p;
     p.name = fmt::format("random-{}", i);
     p.device_name = x.label;
