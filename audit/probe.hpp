@@ -47,9 +47,6 @@ class ScalarProbe {
   virtual nlohmann::json profile_of(const nlohmann::json&) const { return nlohmann::json::object(); }
 };
 
-// Every scalar probe, in the order the report presents them.
-std::span<const ScalarProbe* const> scalar_probes();
-
 // An MMA probe runs once per cooperative-matrix configuration the device offers, through
 // Device::mma, building its tiles for the configuration's formats and K.
 class MmaProbe {
@@ -61,17 +58,6 @@ class MmaProbe {
   virtual bool applies(const backends::MmaConfig&) const { return true; }
   virtual Finding run(backends::Device& device, const backends::MmaConfig& config, const ProbeContext& ctx) const = 0;
 };
-
-// Every MMA probe, in the order the report presents them.
-std::span<const MmaProbe* const> mma_probes();
-
-// After the MMA probes of one configuration: the algorithm and parameters (of the model's nine)
-// that predict every observation, validated on random tiles. Returns the identification finding
-// and fills `profile_entry` with the profile.mma item of the result ({config, algorithm,
-// parameters, validation}; empty when nothing fits). The probes' findings get their verdicts
-// from the candidates left (tests_mma/questions.hpp).
-Finding identify_mma(backends::Device& device, const backends::MmaConfig& config,
-                     std::span<Finding> probe_findings, const ProbeContext& ctx, nlohmann::json& profile_entry);
 
 // Shell-style glob (* and ?) on probe ids.
 bool glob_match(std::string_view pattern, std::string_view text);

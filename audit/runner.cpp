@@ -1,6 +1,8 @@
 #include "audit/runner.hpp"
 
 #include "audit/validation.hpp"
+#include "tests_mma/suite.hpp"
+#include "tests_scalar/suite.hpp"
 
 #include <fmt/format.h>
 
@@ -23,8 +25,8 @@ void Tally::add(Status s) {
 
 std::vector<std::string_view> finding_ids() {
   std::vector<std::string_view> ids;
-  for (const ScalarProbe* p : scalar_probes()) ids.push_back(p->id());
-  for (const MmaProbe* p : mma_probes()) ids.push_back(p->id());
+  for (const ScalarProbe* p : scalar::probes()) ids.push_back(p->id());
+  for (const MmaProbe* p : mma::probes()) ids.push_back(p->id());
   ids.insert(ids.end(), {kProfileValidation, kMmaIdentify, kMmaConfigurations});
   return ids;
 }
@@ -82,7 +84,7 @@ Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, Re
   };
   std::vector<Job> jobs;
   for (const model::Format* f : device.caps().formats)
-    for (const ScalarProbe* p : scalar_probes())
+    for (const ScalarProbe* p : scalar::probes())
       if (selected(settings, p->id()) && p->applies(*f)) jobs.push_back({p, f});
   const ProbeContext ctx{settings.tier, settings.seed};
   for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -138,7 +140,7 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
     const backends::MmaConfig& config = configs[c];
     std::vector<Finding> findings;
     std::vector<std::size_t> slots;  // where each finding sits in the document
-    for (const MmaProbe* p : mma_probes()) {
+    for (const MmaProbe* p : mma::probes()) {
       if (settings.stopped()) return tally;
       if (!selected(settings, p->id()) || !p->applies(config)) continue;
       if (progress) progress(p->id(), config.name(), c, configs.size());
@@ -163,7 +165,7 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
     const auto start = std::chrono::steady_clock::now();
     Finding id;
     try {
-      id = identify_mma(device, config, findings, ctx, entry);
+      id = mma::identify_mma(device, config, findings, ctx, entry);
     } catch (const std::exception& e) {
       id = failed(std::string("the identification stopped: ") + e.what());
     }

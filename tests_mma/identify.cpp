@@ -490,11 +490,12 @@ std::uint64_t validation_tiles(const audit::ProbeContext& ctx) {
   return ctx.validation_tiles ? ctx.validation_tiles : ctx.cases(10000, 100000, 1000000);
 }
 
-}  // namespace gp::mma
-
-namespace gp::audit {
-
-using namespace gp::mma;
+using audit::failed;
+using audit::Finding;
+using audit::Observation;
+using audit::ProbeContext;
+using audit::Tier;
+using audit::unsupported;
 
 Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, std::span<Finding> findings,
                      const ProbeContext& ctx, nlohmann::json& profile_entry) {
@@ -885,4 +886,4 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   return f;
 }
 
-}  // namespace gp::audit
+}  // namespace gp::mma

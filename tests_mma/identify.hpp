@@ -32,6 +32,15 @@
 
 namespace gp::mma {
 
+// After the MMA probes of one configuration: the algorithm and parameters (of the model's nine)
+// that predict every observation, validated on random tiles. Returns the identification finding
+// and fills `profile_entry` with the profile.mma item of the result ({config, algorithm,
+// parameters, validation}; empty when nothing fits). The probes' findings get their verdicts
+// from the candidates left (tests_mma/questions.hpp).
+audit::Finding identify_mma(backends::Device& device, const backends::MmaConfig& config,
+                            std::span<audit::Finding> probe_findings, const audit::ProbeContext& ctx,
+                            nlohmann::json& profile_entry);
+
 // Random tiles the validation draws at a tier: 10^4, 10^5, 10^6.
 std::uint64_t validation_tiles(const audit::ProbeContext& ctx);
 

@@ -1,17 +1,19 @@
+#include "tests_mma/suite.hpp"
+
 #include "tests_mma/families.hpp"
 
-namespace gp::audit {
+namespace gp::mma {
 
-std::span<const MmaProbe* const> mma_probes() {
-  static const std::vector<const MmaProbe*> probes = [] {
-    std::vector<const MmaProbe*> v;
-    mma::add_mmasim_probes(v);
-    mma::add_specials_probes(v);
-    mma::add_fasi_probes(v);
-    mma::add_valpey_probes(v);
+std::span<const audit::MmaProbe* const> probes() {
+  static const std::vector<const audit::MmaProbe*> probes = [] {
+    std::vector<const audit::MmaProbe*> v;
+    add_mmasim_probes(v);
+    add_specials_probes(v);
+    add_fasi_probes(v);
+    add_valpey_probes(v);
     return v;
   }();
   return probes;
 }
 
-}  // namespace gp::audit
+}  // namespace gp::mma

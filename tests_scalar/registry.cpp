@@ -1,33 +1,35 @@
+#include "tests_scalar/suite.hpp"
+
 #include "tests_scalar/families.hpp"
 
-namespace gp::audit {
+namespace gp::scalar {
 
-std::span<const ScalarProbe* const> scalar_probes() {
-  static const std::vector<const ScalarProbe*> probes = [] {
-    std::vector<const ScalarProbe*> v;
-    scalar::add_rounding_probes(v);
-    scalar::add_division_probes(v);
-    scalar::add_storage_probes(v);
-    scalar::add_register_probes(v);
-    scalar::add_mad_probes(v);
-    scalar::add_sign_symmetry_probes(v);
-    scalar::add_subnormal_probes(v);
-    scalar::add_subnormal_intermediate_probes(v);
-    scalar::add_zero_probes(v);
-    scalar::add_infinity_probes(v);
-    scalar::add_nan_probes(v);
-    scalar::add_adder_probes(v);
-    scalar::add_multiplier_probes(v);
-    scalar::add_binary16_probes(v);
-    scalar::add_paranoia_probes(v);
-    scalar::add_paranoia_sqrt_probes(v);
-    scalar::add_paranoia_range_probes(v);
-    scalar::add_fused_probes(v);
-    scalar::add_ulp_error_probes(v);
-    scalar::add_binary16_exhaustive_probes(v);
+std::span<const audit::ScalarProbe* const> probes() {
+  static const std::vector<const audit::ScalarProbe*> probes = [] {
+    std::vector<const audit::ScalarProbe*> v;
+    add_rounding_probes(v);
+    add_division_probes(v);
+    add_storage_probes(v);
+    add_register_probes(v);
+    add_mad_probes(v);
+    add_sign_symmetry_probes(v);
+    add_subnormal_probes(v);
+    add_subnormal_intermediate_probes(v);
+    add_zero_probes(v);
+    add_infinity_probes(v);
+    add_nan_probes(v);
+    add_adder_probes(v);
+    add_multiplier_probes(v);
+    add_binary16_probes(v);
+    add_paranoia_probes(v);
+    add_paranoia_sqrt_probes(v);
+    add_paranoia_range_probes(v);
+    add_fused_probes(v);
+    add_ulp_error_probes(v);
+    add_binary16_exhaustive_probes(v);
     return v;
   }();
   return probes;
 }
 
-}  // namespace gp::audit
+}  // namespace gp::scalar

@@ -11,6 +11,7 @@
 #include "audit/runner.hpp"
 #include "backends/reference/profile.hpp"
 #include "backends/reference/reference_backend.hpp"
+#include "tests_mma/suite.hpp"
 #include "unittests/reference_devices.hpp"
 
 namespace gp {
@@ -84,7 +85,7 @@ TEST(Runner, AnIdentificationEndedEarlyJudgesNoFinding) {
   settings.tier = audit::Tier::quick;
   const audit::ProbeContext ctx{settings.tier, settings.seed, settings.mma_validation_tiles};
   Losing counting(truth, -1);
-  for (const audit::MmaProbe* p : audit::mma_probes())
+  for (const audit::MmaProbe* p : mma::probes())
     if (p->id() == "mma.elements" || p->id() == "mma.rounding") {
       ASSERT_EQ(p->run(counting, truth.caps().mma.front(), ctx).status, audit::Status::ok);
     }

@@ -11,6 +11,7 @@
 #include "audit/probe.hpp"
 #include "model/mma_instructions.hpp"
 #include "tests_mma/questions.hpp"
+#include "tests_mma/suite.hpp"
 #include "tests_mma/support.hpp"
 #include "unittests/reference_devices.hpp"
 
@@ -27,7 +28,7 @@ backends::Device& device(std::string_view id) { return testing::reference_device
 json run(std::string_view probe, std::string_view instruction) {
   backends::Device& d = device(instruction);
   const backends::MmaConfig& cfg = d.caps().mma.front();
-  for (const audit::MmaProbe* p : audit::mma_probes())
+  for (const audit::MmaProbe* p : mma::probes())
     if (p->id() == probe) {
       const audit::Finding f = p->run(d, cfg, audit::ProbeContext{audit::Tier::quick, kSeed});
       std::printf("  [%s] %s\n", std::string(instruction).c_str(), f.verdict.c_str());
@@ -42,7 +43,7 @@ json run(std::string_view probe, std::string_view instruction) {
 // The runner marks a probe finding the identification did not judge as such (audit/runner.cpp):
 // that holds only if every MMA probe asks the model a question.
 TEST(MmaSuite, EveryProbeAsksTheModelAQuestion) {
-  for (const audit::MmaProbe* p : audit::mma_probes()) EXPECT_NE(mma::question_of(p->id()), nullptr) << p->id();
+  for (const audit::MmaProbe* p : mma::probes()) EXPECT_NE(mma::question_of(p->id()), nullptr) << p->id();
 }
 
 TEST(PaperConclusions, FasiV100AndT4) {

@@ -11,6 +11,7 @@
 #include "audit/probe.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "tests_scalar/daumas_support.hpp"
+#include "tests_scalar/suite.hpp"
 #include "unittests/random_unit.hpp"
 
 namespace gp::scalar {
@@ -70,7 +71,7 @@ class ModelDevice final : public backends::Device {
 };
 
 const audit::ScalarProbe& probe(std::string_view id) {
-  for (const audit::ScalarProbe* p : audit::scalar_probes())
+  for (const audit::ScalarProbe* p : scalar::probes())
     if (p->id() == id) return *p;
   throw std::runtime_error("no probe " + std::string(id));
 }

@@ -20,6 +20,7 @@
 #include "backends/reference/reference_backend.hpp"
 #include "model/scalar_unit.hpp"
 #include "tests_scalar/paranoia_support.hpp"
+#include "tests_scalar/suite.hpp"
 #include "tests_scalar/ulp.hpp"
 #include "unittests/reference_devices.hpp"
 #include "unittests/sweep.hpp"
@@ -36,7 +37,7 @@ constexpr std::uint64_t kSeed = 20060517;
 backends::Device& device(std::string_view name) { return testing::reference_device(name); }
 
 const audit::ScalarProbe& probe(std::string_view id) {
-  for (const audit::ScalarProbe* p : audit::scalar_probes())
+  for (const audit::ScalarProbe* p : scalar::probes())
     if (p->id() == id) return *p;
   throw std::runtime_error("no probe " + std::string(id));
 }
@@ -64,7 +65,7 @@ const char* const kParanoiaProbes[] = {
 TEST(ScalarParanoia, ProbesAreRegisteredOnce) {
   for (const char* id : kParanoiaProbes) {
     int n = 0;
-    for (const audit::ScalarProbe* p : audit::scalar_probes()) n += p->id() == id;
+    for (const audit::ScalarProbe* p : scalar::probes()) n += p->id() == id;
     EXPECT_EQ(n, 1) << id;
   }
   EXPECT_TRUE(probe("scalar.binary16.exhaustive").applies(model::binary16));

@@ -15,6 +15,7 @@
 
 #include "audit/probe.hpp"
 #include "backends/reference/reference_backend.hpp"
+#include "tests_scalar/suite.hpp"
 #include "unittests/random_unit.hpp"
 #include "unittests/reference_devices.hpp"
 
@@ -36,7 +37,7 @@ void check_device(backends::ReferenceDevice& device, const std::string& label) {
   ctx.seed = 1;
   for (const model::ScalarUnit& unit : device.profile().units) {
     const model::Format& f = unit.storage_format();
-    for (const audit::ScalarProbe* probe : audit::scalar_probes()) {
+    for (const audit::ScalarProbe* probe : scalar::probes()) {
       const std::optional<nlohmann::json> truth = probe->ask(unit);
       if (!truth || !probe->applies(f)) continue;
       const audit::Finding finding = probe->run(device, f, ctx);
