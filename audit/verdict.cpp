@@ -3,13 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
 #include <map>
 #include <set>
 
 namespace gp::audit {
 namespace {
 
-// Survivors listed in a finding: one per distinct (model, answer) first, then more up to this many.
+// Survivors listed in a finding: every distinct (model, answer), then more up to this many.
 constexpr std::size_t kListed = 24;
 
 std::string value_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -32,6 +33,31 @@ std::string models_of(std::span<const Candidate> cs) {
   return joined(names);
 }
 
+// The values a key takes among the answers: integers as sorted runs ("3 or 5..9"), others as they are.
+std::string alternatives(const std::set<std::string>& vs) {
+  std::vector<long long> ints;
+  for (const std::string& v : vs) {
+    std::size_t used = 0;
+    try {
+      ints.push_back(std::stoll(v, &used));
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != v.size() || v.empty()) return joined(std::vector<std::string>(vs.begin(), vs.end()), " or ");
+  }
+  std::sort(ints.begin(), ints.end());
+  std::vector<std::string> runs;
+  for (std::size_t i = 0; i < ints.size();) {
+    std::size_t k = i;
+    while (k + 1 < ints.size() && ints[k + 1] == ints[k] + 1) ++k;
+    if (k >= i + 2) runs.push_back(fmt::format("{}..{}", ints[i], ints[k]));
+    else
+      for (std::size_t m = i; m <= k; ++m) runs.push_back(std::to_string(ints[m]));
+    i = k + 1;
+  }
+  return joined(runs, " or ");
+}
+
 }  // namespace
 
 std::string render(const nlohmann::json& answer) {
@@ -43,7 +69,8 @@ std::string render(const nlohmann::json& answer) {
 
 Judgement judge(const Question& q, std::span<const Candidate> survivors, std::span<const Miss> misses) {
   Judgement j;
-  // The survivors to list: every distinct (model, answer) first.
+  // The survivors to list: every distinct (model, answer), so that every answer left is on the
+  // list, then more up to kListed.
   {
     std::set<std::string> seen;
     std::vector<const Candidate*> order;
@@ -51,8 +78,8 @@ Judgement judge(const Question& q, std::span<const Candidate> survivors, std::sp
       if (seen.insert(c.model + '\n' + c.answer.dump()).second) order.push_back(&c);
     for (const Candidate& c : survivors)
       if (order.size() < kListed && std::find(order.begin(), order.end(), &c) == order.end()) order.push_back(&c);
-    for (std::size_t i = 0; i < order.size() && i < kListed; ++i)
-      j.candidates.push_back({{"model", order[i]->model}, {"parameters", order[i]->parameters}, {"answer", order[i]->answer}});
+    for (const Candidate* c : order)
+      j.candidates.push_back({{"model", c->model}, {"parameters", c->parameters}, {"answer", c->answer}});
   }
   if (survivors.empty()) {
     j.conclusion = Conclusion::unexplained;
@@ -100,9 +127,8 @@ Judgement judge(const Question& q, std::span<const Candidate> survivors, std::sp
   }
   for (const std::string& k : keys) {
     const auto& vs = values[k];
-    std::vector<std::string> list(vs.begin(), vs.end());
-    if (list.size() == 1) shared.push_back(k + " " + list.front());
-    else differ.push_back(k + " (" + joined(list, " or ") + ")");
+    if (vs.size() == 1) shared.push_back(k + " " + *vs.begin());
+    else differ.push_back(k + " (" + alternatives(vs) + ")");
   }
   j.verdict = fmt::format("inconclusive: {}: the candidates that reproduce these outputs", q.about);
   if (!shared.empty()) j.verdict += " agree on " + joined(shared);

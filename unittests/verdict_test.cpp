@@ -1,0 +1,74 @@
+// The judgement of candidate models (audit/verdict.hpp), on hand-made candidates: each conclusion,
+// the wording of what the survivors share and where they differ, and the listing of every answer.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "audit/verdict.hpp"
+
+namespace gp {
+namespace {
+
+using nlohmann::json;
+
+const audit::Question kCarries{"CARRIES", "the carry-out bits", [](const json& a) {
+                                 return "carry bits " + a["carry_bits"].dump();
+                               }};
+
+audit::Candidate carry(int bits, std::string model = "fda") {
+  return {model, {{"F", bits}}, {{"carry_bits", bits}, {"rounding", "rz"}}};
+}
+
+TEST(Judge, OneAnswerIsStated) {
+  const std::vector<audit::Candidate> c = {carry(3), carry(3, "fdrda")};
+  const audit::Judgement j = audit::judge(kCarries, c);
+  EXPECT_EQ(j.conclusion, audit::Conclusion::stated);
+  EXPECT_EQ(j.verdict, "CARRIES: carry bits 3");
+  audit::Finding f;
+  audit::apply(j, f);
+  EXPECT_EQ(f.parameters["conclusion"], "stated");
+  EXPECT_EQ(f.parameters["carry_bits"], 3);
+  EXPECT_EQ(f.parameters["candidates"].size(), 2u);
+}
+
+// Integer values that differ read as runs; what every answer shares is named.
+TEST(Judge, SeveralAnswersAreInconclusiveWithRanges) {
+  std::vector<audit::Candidate> c;
+  for (int b : {3, 5, 6, 7, 8, 11}) c.push_back(carry(b));
+  const audit::Judgement j = audit::judge(kCarries, c);
+  EXPECT_EQ(j.conclusion, audit::Conclusion::inconclusive);
+  EXPECT_EQ(j.verdict,
+            "inconclusive: the carry-out bits: the candidates that reproduce these outputs agree on rounding rz but "
+            "differ in carry_bits (3 or 5..8 or 11)");
+}
+
+TEST(Judge, NoApplicableAnswerIsNotApplicable) {
+  const std::vector<audit::Candidate> c = {{"fma chain", {}, nullptr}};
+  const audit::Judgement j = audit::judge(kCarries, c);
+  EXPECT_EQ(j.conclusion, audit::Conclusion::not_applicable);
+  EXPECT_EQ(j.verdict.rfind("not applicable: the carry-out bits is not a property", 0), 0u) << j.verdict;
+}
+
+TEST(Judge, NoSurvivorNamesTheClosest) {
+  const std::vector<audit::Miss> m = {{"fda F 3", 2, "1 + 2^-24: device 3f800000, model 3f800001"}};
+  const audit::Judgement j = audit::judge(kCarries, {}, m);
+  EXPECT_EQ(j.conclusion, audit::Conclusion::unexplained);
+  EXPECT_EQ(j.verdict, "CARRIES: no candidate of the model reproduces these outputs; closest: fda F 3 (2 wrong, first "
+                       "1 + 2^-24: device 3f800000, model 3f800001)");
+}
+
+// Every distinct answer is listed, however many there are: a reader (or a test) finds each one.
+TEST(Judge, EveryAnswerLeftIsListed) {
+  std::vector<audit::Candidate> c;
+  for (int b = 0; b < 60; ++b) c.push_back(carry(b));
+  const audit::Judgement j = audit::judge(kCarries, c);
+  std::set<int> listed;
+  for (const json& x : j.candidates) listed.insert(x["answer"]["carry_bits"].get<int>());
+  EXPECT_EQ(listed.size(), 60u);
+  EXPECT_NE(j.verdict.find("carry_bits (0..59)"), std::string::npos) << j.verdict;
+}
+
+}  // namespace
+}  // namespace gp
