@@ -142,7 +142,8 @@ Finding validate_scalar_profile(backends::Device& device, const model::Format& f
   };
   for (const char* on : {"add", "mul"}) {
     out_with("mad", on, !unit->mad_fused);
-    out_with("fma", on, !unit->fma_fused);
+    // An fma that returns the product for a zero addend runs on the multiplier too.
+    out_with("fma", on, !unit->fma_fused || (std::string_view(on) == "mul" && unit->fma_zero_addend == model::ZeroAddend::product));
   }
   out_with("sub", "add", true);
   out_with("div", "mul", unit->div.method == model::DivMethod::reciprocal);

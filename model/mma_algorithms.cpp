@@ -610,7 +610,10 @@ std::string check(const DotConfig& cfg) {
   if (cfg.algorithm == MmaAlgorithm::gdfs) {
     if (cfg.group < 1 || cfg.group > 64) return "gdfs needs a group size of 1..64";
     const int span = (a.emax() + 1 - a.quantum_min()) + (b.emax() + 1 - b.quantum_min()) + 7;
-    if (span > 40) return "gdfs needs narrow a and b formats (fp4, fp6, e4m3): exact group sums must fit 40 bits";
+    // Two e4m3 operands span 43 bits: e4m3 fits only beside fp4 or fp6.
+    if (span > 40)
+      return "gdfs needs narrow a and b formats (fp4 and fp6, or e4m3 with one of them): exact group sums must fit 40 "
+             "bits, " + std::string(a.name) + " x " + std::string(b.name) + " needs " + std::to_string(span);
   }
   return "";
 }

@@ -12,8 +12,17 @@ std::optional<UnitRounding> find_unit_rounding(std::string_view n) {
   return std::nullopt;
 }
 
+std::string_view name(ZeroAddend z) { return zero_addend_names[std::size_t(z)]; }
+
+std::optional<ZeroAddend> find_zero_addend(std::string_view n) {
+  for (std::size_t i = 0; i < std::size(zero_addend_names); ++i)
+    if (zero_addend_names[i] == n) return ZeroAddend(i);
+  return std::nullopt;
+}
+
 std::string check(const ScalarUnit& u) {
   if (!u.format) return "scalar unit has no format";
+  if (std::size_t(u.fma_zero_addend) >= std::size(zero_addend_names)) return "fma.zero_addend must be ieee or product";
   auto bad_guard = [](const AdderParams& a) {
     return a.guard_bits && (*a.guard_bits < 0 || *a.guard_bits > max_guard_bits);
   };
@@ -158,6 +167,15 @@ Result unit_mad(const ScalarUnit& u, std::uint64_t a, std::uint64_t b, std::uint
 }
 
 Result unit_fma(const ScalarUnit& u, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  if (u.fma_zero_addend == ZeroAddend::product) {
+    const Format& f = *u.format;
+    const bool ftz_ab = u.fma_fused && flushing(u, FlushOp::fma).flush_input;
+    const bool ftz_c = flushing(u, u.fma_fused ? FlushOp::fma : FlushOp::add).flush_input;
+    const Unpacked ua = unpack(f, a, ftz_ab), ub = unpack(f, b, ftz_ab);
+    // A flushed operand reaches the multiplier as the zero it was read as.
+    const auto read = [&](const Unpacked& x, std::uint64_t bits) { return x.cls == Class::zero ? zero(f, x.neg).bits : bits; };
+    if (unpack(f, c, ftz_c).cls == Class::zero && finite(ua) && finite(ub)) return unit_mul(u, read(ua, a), read(ub, b));
+  }
   if (u.fma_fused) return fma(*u.format, unit_options(u, u.add.rounding, FlushOp::fma), a, b, c);
   return unit_mad(u, a, b, c);
 }
@@ -251,7 +269,8 @@ std::string describe(const ScalarUnit& u) {
          " below the LSB, correction " + std::to_string(u.mul.correction) + " (units of that column)\n";
   }
   s += std::string("MAD: ") + (u.mad_fused ? "fused, one rounding\n" : "not fused: product rounded, then added\n");
-  s += std::string("FMA: ") + (u.fma_fused ? "fused, one rounding\n" : "evaluated as the MAD\n");
+  s += std::string("FMA: ") + (u.fma_fused ? "fused, one rounding" : "evaluated as the MAD") +
+       (u.fma_zero_addend == ZeroAddend::product ? "; a zero addend returns the multiplier's product a*b\n" : "\n");
   s += "DIVISION: ";
   if (u.div.method == DivMethod::correctly_rounded)
     s += exactly(u.div.rounding) + "\n";

@@ -50,6 +50,12 @@
 // MAD [mad: fused] and FMA [fma: fused]. A fused MAD or FMA is a * b + c computed exactly and
 // rounded once with the adder's rounding (chop: rz), as model::fma. An unfused MAD is the unit's
 // multiplier, then the unit's adder. An unfused FMA (fma() of a unit that has none) is the unit's MAD.
+// [fma: zero_addend] "ieee" (the default): as above. "product": an fma whose addend c is zero after
+// input flushing (the fma's, or the adder's when unfused), and whose a and b are finite, returns the
+// unit's product a * b (its multiplier and the multiplier's flushing, on a and b read with the
+// fma's input flushing): a subnormal product survives an fma that flushes its outputs, and a zero
+// product keeps its sign (fma(-1, +0, +0) = -0, IEEE +0). Any other operands: the fma as above.
+// This is libclc's software fma (__clc_sw_fma), which rusticl uses on devices without subnormals.
 //
 // Division: correctly rounded with its rounding, or x * r with r = 1/y correctly rounded with that
 // rounding, then the unit's multiplier ([DGD] 1.3: "division seems to be the dividend times an
@@ -157,6 +163,12 @@ struct OpFlush {
   friend constexpr bool operator==(const OpFlush&, const OpFlush&) = default;
 };
 
+// What an fma returns for a zero addend (see above) [fma.zero_addend].
+enum class ZeroAddend : std::uint8_t { ieee, product };
+inline constexpr std::string_view zero_addend_names[] = {"ieee", "product"};
+std::string_view name(ZeroAddend z);
+std::optional<ZeroAddend> find_zero_addend(std::string_view name);
+
 struct NanPolicy {
   bool canonical = false;          // every arithmetic NaN result is the canonical NaN
   bool quiet_on_transfer = false;  // loads and stores quiet signalling NaNs
@@ -174,6 +186,7 @@ struct ScalarUnit {
   MultiplierParams mul;
   bool mad_fused = false;
   bool fma_fused = true;
+  ZeroAddend fma_zero_addend = ZeroAddend::ieee;
   DivParams div;
   UnitRounding sqrt;
   UnitRounding convert;  // conversions (cvt) and stores into a narrower storage format

@@ -1,34 +1,63 @@
 // Arithmetic with infinities and overflow (IEEE 754-2019 sections 6.1, 7.2 to 7.4): inf + x,
 // inf - inf, 0 * inf, x / 0 and its sign, 0 / 0, inf / inf, x / inf, sqrt(inf), sqrt(-inf),
 // fma with infinite terms, conversions of infinities and of values too large for the format, and
-// overflow of a sum, a product and a quotient. Any NaN is accepted where IEEE gives a NaN (which
-// one is scalar.nan.propagation's business). Hypotheses: IEEE under each rounding mode (they
-// differ on overflow: to infinity or to MAX), and a saturating unit (overflow gives MAX, an infinite
-// operand still gives infinity).
+// overflow of a sum, a product, a quotient and fma(x, y, 0). Any NaN is accepted where IEEE gives a
+// NaN (which one is scalar.nan.propagation's business). The model's infinities are IEEE's; what its
+// parameters vary is the rounding that decides an overflow (infinity, MAX, or by sign): the
+// adder's, the multiplier's, the division's and the conversions'. Candidates: each of those four
+// overflow behaviours for each, fma() fused or not; a device that saturates every overflow
+// (to MAX in every rounding) is none of them.
 #include <fmt/format.h>
 
 #include "tests_scalar/daumas_support.hpp"
 #include "tests_scalar/families.hpp"
+#include "tests_scalar/probe_support.hpp"
 
 namespace gp::scalar {
 namespace {
 
 using model::Rounding;
 
-const std::string kSaturating = "IEEE, overflow saturates to MAX";
-std::string ieee(Rounding r) { return fmt::format("IEEE ({})", model::name(r)); }
-
-std::vector<Hypothesis> hypotheses(const Expr& e, const std::vector<Case>&) {
-  std::vector<Hypothesis> h;
-  for (Rounding r : model::all_roundings) {
-    ModelPolicy p;
-    p.o.rounding = r;
-    h.push_back({ieee(r), model_predictor(e, p)});
+// Where a rounding takes an overflow (model/rounding.hpp): infinity, MAX, or one of each by sign.
+std::string overflow_of(const model::UnitRounding& r) {
+  switch (r.effective()) {
+    case Rounding::rz:
+    case Rounding::ro: return "MAX";
+    case Rounding::ru: return "infinity up, MAX down";
+    case Rounding::rd: return "MAX up, infinity down";
+    default: return "infinity";
   }
-  ModelPolicy s;
-  s.o.saturate = true;
-  h.push_back({kSaturating, model_predictor(e, s)});
-  return h;
+}
+
+// The overflow of each operation the probe overflows: a sum (the adder), a product (the
+// multiplier), a quotient (its rounding, or the multiplier's for x * (1/y)) and fma(x, y, 0) (the
+// adder's rounding when fused, the multiplier's when it returns the product or is an unfused MAD).
+// Registers wider in range than the storage overflow in the store (its rounding) instead.
+nlohmann::json overflow_answer(const model::ScalarUnit& u) {
+  const Format& f = u.storage_format();
+  if (u.format != &f) {
+    if (u.format->emax() <= 2 * f.emax() + 1) return nullptr;  // MAX * MAX may overflow either
+    return {{"overflow", overflow_of(u.convert)}};
+  }
+  const bool fused = u.fma_zero_addend == model::ZeroAddend::ieee && (u.fma_fused || u.mad_fused);
+  const nlohmann::json per = {{"add", overflow_of(u.add.rounding)},
+                              {"mul", overflow_of(u.mul.rounding)},
+                              {"div", overflow_of(u.div.method == model::DivMethod::reciprocal ? u.mul.rounding : u.div.rounding)},
+                              {"fma", overflow_of(fused ? u.add.rounding : u.mul.rounding)}};
+  for (const auto& [op, v] : per.items())
+    if (v != per["add"]) return {{"overflow", per}};
+  return {{"overflow", per["add"]}};
+}
+
+std::string say_overflow(const nlohmann::json& a) {
+  const nlohmann::json& o = a["overflow"];
+  if (o == "infinity")
+    return "as IEEE 754: inf - inf, 0 * inf, 0 / 0 are NaN, x / 0 is a signed infinity, overflow gives infinity";
+  if (o == "MAX") return "as IEEE 754 rounding toward zero: infinities propagate, overflow gives MAX (chopped)";
+  if (o.is_string()) return fmt::format("infinities as IEEE 754; overflow gives {}", o.get<std::string>());
+  std::vector<std::string> each;
+  for (const auto& [op, v] : o.items()) each.push_back(fmt::format("{} {}", op, v.get<std::string>()));
+  return fmt::format("infinities as IEEE 754; overflow: {}", join(each, ", "));
 }
 
 std::vector<Group> build(const Format& f, const Format* g) {
@@ -66,14 +95,16 @@ std::vector<Group> build(const Format& f, const Format* g) {
                 {{inf, two}, "inf / 2"},
                 {{ninf, pz}, "-inf / 0"},
                 {{two, inf}, "2 / inf"},
-                {{max, half}, "MAX / 0.5 (overflow)"}}});
+                {{max, half}, "MAX / 0.5 (overflow)"},
+                {{nmax, half}, "-MAX / 0.5 (overflow)"}}});
   v.push_back({backends::unary(Node::sqrt, f), {{{inf}, "sqrt(inf)"}, {{ninf}, "sqrt(-inf)"}, {{m1}, "sqrt(-1)"}}});
   v.push_back({backends::ternary(Node::fma, f),
                {{{inf, pz, one_}, "fma(inf, 0, 1)"},
                 {{inf, one_, ninf}, "fma(inf, 1, -inf)"},
                 {{inf, two, one_}, "fma(inf, 2, 1)"},
                 {{one_, one_, ninf}, "fma(1, 1, -inf)"},
-                {{max, two, pz}, "fma(MAX, 2, 0) (overflow)"}}});
+                {{max, two, pz}, "fma(MAX, 2, 0) (overflow)"},
+                {{nmax, two, pz}, "fma(-MAX, 2, 0) (overflow)"}}});
   if (g) {
     const std::uint64_t ginf = model::pack(*g, false, g->inf_magnitude());
     v.push_back({backends::conversion(f, *g), {{{ninf}, fmt::format("{}(-inf)", g->name)}}});
@@ -87,39 +118,45 @@ std::vector<Group> build(const Format& f, const Format* g) {
   return v;
 }
 
-class InfinityProbe final : public audit::ScalarProbe {
+class InfinityProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.inf.arithmetic"; }
   std::string_view title() const override { return "Arithmetic with infinities, and overflow"; }
   std::string_view source() const override { return "IEEE 754-2019 sections 6.1 and 7.2 to 7.4; Kahan's Paranoia"; }
   bool applies(const Format& f) const override { return f.has_inf() && f.has_nan() && f.has_sign() && f.man_bits >= 1; }
+  const UnitQuestion& question() const override {
+    static const UnitQuestion q{{"INFINITY", "arithmetic with infinities and overflow", say_overflow}, overflow_answer, nullptr};
+    return q;
+  }
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     if (!computes_in(device, f)) return no_format(f);
-    const std::vector<Group> groups = build(f, wider_on(device, f));
+    const Format* g = wider_on(device, f);
+    const std::vector<Group> groups = build(f, g);
+    // One rounding per overflow behaviour (the cases round nothing else).
+    const std::vector<model::UnitRounding> rs = {model::UnitRounding::ieee(Rounding::rne), model::UnitRounding::chopped(),
+                                                 model::UnitRounding::ieee(Rounding::ru),
+                                                 model::UnitRounding::ieee(Rounding::rd)};
+    const SpaceOf space = [&rs](const Format&) {
+      Space s;
+      for (const model::UnitRounding& r : rs) {
+        s.adders.push_back({r, std::nullopt, false});
+        s.multipliers.push_back({r, std::nullopt, 0});
+        s.divisions.push_back({model::DivMethod::correctly_rounded, r});
+      }
+      s.fma_fused = {true, false};
+      return s;
+    };
+    std::vector<model::ScalarUnit> units;
+    // Conversions from g overflow with the conversion's rounding: vary it where there are some.
+    for (const model::ScalarUnit& u : candidates(device, f, space))
+      for (const model::UnitRounding& r : g ? rs : std::vector<model::UnitRounding>{u.convert}) {
+        units.push_back(u);
+        units.back().convert = r;
+      }
     audit::Finding finding;
-    auto b = select_all(device, groups, hypotheses, finding, true);
-    if (!b) return audit::failed(b.error().message);
-    const auto& cs = b->consistent;
-    const auto has = [&](const std::string& h) { return std::find(cs.begin(), cs.end(), h) != cs.end(); };
-    finding.parameters["consistent"] = cs;
-    // MAX + MAX, from the add group.
-    const std::uint64_t ovf = b->outputs[1][5];
-    finding.parameters["overflow"] = model::classify(f, ovf) == model::Class::infinite ? "infinity" : show(f, ovf);
-    const bool nearest = has(ieee(Rounding::rne)) || has(ieee(Rounding::rna));
-    finding.parameters["ieee"] = !cs.empty();
-    if (nearest) {
-      finding.verdict = "INFINITY: as IEEE 754: inf - inf, 0 * inf, 0 / 0 are NaN, x / 0 is a signed infinity, overflow gives infinity";
-    } else if (has(ieee(Rounding::rz))) {
-      finding.verdict = "INFINITY: as IEEE 754 rounding toward zero: infinities propagate, overflow gives MAX (chopped)";
-    } else if (has(kSaturating)) {
-      finding.verdict = "INFINITY: infinities propagate, but overflow saturates to MAX in every direction";
-    } else if (!cs.empty()) {
-      finding.verdict = fmt::format("INFINITY: as IEEE 754 with overflow rounded {}", join(cs, " or "));
-    } else {
-      const auto d = deviations(groups, *b, hypotheses, ieee(Rounding::rne), true);
-      finding.verdict = fmt::format("INFINITY: differs from IEEE 754: {}", join(d, "; "));
-    }
+    auto out = conclude(device, groups, units, question(), finding, {}, true);
+    if (!out) return audit::failed(out.error().message);
     return finding;
   }
 };

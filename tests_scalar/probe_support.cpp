@@ -124,6 +124,7 @@ std::vector<model::ScalarUnit> candidates(const backends::Device& device, const 
     vary(s.subnormals, [](model::ScalarUnit& u, const model::SubnormalPolicy& p) { u.subnormals = p; });
     vary(s.op_flushes, [](model::ScalarUnit& u, const auto& flushes) { u.op_flush = flushes; });
     vary(s.nans, [](model::ScalarUnit& u, const model::NanPolicy& p) { u.nan = p; });
+    vary(s.fma_zero_addends, [](model::ScalarUnit& u, model::ZeroAddend z) { u.fma_zero_addend = z; });
     if (reg != &f) vary(stores, [](model::ScalarUnit& u, const model::UnitRounding& c) { u.convert = c; });
     out.insert(out.end(), units.begin(), units.end());
   }

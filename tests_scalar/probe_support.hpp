@@ -86,6 +86,7 @@ struct Space {
   // Per-operation flushing (model::ScalarUnit::op_flush), after `subnormals`.
   std::vector<std::array<std::optional<model::OpFlush>, model::kFlushOps>> op_flushes;
   std::vector<model::NanPolicy> nans;
+  std::vector<model::ZeroAddend> fma_zero_addends;
 };
 using SpaceOf = std::function<Space(const Format& registers)>;
 // The candidate units of format f: registers of f first; with `stores` not empty, also registers of

@@ -6,6 +6,7 @@
 // so the same probe serves every format and operation. Each rounding mode is a hypothesis.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <random>
 
 #include "tests_scalar/families.hpp"
@@ -52,11 +53,15 @@ class RoundingProbe final : public audit::ScalarProbe {
     }
     if (op_ == Node::fma) {
       // (1 + u)^2 - (1 + 2u) = u^2 exactly when fused; a rounded product loses the u^2 (u = 2^(1-p)).
+      // Scaled by 2^s so that u^2 is normal: a flushed result would show flushing, not rounding.
       const int p = f.precision();
-      const std::uint64_t one_u = value(f, false, 1 - p, (std::uint64_t{1} << (p - 1)) + 1);
+      const int s = std::min(std::max(0, f.emin() + 2 * p), f.emax() - 2);
+      const std::uint64_t one_u = value(f, false, 1 - p, (std::uint64_t{1} << (p - 1)) + 1),
+                          one_u_s = value(f, false, 1 - p + s, (std::uint64_t{1} << (p - 1)) + 1);
+      const std::string scale = s == 0 ? "" : fmt::format(" 2^{}", s);
       for (bool neg : {false, true})
-        cases.push_back({{one_u, neg ? negate(f, one_u) : one_u, value(f, !neg, 1 - p, (std::uint64_t{1} << (p - 1)) + 2)},
-                         neg ? "-(1 + u)^2 + (1 + 2u)" : "(1 + u)^2 - (1 + 2u)"});
+        cases.push_back({{one_u_s, neg ? negate(f, one_u) : one_u, value(f, !neg, 1 - p + s, (std::uint64_t{1} << (p - 1)) + 2)},
+                         neg ? fmt::format("-(1 + u)^2{0} + (1 + 2u){0}", scale) : fmt::format("(1 + u)^2{0} - (1 + 2u){0}", scale)});
     }
     std::vector<Hypothesis> hypotheses;
     for (Rounding r : model::all_roundings) {
@@ -214,6 +219,9 @@ class RoundingProbe final : public audit::ScalarProbe {
       if (op_ == Node::sqrt) x[0] &= ~in.sign_mask();
       // fma: an addend far below the product half of the time, so that its bits decide the rounding.
       if (op_ == Node::fma && rng() % 2) x[2] = operand(2) - (std::uint64_t(in.precision() / 2 + int(rng() % std::uint64_t(in.precision()))) << in.man_bits << in.pad_bits);
+      // A normal addend: a zero one (or a subnormal one flushed) would show the product's rounding
+      // where the fma returns it (model::ZeroAddend::product).
+      if (op_ == Node::fma && model::classify(in, x[2]) != model::Class::normal) continue;
       const auto c = classify(f, from, x);
       if (!c || !reachable(*c) || have[std::size_t(c->index())]) continue;
       have[std::size_t(c->index())] = true;

@@ -4,10 +4,13 @@
 //   input:  a subnormal operand from memory, a normal result  (flushed if the load or the op flushes)
 //   output: normal operands, a subnormal result to memory     (flushed if the op or the store flushes)
 //   chain:  op -> subnormal in a register -> op -> normal     (flushed if the op flushes either way)
-// Every result is exact, so rounding does not enter. Candidates: the units of the model with every
-// flushing of each operation (input, output) and of transfers, in registers of f or wider
-// (nvidia-g70-binary16 keeps binary16 subnormals as binary32 normals in its registers). Conversions
-// involve a second unit, whose policy the candidates do not vary: they are left out.
+// Every result is exact, so rounding does not enter, but for the sign of fma(x, 0, 0) with zeros of
+// opposite signs, which also shows an fma that returns the product a*b for a zero addend (libclc's
+// software fma, rusticl's: model::ZeroAddend). Candidates: the units of the model with every
+// flushing of each operation (input, output) and of transfers, either zero addend, in registers of
+// f or wider (nvidia-g70-binary16 keeps binary16 subnormals as binary32 normals in its registers),
+// and the IEEE fmas that round down. Conversions involve a second unit, whose policy the
+// candidates do not vary: they are left out.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -70,6 +73,11 @@ std::vector<OpCases> build(const Format& f, const Format* g) {
     c.groups.push_back({backends::ternary(Node::fma, f),
                         {{{tiny, pow2(f, -1), zero}, fmt::format("output: fma({}, 0.5, 0)", s(tiny))},
                          {{tiny15, one_, n(tiny)}, fmt::format("output: fma({}, 1, {})", s(tiny15), s(n(tiny)))}}});
+    // A zero addend: IEEE adds it (+0 in every mode but rd, which gives -0 for both), an fma that
+    // returns the product a*b keeps the product's sign (model::ZeroAddend::product).
+    c.groups.push_back({backends::ternary(Node::fma, f),
+                        {{{n(one_), zero, zero}, "zero addend: fma(-1, 0, 0)"},
+                         {{one_, zero, n(zero)}, "zero addend: fma(1, 0, -0)"}}});
     backends::ExprBuilder b(f, 5);
     const int t = b.op(Node::fma, b.in(0), b.in(1), b.in(2));
     b.op(Node::fma, t, b.in(3), b.in(4));
@@ -141,6 +149,8 @@ nlohmann::json flush_answer(const model::ScalarUnit& u) {
     else
       j[op_name(op)] = {{"input", key(x.flush_input)}, {"output", key(x.flush_output)}};
   }
+  // The zero addend cases show it whatever the flushing (zeros are never flushed).
+  if (u.fma_zero_addend != model::ZeroAddend::ieee) j["fma.zero_addend"] = model::name(u.fma_zero_addend);
   return j;
 }
 
@@ -159,6 +169,7 @@ std::string say_flush(const nlohmann::json& a) {
   }
   std::string s = fmt::format("{} on transfer", word(a["transfer"]));
   for (const auto& [what, ops] : groups) s += fmt::format("; {}: {}", join(ops, ", "), what);
+  if (a.contains("fma.zero_addend")) s += "; fma with a zero addend: the product a*b";
   if (a.contains("registers")) s += fmt::format(" (in {} registers)", a["registers"].get<std::string>());
   return s;
 }
@@ -189,6 +200,7 @@ nlohmann::json flush_profile(const nlohmann::json& a) {
     const std::string out = io.second.empty() ? unit.second : io.second;
     if (io.first != unit.first || out != unit.second) p[op_name(op)]["subnormals"] = {{"input", io.first}, {"output", out}};
   }
+  if (a.contains("fma.zero_addend")) p["fma"]["zero_addend"] = a["fma.zero_addend"];
   return p;
 }
 
@@ -228,11 +240,19 @@ class FlushProbe final : public UnitProbe {
           }
         s.op_flushes = std::move(next);
       }
+      s.fma_zero_addends = {model::ZeroAddend::ieee, model::ZeroAddend::product};
       return s;
     };
+    std::vector<model::ScalarUnit> units = candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)});
+    // An IEEE fma rounding down gives -0 for +0 + -0 (the zero addend cases): its units too.
+    for (std::size_t i = 0, n = units.size(); i < n; ++i)
+      if (units[i].fma_zero_addend == model::ZeroAddend::ieee) {
+        model::ScalarUnit v = units[i];
+        v.add.rounding = model::UnitRounding::ieee(model::Rounding::rd);
+        units.push_back(v);
+      }
     audit::Finding finding;
-    auto out = conclude(device, groups, candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)}),
-                        question(), finding);
+    auto out = conclude(device, groups, units, question(), finding);
     if (!out) return audit::failed(out.error().message);
     return finding;
   }

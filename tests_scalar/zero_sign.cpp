@@ -1,34 +1,41 @@
 // The sign of zero (IEEE 754-2019 sections 6.3 and 5.4): -0 through a transfer and a conversion,
 // products and quotients of signed zeros, sums of zeros and exact cancellations (x - x is +0 in
 // every mode but rounding down, where it is -0), sqrt(-0) = -0, a negative product that underflows
-// to zero, fma with zero terms. Hypotheses: IEEE signed zeros under each rounding mode (the modes
-// only differ on cancellations and underflow), and unsigned zeros (every zero result is +0).
+// to zero, fma with zero terms. The model's zeros are IEEE's: what its parameters vary is the
+// rounding (x - x, the underflowing product) and the fma that returns the product a*b for a zero
+// addend (fma(1, -0, +0) = -0, and fma(1, +0, -0) = +0 where rounding down gives -0:
+// model::ZeroAddend). Candidates: every rounding of the adder and of the
+// multiplier, either zero addend; a device whose zeros follow another rule (every zero +0)
+// reproduces none of them.
 #include <fmt/format.h>
 
 #include "tests_scalar/daumas_support.hpp"
 #include "tests_scalar/families.hpp"
+#include "tests_scalar/probe_support.hpp"
 
 namespace gp::scalar {
 namespace {
 
 using model::Rounding;
 
-const std::string kUnsigned = "unsigned zero (every zero is +0)";
-std::string ieee(Rounding r) { return fmt::format("IEEE signed zero ({})", model::name(r)); }
+// What a unit's parameters say about zeros: the sign of an exact cancellation (its adder's
+// rounding) and whether fma(a, b, zero) is the product a*b.
+nlohmann::json zero_answer(const model::ScalarUnit& u) {
+  nlohmann::json j = {{"x_minus_x", u.add.rounding.effective() == Rounding::rd ? "-0" : "+0"}};
+  if (u.fma_zero_addend != model::ZeroAddend::ieee) j["fma.zero_addend"] = model::name(u.fma_zero_addend);
+  return j;
+}
 
-std::vector<Hypothesis> hypotheses(const Expr& e, const std::vector<Case>&) {
-  std::vector<Hypothesis> h;
-  for (Rounding r : model::all_roundings) {
-    ModelPolicy p;
-    p.o.rounding = r;
-    h.push_back({ieee(r), model_predictor(e, p)});
-  }
-  const Format& of = *e.output_format;
-  h.push_back({kUnsigned, [&e, &of](const Case& c) {
-                 const std::uint64_t x = model_eval(e, c.operands, ModelPolicy{});
-                 return model::classify(of, x) == model::Class::zero ? model::zero(of, false).bits : x;
-               }});
-  return h;
+std::string say_zero(const nlohmann::json& a) {
+  std::string s = a["x_minus_x"] == "-0" ? "as IEEE 754 rounding down: -0 kept, x - x = -0"
+                                         : "as IEEE 754: -0 kept, (-0) * (+0) = -0, sqrt(-0) = -0, x - x = +0";
+  if (a.contains("fma.zero_addend")) s += "; but fma(a, b, 0) is the product a*b: fma(1, -0, +0) = -0";
+  return s;
+}
+
+nlohmann::json zero_profile(const nlohmann::json& a) {
+  if (!a.contains("fma.zero_addend")) return nlohmann::json::object();
+  return {{"fma", {{"zero_addend", a["fma.zero_addend"]}}}};
 }
 
 std::vector<Group> build(const Format& f, const Format* g) {
@@ -66,7 +73,8 @@ std::vector<Group> build(const Format& f, const Format* g) {
                {{{nz, one_, nz}, "fma(-0, 1, -0)"},
                 {{one_, nz, pz}, "fma(1, -0, +0)"},
                 {{x, x, negate(f, value(f, false, -2, 9))}, "fma(1.5, 1.5, -2.25)"},
-                {{m1, pz, nz}, "fma(-1, +0, -0)"}}});
+                {{m1, pz, nz}, "fma(-1, +0, -0)"},
+                {{one_, pz, nz}, "fma(1, +0, -0)"}}});
   if (g) {
     v.push_back({backends::conversion(f, *g), {{{nz}, fmt::format("{}(-0)", g->name)}}});
     v.push_back({backends::conversion(*g, f), {{{model::zero(*g, true).bits}, fmt::format("{}(-0)", f.name)}}});
@@ -74,36 +82,33 @@ std::vector<Group> build(const Format& f, const Format* g) {
   return v;
 }
 
-class ZeroSignProbe final : public audit::ScalarProbe {
+class ZeroSignProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.zero.sign"; }
   std::string_view title() const override { return "Sign of zero"; }
   std::string_view source() const override { return "IEEE 754-2019 sections 6.3 and 5.4; Kahan's Paranoia"; }
   bool applies(const Format& f) const override { return f.has_negative_zero() && f.man_bits >= 2; }
+  const UnitQuestion& question() const override {
+    static const UnitQuestion q{{"SIGNED ZERO", "the sign of zero", say_zero}, zero_answer, zero_profile};
+    return q;
+  }
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     if (!computes_in(device, f)) return no_format(f);
     const std::vector<Group> groups = build(f, wider_on(device, f));
+    // Zeros of sums and of fma follow the adder's rounding, the underflowing product the multiplier's.
+    const SpaceOf space = [](const Format&) {
+      Space s;
+      for (const model::UnitRounding& r : unit_roundings()) {
+        s.adders.push_back({r, std::nullopt, false});
+        s.multipliers.push_back({r, std::nullopt, 0});
+      }
+      s.fma_zero_addends = {model::ZeroAddend::ieee, model::ZeroAddend::product};
+      return s;
+    };
     audit::Finding finding;
-    auto b = select_all(device, groups, hypotheses, finding);
-    if (!b) return audit::failed(b.error().message);
-    const auto& cs = b->consistent;
-    const auto has = [&](const std::string& h) { return std::find(cs.begin(), cs.end(), h) != cs.end(); };
-    // x - x, from the sub group's first case.
-    const std::uint64_t cancel = b->outputs[1][0];
-    finding.parameters["x_minus_x"] = show(f, cancel);
-    finding.parameters["consistent"] = cs;
-    finding.parameters["ieee"] = !cs.empty() && !has(kUnsigned);
-    if (has(ieee(Rounding::rne)) || has(ieee(Rounding::rz)) || has(ieee(Rounding::ru))) {
-      finding.verdict = "SIGNED ZERO: as IEEE 754: -0 kept, (-0) * (+0) = -0, sqrt(-0) = -0, x - x = +0";
-    } else if (has(ieee(Rounding::rd))) {
-      finding.verdict = "SIGNED ZERO: as IEEE 754 rounding down: -0 kept, x - x = -0";
-    } else if (has(kUnsigned)) {
-      finding.verdict = "SIGNED ZERO: none: every zero result is +0";
-    } else {
-      const auto d = deviations(groups, *b, hypotheses, ieee(Rounding::rne), false);
-      finding.verdict = fmt::format("SIGNED ZERO: differs from IEEE 754: {}", join(d, "; "));
-    }
+    auto out = conclude(device, groups, candidates(device, f, space), question(), finding);
+    if (!out) return audit::failed(out.error().message);
     return finding;
   }
 };

@@ -194,6 +194,31 @@ TEST(ProfileFiles, PerOperationFlushingRoundTrips) {
   EXPECT_NE(e.error().message.find("p.fma.subnormals.sideways"), std::string::npos) << e.error().message;
 }
 
+// fma.zero_addend is written only when it is not IEEE's, read back, and a bad value is an error
+// naming the key; mad has no such key.
+TEST(ProfileFiles, FmaZeroAddendRoundTrips) {
+  model::ScalarUnit u = model::ieee_unit(model::binary32);
+  EXPECT_FALSE(backends::unit_to_json(u)["fma"].contains("zero_addend"));
+  u.fma_zero_addend = model::ZeroAddend::product;
+  const json j = backends::unit_to_json(u);
+  EXPECT_EQ(j["fma"]["zero_addend"], "product") << j.dump();
+  auto back = backends::unit_from_json(model::binary32, j, "test");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->fma_zero_addend, model::ZeroAddend::product);
+  for (const json& v : {json("sum"), json(true)}) {
+    json bad = j;
+    bad["fma"]["zero_addend"] = v;
+    auto e = backends::unit_from_json(model::binary32, bad, "p");
+    ASSERT_FALSE(e);
+    EXPECT_EQ(e.error().message, "p.fma.zero_addend: must be \"ieee\" or \"product\"");
+  }
+  json mad = j;
+  mad["mad"]["zero_addend"] = "product";
+  auto e = backends::unit_from_json(model::binary32, mad, "p");
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().message.find("p.mad.zero_addend: unknown key"), std::string::npos) << e.error().message;
+}
+
 TEST(ProfileFiles, ErrorsNameTheKey) {
   const auto error = [](const json& j) {
     auto r = backends::parse_profiles(j, "f.json");

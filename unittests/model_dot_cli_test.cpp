@@ -159,6 +159,14 @@ TEST(ModelDotCli, ErrorsNameLineAndField) {
   DotArgs both = instruction("volta:HMMA.884.F32.F32");
   both.F = 3;
   EXPECT_EQ(run(both, "").rc, 2);
+  // gdfs: e4m3 beside fp4 runs; two e4m3 operands are refused, and the message says so.
+  DotArgs mixed = algorithm("gdfs", "e4m3", "binary32");
+  mixed.b_format = "e2m1";
+  EXPECT_EQ(run(mixed, "").rc, 0);
+  r = run(algorithm("gdfs", "e4m3", "binary32"), "");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("fp4 and fp6, or e4m3 with one of them"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("e4m3 x e4m3 needs 43"), std::string::npos) << r.err;
   DotArgs wide = algorithm("fda", "binary64", "binary32");
   EXPECT_EQ(run(wide, "").rc, 2);  // products too wide for the fused algorithms
 }

@@ -1,6 +1,7 @@
 // Random scalar units for the blind tests: the parameter ranges of issue 4 (guard bits 0 to 3,
 // chop or a rounding mode, truncated multiplier columns and constants, fused or unfused MAD,
-// flushing on input, output or transfer, NaNs quieted on transfer or not).
+// flushing on input, output or transfer, NaNs quieted on transfer or not, an fma returning the
+// product for a zero addend or not).
 #pragma once
 
 #include <random>
@@ -32,6 +33,8 @@ inline model::ScalarUnit random_unit(std::mt19937_64& rng, const model::Format& 
   u.subnormals.flush_transfer = rng() % 4 == 0;
   u.nan.quiet_on_transfer = rng() % 2;
   u.mad_fused = rng() % 2;
+  // One unit in four returns the product for a zero addend, as libclc's software fma.
+  u.fma_zero_addend = rng() % 4 == 0 ? model::ZeroAddend::product : model::ZeroAddend::ieee;
   return u;
 }
 

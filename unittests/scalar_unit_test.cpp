@@ -605,5 +605,45 @@ TEST(ScalarUnitFlush, PerOperation) {
   EXPECT_NE(describe(u).find("SUBNORMALS (fma): operands flushed, results kept"), std::string::npos) << describe(u);
 }
 
+// libclc's software fma (__clc_sw_fma), rusticl's on a device without subnormals: operands flushed,
+// a zero addend returns the multiplier's product, else the exact sum rounded once and flushed when
+// tiny. The five binary32 cases of rusticl's validation, and the cases that separate the parameter.
+TEST(ScalarUnitFlush, ZeroAddendReturnsTheProduct) {
+  ScalarUnit u = ieee_unit(binary32);
+  u.op_flush[std::size_t(FlushOp::fma)] = OpFlush{true, true};
+  u.fma_zero_addend = ZeroAddend::product;
+  EXPECT_EQ(check(u), "");
+  const std::uint64_t tiny = 0x00800000, half = f32(0.5f), one = f32(1.0f), zero = 0, nzero = 0x80000000;
+  EXPECT_EQ(unit_fma(u, tiny, half, zero).bits, 0x00400000u);  // the product, kept although fma flushes
+  EXPECT_EQ(unit_fma(u, f32(-1.0f), zero, zero).bits, nzero);  // the product's sign; IEEE: +0
+  EXPECT_EQ(unit_fma(ieee_unit(binary32), f32(-1.0f), zero, zero).bits, zero);
+  EXPECT_EQ(unit_fma(u, one, zero, nzero).bits, zero);
+  EXPECT_EQ(unit_fma(u, 0x00c00000, one, 0x80800000).bits, zero);     // 2^-127 after rounding: flushed
+  EXPECT_EQ(unit_fma(u, one, one, f32(-1.0f)).bits, zero);            // an exact zero sum is +0
+  EXPECT_EQ(unit_fma(u, 0x806eabeb, 0xc14bd3dd, 0x88d871c3).bits, 0x88d871c3u);  // a flushed: c
+  EXPECT_EQ(unit_fma(u, 0xf9fe4e38, 0x8003c224, 0x0f74d69c).bits, 0x0f74d69cu);
+  EXPECT_EQ(unit_fma(u, 0x803b5f9f, 0xf95286ae, 0xb829ccc2).bits, 0xb829ccc2u);
+  EXPECT_EQ(unit_fma(u, 0x24cf6494, 0x10febd34, 0x0044ae3a).bits, 0x00000006u);  // c flushed: a*b
+  EXPECT_EQ(unit_fma(u, 0x00df9d90, 0xb435dae0, 0x005cc4d1).bits, 0x80000002u);
+  // Infinite and NaN operands: the fma's own results.
+  const std::uint64_t inf = 0x7f800000;
+  EXPECT_EQ(unit_fma(u, inf, f32(2.0f), zero).bits, inf);
+  EXPECT_EQ(unit_fma(u, one, f32(2.0f), inf).bits, inf);
+  EXPECT_TRUE(is_nan(classify(binary32, unit_fma(u, inf, zero, zero).bits)));
+  // A nonzero addend: the IEEE fma with the fma's flushing, bit for bit.
+  ScalarUnit flushing_fma = u;
+  flushing_fma.fma_zero_addend = ZeroAddend::ieee;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 100000; ++i) {
+    const std::uint64_t a = rng() & 0xffffffff, b = rng() & 0xffffffff, c = rng() & 0xffffffff;
+    if ((c & 0x7f800000) == 0) continue;
+    EXPECT_EQ(unit_fma(u, a, b, c).bits, unit_fma(flushing_fma, a, b, c).bits) << std::hex << a << " " << b << " " << c;
+  }
+  EXPECT_NE(describe(u).find("a zero addend returns the multiplier's product"), std::string::npos) << describe(u);
+  EXPECT_EQ(name(ZeroAddend::product), "product");
+  EXPECT_EQ(find_zero_addend("ieee"), ZeroAddend::ieee);
+  EXPECT_FALSE(find_zero_addend("zero"));
+}
+
 }  // namespace
 }  // namespace gp::model

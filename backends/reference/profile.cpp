@@ -385,6 +385,7 @@ json unit_to_json(const model::ScalarUnit& u) {
             {"nan", {{"canonical", u.nan.canonical}, {"quiet_on_transfer", u.nan.quiet_on_transfer}}}};
   if (u.storage && u.storage != u.format) j["registers"] = u.format->name;
   if (u.add_cascaded) j["add_cascaded"] = adder_json(*u.add_cascaded);
+  if (u.fma_zero_addend != model::ZeroAddend::ieee) j["fma"]["zero_addend"] = model::name(u.fma_zero_addend);
   for (std::size_t i = 0; i < model::kFlushOps; ++i)
     if (const auto& of = u.op_flush[i])
       j[std::string(model::flush_op_names[i])]["subnormals"] = {{"input", flush_name(of->flush_input)},
@@ -432,8 +433,14 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
       const Reader r(*v, top.at(key));
       GP_TRY(r.check_object());
       // "rounding" is what the rounding probe saw; a unit's fused rounding is its adder's.
-      GP_TRY(r.only({"fused", "rounding", "subnormals"}));
-      GP_TRY(r.boolean("fused", std::string_view(key) == "fma" ? u.fma_fused : u.mad_fused));
+      const bool fma = std::string_view(key) == "fma";
+      GP_TRY(fma ? r.only({"fused", "rounding", "subnormals", "zero_addend"}) : r.only({"fused", "rounding", "subnormals"}));
+      GP_TRY(r.boolean("fused", fma ? u.fma_fused : u.mad_fused));
+      if (const json* z = fma ? r.find("zero_addend") : nullptr) {
+        const auto za = z->is_string() ? model::find_zero_addend(z->get<std::string>()) : std::nullopt;
+        if (!za) return Error{fmt::format("{}: must be \"ieee\" or \"product\"", r.at("zero_addend"))};
+        u.fma_zero_addend = *za;
+      }
     }
   }
   if (const json* v = top.find("div")) {
