@@ -1,6 +1,7 @@
 // Random scalar units for the blind tests: the parameter ranges of issue 4 (guard bits 0 to 3,
 // chop or a rounding mode, truncated multiplier columns and constants, fused or unfused MAD,
-// flushing on input, output or transfer, NaNs quieted on transfer or not).
+// flushing on input, output or transfer, NaNs quieted on transfer or not, and NaN arithmetic: which
+// operand's NaN, quieted or not, a - NaN's sign, the default NaN).
 #pragma once
 
 #include <random>
@@ -32,6 +33,14 @@ inline model::ScalarUnit random_unit(std::mt19937_64& rng, const model::Format& 
   u.subnormals.flush_transfer = rng() % 4 == 0;
   u.nan.quiet_on_transfer = rng() % 2;
   u.mad_fused = rng() % 2;
+  // NaN arithmetic: half the units the IEEE unit's, the others any policy of the model.
+  if (rng() % 2) {
+    u.nan.propagation = model::NanPropagation(rng() % 3);
+    u.nan.quiet = rng() % 2;
+    u.nan.sub_flips = rng() % 2;
+    u.nan.default_nan = model::all_default_nans[rng() % std::size(model::all_default_nans)];
+    u.nan.canonical = rng() % 4 == 0;
+  }
   return u;
 }
 
