@@ -149,11 +149,14 @@ std::vector<Group> propagation_groups(const Format& f) {
                {{{n.qa, two}, "qNaN(1) * 2"}, {{two, n.qb}, "2 * -qNaN(big)"}, {{n.qa, n.qb}, "qNaN(1) * -qNaN(big)"}}});
   v.push_back({backends::binary(Node::div, f), {{{n.qa, two}, "qNaN(1) / 2"}, {{two, n.qb}, "2 / -qNaN(big)"}}});
   v.push_back({backends::unary(Node::sqrt, f), {{{n.qa}, "sqrt(qNaN(1))"}, {{n.qb}, "sqrt(-qNaN(big))"}}});
+  // Two NaN factors in both orders: the larger payload is not an operand order (x86's FMA forms
+  // take their operands in the order the compiler chose).
   v.push_back({backends::ternary(Node::fma, f),
                {{{n.qa, one_, one_}, "fma(qNaN(1), 1, 1)"},
                 {{one_, n.qa, one_}, "fma(1, qNaN(1), 1)"},
                 {{one_, one_, n.qa}, "fma(1, 1, qNaN(1))"},
                 {{n.qa, n.qb, one_}, "fma(qNaN(1), -qNaN(big), 1)"},
+                {{n.qb, n.qa, one_}, "fma(-qNaN(big), qNaN(1), 1)"},
                 {{one_, n.qb, n.qa}, "fma(1, -qNaN(big), qNaN(1))"}}});
   return v;
 }
