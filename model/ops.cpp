@@ -38,7 +38,7 @@ Result div(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) 
   const bool neg = ua.neg != ub.neg;
   const bool a_inf = ua.cls == Class::infinite, b_inf = ub.cls == Class::infinite;
   const bool a_zero = ua.cls == Class::zero, b_zero = ub.cls == Class::zero;
-  if ((a_inf && b_inf) || (a_zero && b_zero)) return invalid_result(f);
+  if ((a_inf && b_inf) || (a_zero && b_zero)) return invalid_result(f, o);
   if (a_inf) return infinity(f, o, neg);
   if (b_zero) {
     Result r = infinity(f, o, neg);
@@ -58,7 +58,7 @@ Result sqrt(const Format& f, const Options& o, std::uint64_t a) {
   const Unpacked ua = unpack(f, a, o.ftz_in);
   if (auto n = detail::nan_operands(f, o, {&ua})) return *n;
   if (ua.cls == Class::zero) return zero(f, ua.neg);
-  if (ua.neg) return invalid_result(f);
+  if (ua.neg) return invalid_result(f, o);
   if (ua.cls == Class::infinite) return infinity(f, o, false);
   // Radicand with its leading bit at 124 or 125 and an even exponent: a root of 62 or 63 bits.
   int k = 124 - msb(ua.sig);
@@ -78,9 +78,9 @@ Result fma(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b, 
     if (zero_times_inf) n->flags |= Flag::invalid;
     return *n;
   }
-  if (zero_times_inf) return invalid_result(f);
+  if (zero_times_inf) return invalid_result(f, o);
   if (a_inf || b_inf) {
-    if (uc.cls == Class::infinite && uc.neg != pneg) return invalid_result(f);
+    if (uc.cls == Class::infinite && uc.neg != pneg) return invalid_result(f, o);
     return infinity(f, o, pneg);
   }
   if (uc.cls == Class::infinite) return infinity(f, o, uc.neg);

@@ -14,14 +14,17 @@ namespace gp::model {
 
 namespace detail {
 
-// A NaN operand decides the result: the first one, quieted; any signalling one raises invalid.
+// A NaN operand decides the result: the first one (or the one Options::nan_propagation picks),
+// quieted; any signalling one raises invalid.
 inline std::optional<Result> nan_operands(const Format& f, const Options& o,
                                           std::initializer_list<const Unpacked*> xs) {
   const Unpacked* first = nullptr;
   Flags flags = 0;
   for (const Unpacked* x : xs) {
     if (!is_nan(x->cls)) continue;
-    if (!first) first = x;
+    if (!first || o.nan_propagation == NanPropagation::last ||
+        (o.nan_propagation == NanPropagation::larger_payload && x->sig > first->sig))
+      first = x;
     if (x->cls == Class::signaling_nan) flags |= Flag::invalid;
   }
   if (!first) return std::nullopt;
@@ -116,7 +119,7 @@ struct Finite {
     if (is_finite_nonzero(b.cls) || b.cls == Class::zero) return add_finite(f, o, a, b);
   }
   if (auto n = nan_operands(f, o, {&a, &b})) return *n;
-  if (a.cls == Class::infinite && b.cls == Class::infinite && a.neg != b.neg) return invalid_result(f);
+  if (a.cls == Class::infinite && b.cls == Class::infinite && a.neg != b.neg) return invalid_result(f, o);
   return infinity(f, o, a.cls == Class::infinite ? a.neg : b.neg);
 }
 
@@ -138,14 +141,15 @@ constexpr bool both_finite(const Format& f, std::uint64_t a, std::uint64_t b) {
   return detail::add_unpacked(f, o, unpack(f, a, o.ftz_in), unpack(f, b, o.ftz_in));
 }
 
-// a - b: b's sign is flipped unless b is a NaN (NaN operands propagate unchanged).
+// a - b: b's sign is flipped unless b is a NaN (NaN operands propagate unchanged), or is flipped
+// anyway with Options::nan_sub_flips.
 [[gnu::always_inline]] inline Result sub(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
   if (detail::small_exact_sums(f) && detail::both_finite(f, a, b)) {
     return detail::round_quanta(f, o, detail::to_quanta(f, a, o.ftz_in) - detail::to_quanta(f, b, o.ftz_in),
                                 sign_of(f, a), !sign_of(f, b));
   }
   Unpacked ub = unpack(f, b, o.ftz_in);
-  if (!is_nan(ub.cls)) ub.neg = !ub.neg;
+  if (!is_nan(ub.cls) || o.nan_sub_flips) ub.neg = !ub.neg;
   return detail::add_unpacked(f, o, unpack(f, a, o.ftz_in), ub);
 }
 
@@ -165,7 +169,7 @@ constexpr bool both_finite(const Format& f, std::uint64_t a, std::uint64_t b) {
   if (auto n = detail::nan_operands(f, o, {&ua, &ub})) return *n;
   const bool inf = ua.cls == Class::infinite || ub.cls == Class::infinite;
   const bool zero_operand = ua.cls == Class::zero || ub.cls == Class::zero;
-  if (inf && zero_operand) return invalid_result(f);
+  if (inf && zero_operand) return invalid_result(f, o);
   if (inf) return infinity(f, o, neg);
   return zero(f, neg);
 }

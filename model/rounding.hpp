@@ -18,6 +18,10 @@
 //   quieted, sign kept, its payload the leading fraction bits of the source (truncated or
 //   zero-extended to the destination's fraction). Invalid operations return the canonical NaN
 //   (positive, quiet bit only). Options::canonical_nan makes every NaN result canonical.
+//   Options' other nan_ fields model hardware that differs (model/scalar_unit.hpp's NanPolicy):
+//   the last NaN operand or the one with the larger fraction field (x87) instead of the first,
+//   signalling NaNs kept signalling, a - NaN flipping the NaN's sign, and another default NaN
+//   (x86's negative one, NVIDIA's all-ones) for invalid operations and canonical results.
 //   Signalling NaN operands raise invalid. Formats with one NaN encoding per sign keep the sign;
 //   FNUZ has one NaN; a format without NaN gives its largest finite value, raising invalid.
 #pragma once
@@ -51,12 +55,26 @@ namespace Flag {
 inline constexpr Flags inexact = 1, underflow = 2, overflow = 4, divbyzero = 8, invalid = 16;
 }
 
+// Which NaN operand an operation with several returns: the first (a, b, c order), the last, or the
+// one whose fraction field (quiet bit included) is the larger, the first of equal ones (x87).
+enum class NanPropagation : std::uint8_t { first, last, larger_payload };
+// The NaN of invalid operations and of canonical results: the quiet NaN without payload, its
+// negative (x86 SSE), the all-ones pattern (NVIDIA), its negative. default_nan() gives the bits.
+enum class DefaultNan : std::uint8_t { quiet, negative_quiet, all_ones, negative_all_ones };
+inline constexpr DefaultNan all_default_nans[] = {DefaultNan::quiet, DefaultNan::negative_quiet, DefaultNan::all_ones,
+                                                  DefaultNan::negative_all_ones};
+
 struct Options {
   Rounding rounding = Rounding::rne;
   bool ftz_in = false;         // subnormal operands read as zeros of the same sign
   bool ftz_out = false;        // subnormal results become zeros of the same sign
   bool saturate = false;       // overflow gives the largest finite value, never inf or NaN
   bool canonical_nan = false;  // every NaN result is the canonical NaN
+  // NaN results (special cases only: the finite paths never read these).
+  NanPropagation nan_propagation = NanPropagation::first;
+  bool nan_keep_signaling = false;  // a signalling NaN operand comes out unquieted
+  bool nan_sub_flips = false;       // a - NaN returns the NaN with its sign flipped
+  DefaultNan nan_default = DefaultNan::quiet;
 };
 
 struct Result {
@@ -79,11 +97,22 @@ constexpr std::uint64_t canonical_nan(const Format& f) {
   return pack(f, false, f.max_finite_magnitude());
 }
 
+// The bits of a default NaN in f: the canonical NaN, negated or all ones where f has those encodings.
+constexpr std::uint64_t default_nan(const Format& f, DefaultNan d) {
+  const bool neg = (d == DefaultNan::negative_quiet || d == DefaultNan::negative_all_ones) && f.has_sign();
+  if (f.nan == NanStyle::ieee)
+    return pack(f, neg, d == DefaultNan::quiet || d == DefaultNan::negative_quiet ? f.inf_magnitude() | f.quiet_bit()
+                                                                                  : f.magnitude_mask());
+  if (f.nan == NanStyle::all_ones) return pack(f, neg, f.magnitude_mask());
+  return canonical_nan(f);
+}
+
 // The NaN result for a NaN operand of format `from` (an Unpacked NaN), per the rule above.
 constexpr Result propagate_nan(const Format& to, const Format& from, const Unpacked& nan, const Options& o) {
   const Flags flags = nan.cls == Class::signaling_nan ? Flag::invalid : 0;
   if (to.nan == NanStyle::none) return {canonical_nan(to), Flag::invalid};
-  if (o.canonical_nan || to.nan == NanStyle::negative_zero) return {canonical_nan(to), flags};
+  if (o.canonical_nan) return {default_nan(to, o.nan_default), flags};
+  if (to.nan == NanStyle::negative_zero) return {canonical_nan(to), flags};
   if (to.nan == NanStyle::all_ones) return {pack(to, nan.neg && to.has_sign(), to.magnitude_mask()), flags};
   // IEEE destination: left-aligned payload.
   std::uint64_t payload = 0;
@@ -91,10 +120,18 @@ constexpr Result propagate_nan(const Format& to, const Format& from, const Unpac
     payload = from.man_bits >= to.man_bits ? nan.sig >> (from.man_bits - to.man_bits)
                                            : nan.sig << (to.man_bits - from.man_bits);
   }
-  return {pack(to, nan.neg && to.has_sign(), to.inf_magnitude() | to.quiet_bit() | payload), flags};
+  // Kept signalling while the payload left of the quiet bit's place stays nonzero (else it would read
+  // as an infinity).
+  const bool signaling = o.nan_keep_signaling && nan.cls == Class::signaling_nan && (payload & ~to.quiet_bit()) != 0;
+  const std::uint64_t fraction = signaling ? payload & ~to.quiet_bit() : payload | to.quiet_bit();
+  return {pack(to, nan.neg && to.has_sign(), to.inf_magnitude() | fraction), flags};
 }
 
 constexpr Result invalid_result(const Format& f) { return {canonical_nan(f), Flag::invalid}; }
+// An invalid operation's result with the options' default NaN.
+constexpr Result invalid_result(const Format& f, const Options& o) {
+  return {default_nan(f, o.nan_default), Flag::invalid};
+}
 
 // An infinite result. A format without infinity gives its NaN, or with Options::saturate (or no
 // NaN) its largest finite value; the caller raises the flag the operation calls for.

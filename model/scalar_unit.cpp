@@ -1,6 +1,7 @@
 #include "model/scalar_unit.hpp"
 
 #include <array>
+#include <span>
 
 namespace gp::model {
 
@@ -12,13 +13,24 @@ std::optional<UnitRounding> find_unit_rounding(std::string_view n) {
   return std::nullopt;
 }
 
-std::string_view name(ZeroAddend z) { return zero_addend_names[std::size_t(z)]; }
-
-std::optional<ZeroAddend> find_zero_addend(std::string_view n) {
-  for (std::size_t i = 0; i < std::size(zero_addend_names); ++i)
-    if (zero_addend_names[i] == n) return ZeroAddend(i);
+namespace {
+constexpr std::array<std::string_view, 3> propagation_names = {"first", "last", "larger_payload"};
+constexpr std::array<std::string_view, 4> default_nan_names = {"quiet", "negative_quiet", "all_ones", "negative_all_ones"};
+// The enumerator whose name is n: names[i] names E(i).
+template <class E>
+std::optional<E> find_name(std::span<const std::string_view> names, std::string_view n) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == n) return E(i);
   return std::nullopt;
 }
+}  // namespace
+
+std::string_view name(ZeroAddend z) { return zero_addend_names[std::size_t(z)]; }
+std::optional<ZeroAddend> find_zero_addend(std::string_view n) { return find_name<ZeroAddend>(zero_addend_names, n); }
+std::string_view name(NanPropagation p) { return propagation_names[std::size_t(p)]; }
+std::optional<NanPropagation> find_nan_propagation(std::string_view n) { return find_name<NanPropagation>(propagation_names, n); }
+std::string_view name(DefaultNan d) { return default_nan_names[std::size_t(d)]; }
+std::optional<DefaultNan> find_default_nan(std::string_view n) { return find_name<DefaultNan>(default_nan_names, n); }
 
 std::string check(const ScalarUnit& u) {
   if (!u.format) return "scalar unit has no format";
@@ -102,7 +114,7 @@ Result adder_sub(const Format& f, const AdderParams& p, const Options& base, std
   const Options o = with_rounding(base, p.rounding);
   if (!p.guard_bits) return sub(f, o, a, b);
   Unpacked ub = unpack(f, b, o.ftz_in);
-  if (!is_nan(ub.cls)) ub.neg = !ub.neg;
+  if (!is_nan(ub.cls) || o.nan_sub_flips) ub.neg = !ub.neg;
   return adder_unpacked(f, p, o, unpack(f, a, o.ftz_in), ub);
 }
 
@@ -299,7 +311,13 @@ std::string describe(const ScalarUnit& u) {
       s += std::string("SUBNORMALS (") + std::string(flush_op_names[i]) + "): " +
            (of->flush_input ? "operands flushed" : "operands kept") + ", " +
            (of->flush_output ? "results flushed" : "results kept") + "\n";
-  s += std::string("NaN: ") + (u.nan.canonical ? "canonical NaN results" : "first NaN operand propagated, quieted") +
+  static constexpr const char* which[] = {"first", "last", "larger-payload"};
+  s += std::string("NaN: ") +
+       (u.nan.canonical ? "canonical NaN results"
+                        : std::string(which[std::size_t(u.nan.propagation)]) + " NaN operand propagated, " +
+                              (u.nan.quiet ? "quieted" : "signalling ones kept") +
+                              (u.nan.sub_flips ? ", a - NaN flips its sign" : "")) +
+       (u.nan.default_nan != DefaultNan::quiet ? "; default NaN " + std::string(name(u.nan.default_nan)) : "") +
        (u.nan.quiet_on_transfer ? "; signalling NaNs quieted on transfer\n" : "; NaNs unchanged on transfer\n");
   return s;
 }

@@ -69,6 +69,11 @@
 // stores ([DGD] 2.1). NaNs: an arithmetic result with a NaN operand is the first NaN operand,
 // quieted (model/rounding.hpp); `canonical` makes every NaN result the canonical NaN; transfers
 // keep signalling NaNs as they are, or quiet them with `quiet_on_transfer` ([DGD] 2.1: ATI).
+// Other hardware [nan: propagation, quiet, sub_flips, default]: the last NaN operand, or the one
+// with the larger fraction field (x87), comes out; signalling NaNs come out unquieted; a - NaN is
+// the NaN with its sign flipped (as if b's sign were flipped before the addition); invalid
+// operations and canonical results give another default NaN (x86's negative quiet NaN, NVIDIA's
+// all-ones pattern). Conversions propagate their operand's NaN with the same quieting.
 //
 // Register precision and range: the unit computes in `format` (its registers) and loads and stores
 // `storage`; a register format wider than the storage (a Format descriptor with more exponent or
@@ -172,8 +177,21 @@ std::optional<ZeroAddend> find_zero_addend(std::string_view name);
 struct NanPolicy {
   bool canonical = false;          // every arithmetic NaN result is the canonical NaN
   bool quiet_on_transfer = false;  // loads and stores quiet signalling NaNs
+  // Arithmetic with NaN operands, unless canonical [nan: propagation, quiet, sub_flips]: which
+  // NaN operand comes out, whether a signalling one comes out quiet, whether a - NaN flips its sign.
+  NanPropagation propagation = NanPropagation::first;
+  bool quiet = true;
+  bool sub_flips = false;
+  // The NaN of invalid operations, and the canonical NaN [nan.default].
+  DefaultNan default_nan = DefaultNan::quiet;
   friend constexpr bool operator==(const NanPolicy&, const NanPolicy&) = default;
 };
+// Profile names: "first", "last", "larger_payload"; "quiet", "negative_quiet", "all_ones",
+// "negative_all_ones". The find_ functions are their inverses.
+std::string_view name(NanPropagation p);
+std::optional<NanPropagation> find_nan_propagation(std::string_view name);
+std::string_view name(DefaultNan d);
+std::optional<DefaultNan> find_default_nan(std::string_view name);
 
 struct ScalarUnit {
   std::string_view name;             // the built-in units use their ref:<profile> names
@@ -208,13 +226,22 @@ constexpr OpFlush flushing(const ScalarUnit& u, FlushOp op) {
   return {u.subnormals.flush_input, u.subnormals.flush_output};
 }
 
+// The NaN options of a policy (its arithmetic part: transfers are the unit's own).
+constexpr void set_nan_options(Options& o, const NanPolicy& p) {
+  o.canonical_nan = p.canonical;
+  o.nan_propagation = p.propagation;
+  o.nan_keep_signaling = !p.quiet;
+  o.nan_sub_flips = p.sub_flips;
+  o.nan_default = p.default_nan;
+}
+
 // The model::Options an operation of the unit rounds with.
 constexpr Options unit_options(const ScalarUnit& u, const UnitRounding& r, FlushOp op) {
   Options o;
   o.rounding = r.effective();
   o.ftz_in = flushing(u, op).flush_input;
   o.ftz_out = flushing(u, op).flush_output;
-  o.canonical_nan = u.nan.canonical;
+  set_nan_options(o, u.nan);
   return o;
 }
 // With the unit's own flushing (no operation's).
@@ -223,7 +250,7 @@ constexpr Options unit_options(const ScalarUnit& u, const UnitRounding& r) {
   o.rounding = r.effective();
   o.ftz_in = u.subnormals.flush_input;
   o.ftz_out = u.subnormals.flush_output;
-  o.canonical_nan = u.nan.canonical;
+  set_nan_options(o, u.nan);
   return o;
 }
 

@@ -4,6 +4,10 @@
 // sign survive, whether subtraction flips the sign of a NaN subtrahend; and which NaN an invalid
 // operation (0 * inf, inf - inf, 0 / 0, sqrt(-1)) returns: the quiet NaN with no payload (IEEE's
 // usual choice, the model's canonical NaN), x86's negative one, or NVIDIA's all-ones pattern.
+// Candidates: units with every NaN policy of the model (model::NanPolicy), transfers quieting
+// signalling NaNs or not; outputs compared bit for bit, since the bits are the point. A conversion
+// to a wider format runs on that format's unit, whose policy the candidates do not vary: it is
+// measured beside the verdict, against the IEEE conversion.
 #include <fmt/format.h>
 
 #include "tests_scalar/daumas_support.hpp"
@@ -12,73 +16,104 @@
 namespace gp::scalar {
 namespace {
 
-enum class Choice { first, last, larger_payload, canonical };
+// Whether f's cases include signalling NaNs (and payloads that tell operands apart).
+bool ieee_nans(const Format& f) { return f.nan == model::NanStyle::ieee && f.man_bits >= 3; }
 
-struct Policy {
-  Choice choice;
-  bool quiet;             // signalling NaNs come out quiet
-  bool sub_flips;         // a - NaN returns the NaN with its sign flipped
-  std::uint64_t canonical;  // for Choice::canonical
-};
-
-// The NaN results a device might use for invalid operations and canonical NaNs.
-std::vector<std::pair<std::string, std::uint64_t>> default_nans(const Format& f) {
-  std::vector<std::pair<std::string, std::uint64_t>> v = {{"quiet NaN, no payload", model::canonical_nan(f)}};
-  if (f.nan == model::NanStyle::ieee) {
-    v.push_back({"negative quiet NaN, no payload (x86)", negate(f, model::canonical_nan(f))});
-    v.push_back({"all-ones NaN (NVIDIA)", model::pack(f, false, f.magnitude_mask())});
-    v.push_back({"negative all-ones NaN", model::pack(f, true, f.magnitude_mask())});
-  } else if (f.nan == model::NanStyle::all_ones && f.has_sign()) {
-    v.push_back({"negative NaN", model::pack(f, true, f.magnitude_mask())});
-  }
+// The default NaNs of f with distinct bits, in model::all_default_nans order.
+std::vector<model::DefaultNan> default_nans(const Format& f) {
+  std::vector<model::DefaultNan> v;
+  for (model::DefaultNan d : model::all_default_nans)
+    if (std::none_of(v.begin(), v.end(), [&](model::DefaultNan e) { return model::default_nan(f, e) == model::default_nan(f, d); }))
+      v.push_back(d);
   return v;
 }
 
-std::string name(const Format& f, const Policy& p) {
-  if (p.choice == Choice::canonical) {
-    for (const auto& [n, bits] : default_nans(f))
-      if (bits == p.canonical) return fmt::format("canonical NaN: {} ({})", n, hex(f, bits));
-  }
-  static constexpr const char* choices[] = {"first NaN operand", "last NaN operand", "NaN with the larger payload"};
-  return fmt::format("{}, {}{}", choices[int(p.choice)], p.quiet ? "quieted" : "unchanged",
-                     p.sub_flips ? ", a - NaN flips its sign" : "");
+// The first default NaN of f with d's bits: the name the answers use.
+model::DefaultNan distinct(const Format& f, model::DefaultNan d) {
+  for (model::DefaultNan e : default_nans(f))
+    if (model::default_nan(f, e) == model::default_nan(f, d)) return e;
+  return d;
 }
 
-std::vector<Policy> policies(const Format& f) {
-  std::vector<Policy> v;
-  for (Choice c : {Choice::first, Choice::last, Choice::larger_payload})
-    for (bool q : {true, false})
-      for (bool s : {false, true}) v.push_back({c, q, s, 0});
-  for (const auto& d : default_nans(f)) v.push_back({Choice::canonical, true, false, d.second});
+std::string_view describe(model::DefaultNan d) {
+  switch (d) {
+    case model::DefaultNan::quiet: return "quiet NaN, no payload";
+    case model::DefaultNan::negative_quiet: return "negative quiet NaN, no payload (x86)";
+    case model::DefaultNan::all_ones: return "all-ones NaN (NVIDIA)";
+    case model::DefaultNan::negative_all_ones: return "negative all-ones NaN";
+  }
+  return "?";
+}
+
+// The question's answer: {propagation, quiet, sub_flips, default_nan, default_nan_bits}. A canonical
+// unit has no propagation details; quiet is what comes out of arithmetic (a transfer that quiets
+// signalling NaNs hides whether the operation would); it is asked only where f has signalling NaNs.
+nlohmann::json nan_answer(const model::ScalarUnit& u) {
+  const Format& f = u.storage_format();
+  const model::NanPolicy& p = u.nan;
+  nlohmann::json a = nlohmann::json::object();
+  a["propagation"] = p.canonical ? "canonical" : std::string(model::name(p.propagation));
+  if (!p.canonical) {
+    if (ieee_nans(f)) a["quiet"] = p.quiet || p.quiet_on_transfer;
+    a["sub_flips"] = p.sub_flips;
+  }
+  const model::DefaultNan d = distinct(f, p.default_nan);
+  a["default_nan"] = model::name(d);
+  a["default_nan_bits"] = hex(f, model::default_nan(f, d));
+  return a;
+}
+
+std::string say(const nlohmann::json& a) {
+  std::string s;
+  const std::string prop = a.value("propagation", "");
+  if (prop == "canonical") {
+    s = "every NaN result is the canonical NaN";
+  } else {
+    s = prop == "first" ? "the first NaN operand comes out" : prop == "last" ? "the last NaN operand comes out"
+                                                                               : "the NaN operand with the larger payload comes out";
+    if (a.contains("quiet")) s += a["quiet"].get<bool>() ? ", quieted" : ", signalling ones unchanged";
+    s += a.value("sub_flips", false) ? "; a - NaN flips the NaN's sign" : "; a - NaN keeps the NaN's sign";
+  }
+  const auto d = model::find_default_nan(a.value("default_nan", ""));
+  return fmt::format("{}; invalid operations give the {} ({})", s, d ? describe(*d) : "?", a.value("default_nan_bits", ""));
+}
+
+// The answer's profile keys: those the IEEE unit does not have, and `canonical` always.
+nlohmann::json nan_profile(const nlohmann::json& a) {
+  nlohmann::json n = nlohmann::json::object();
+  n["canonical"] = a.value("propagation", "") == "canonical";
+  if (!n["canonical"].get<bool>()) {
+    if (a["propagation"] != "first") n["propagation"] = a["propagation"];
+    if (a.contains("quiet") && !a["quiet"].get<bool>()) n["quiet"] = false;
+    if (a.value("sub_flips", false)) n["sub_flips"] = true;
+  }
+  if (a.value("default_nan", "quiet") != "quiet") n["default"] = a["default_nan"];
+  return {{"nan", n}};
+}
+
+// Every NaN policy whose arithmetic the cases tell apart, transfers quieting or not.
+std::vector<model::NanPolicy> nan_policies(const Format& f) {
+  std::vector<model::NanPolicy> v;
+  for (bool transfer : {false, true})
+    for (model::DefaultNan d : default_nans(f)) {
+      for (model::NanPropagation c : {model::NanPropagation::first, model::NanPropagation::last, model::NanPropagation::larger_payload})
+        for (bool quiet : {true, false})
+          for (bool flips : {false, true}) {
+            model::NanPolicy p;
+            p.quiet_on_transfer = transfer;
+            p.propagation = c;
+            p.quiet = quiet;
+            p.sub_flips = flips;
+            p.default_nan = d;
+            v.push_back(p);
+          }
+      model::NanPolicy p;
+      p.canonical = true;
+      p.quiet_on_transfer = transfer;
+      p.default_nan = d;
+      v.push_back(p);
+    }
   return v;
-}
-
-// The result of expression e (one operation) on NaN operands under policy p.
-std::uint64_t predict(const Expr& e, const Case& c, const Policy& p) {
-  const Format& in = *e.input_format;
-  const Format& out = *e.output_format;
-  if (p.choice == Choice::canonical) return p.canonical;
-  const backends::Instr& op = e.code.back();
-  std::vector<std::uint64_t> nans;
-  for (std::size_t k = 0; k < c.operands.size(); ++k) {
-    std::uint64_t x = c.operands[k];
-    if (!model::is_nan(model::classify(in, x))) continue;
-    if (p.sub_flips && op.op == Node::sub && k == 1) x = negate(in, x);
-    nans.push_back(x);
-  }
-  std::uint64_t chosen = nans.front();
-  if (p.choice == Choice::last) chosen = nans.back();
-  if (p.choice == Choice::larger_payload) {
-    for (std::uint64_t x : nans)
-      if ((model::magnitude_of(in, x) & in.man_mask()) > (model::magnitude_of(in, chosen) & in.man_mask())) chosen = x;
-  }
-  const model::Unpacked u = model::unpack(in, chosen);
-  std::uint64_t r = model::propagate_nan(out, in, u, model::Options{}).bits;  // quieted, payload re-aligned
-  if (!p.quiet && u.cls == model::Class::signaling_nan && out.nan == model::NanStyle::ieee) {
-    const std::uint64_t unquiet = r & ~(out.quiet_bit() << out.pad_bits);
-    if (model::classify(out, unquiet) == model::Class::signaling_nan) r = unquiet;
-  }
-  return r;
 }
 
 struct Values {
@@ -86,7 +121,7 @@ struct Values {
 };
 
 Values nan_values(const Format& f) {
-  if (f.nan != model::NanStyle::ieee || f.man_bits < 3) {
+  if (!ieee_nans(f)) {
     const std::uint64_t n = model::canonical_nan(f);
     return {n, n, n};
   }
@@ -95,14 +130,13 @@ Values nan_values(const Format& f) {
           model::pack(f, false, f.inf_magnitude() | 2)};
 }
 
-std::vector<Group> propagation_groups(const Format& f, const Format* g) {
+std::vector<Group> propagation_groups(const Format& f) {
   const Values n = nan_values(f);
   const std::uint64_t one_ = one(f), two = pow2(f, 1);
-  const bool ieee = f.nan == model::NanStyle::ieee && f.man_bits >= 3;
   std::vector<Group> v;
   std::vector<Case> add = {{{n.qa, one_}, "qNaN(1) + 1"}, {{one_, n.qa}, "1 + qNaN(1)"}, {{n.qa, n.qb}, "qNaN(1) + -qNaN(big)"},
                            {{n.qb, n.qa}, "-qNaN(big) + qNaN(1)"}};
-  if (ieee) {
+  if (ieee_nans(f)) {
     add.push_back({{n.sc, one_}, "sNaN(2) + 1"});
     add.push_back({{one_, n.sc}, "1 + sNaN(2)"});
     add.push_back({{n.sc, n.qa}, "sNaN(2) + qNaN(1)"});
@@ -115,18 +149,24 @@ std::vector<Group> propagation_groups(const Format& f, const Format* g) {
                {{{n.qa, two}, "qNaN(1) * 2"}, {{two, n.qb}, "2 * -qNaN(big)"}, {{n.qa, n.qb}, "qNaN(1) * -qNaN(big)"}}});
   v.push_back({backends::binary(Node::div, f), {{{n.qa, two}, "qNaN(1) / 2"}, {{two, n.qb}, "2 / -qNaN(big)"}}});
   v.push_back({backends::unary(Node::sqrt, f), {{{n.qa}, "sqrt(qNaN(1))"}, {{n.qb}, "sqrt(-qNaN(big))"}}});
+  // Two NaN factors in both orders: the larger payload is not an operand order (x86's FMA forms
+  // take their operands in the order the compiler chose).
   v.push_back({backends::ternary(Node::fma, f),
                {{{n.qa, one_, one_}, "fma(qNaN(1), 1, 1)"},
                 {{one_, n.qa, one_}, "fma(1, qNaN(1), 1)"},
                 {{one_, one_, n.qa}, "fma(1, 1, qNaN(1))"},
                 {{n.qa, n.qb, one_}, "fma(qNaN(1), -qNaN(big), 1)"},
+                {{n.qb, n.qa, one_}, "fma(-qNaN(big), qNaN(1), 1)"},
                 {{one_, n.qb, n.qa}, "fma(1, -qNaN(big), qNaN(1))"}}});
-  if (g) {
-    std::vector<Case> cv = {{{n.qa}, fmt::format("{}(qNaN(1))", g->name)}, {{n.qb}, fmt::format("{}(-qNaN(big))", g->name)}};
-    if (ieee) cv.push_back({{n.sc}, fmt::format("{}(sNaN(2))", g->name)});
-    v.push_back({backends::conversion(f, *g), cv});
-  }
   return v;
+}
+
+// Conversions of f's NaNs to the wider format g.
+Group conversion_group(const Format& f, const Format& g) {
+  const Values n = nan_values(f);
+  std::vector<Case> cv = {{{n.qa}, fmt::format("{}(qNaN(1))", g.name)}, {{n.qb}, fmt::format("{}(-qNaN(big))", g.name)}};
+  if (ieee_nans(f)) cv.push_back({{n.sc}, fmt::format("{}(sNaN(2))", g.name)});
+  return {backends::conversion(f, g), cv};
 }
 
 std::vector<Group> invalid_groups(const Format& f) {
@@ -143,56 +183,43 @@ std::vector<Group> invalid_groups(const Format& f) {
   return v;
 }
 
-class NanProbe final : public audit::ScalarProbe {
+class NanProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.nan.propagation"; }
   std::string_view title() const override { return "NaN propagation and the default NaN"; }
   std::string_view source() const override { return "IEEE 754-2019 section 6.2"; }
   bool applies(const Format& f) const override { return f.has_nan() && f.man_bits >= 1; }
+  const UnitQuestion& question() const override {
+    static const UnitQuestion q{{"NaN", "the NaN results of arithmetic", say}, nan_answer, nan_profile};
+    return q;
+  }
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     if (!computes_in(device, f)) return no_format(f);
+    std::vector<Group> groups = propagation_groups(f);
+    for (Group& g : invalid_groups(f)) groups.push_back(std::move(g));
+    const SpaceOf space = [](const Format& registers) {
+      Space s;
+      s.nans = nan_policies(registers);
+      return s;
+    };
     audit::Finding finding;
-    const std::vector<Policy> pols = policies(f);
-    const HypothesisFactory make = [&f, &pols](const Expr& e, const std::vector<Case>&) {
-      std::vector<Hypothesis> h;
-      for (const Policy& p : pols) h.push_back({name(f, p), [&e, p](const Case& c) { return predict(e, c, p); }});
-      return h;
-    };
-    const std::vector<Group> prop = propagation_groups(f, wider_on(device, f));
-    auto b = select_all(device, prop, make, finding);
-    if (!b) return audit::failed(b.error().message);
-
-    const std::vector<Group> inv = invalid_groups(f);
-    const HypothesisFactory make_default = [&f](const Expr&, const std::vector<Case>&) {
-      std::vector<Hypothesis> h;
-      for (const auto& [n, bits] : default_nans(f)) h.push_back({fmt::format("{} ({})", n, hex(f, bits)), [bits](const Case&) { return bits; }});
-      return h;
-    };
-    auto d = select_all(device, inv, make_default, finding);
-    if (!d) return audit::failed(d.error().message);
-
-    std::vector<std::string> parts;
-    finding.parameters["propagation"] = b->consistent;
-    // The profile's NaN policy: canonical results, or the first operand's NaN (the model's rule).
-    if (b->consistent.size() == 1 && b->consistent.front().rfind("canonical NaN", 0) == 0)
-      finding.profile["nan"]["canonical"] = true;
-    else if (!b->consistent.empty() && b->consistent.front().rfind("first NaN operand, quieted", 0) == 0)
-      finding.profile["nan"]["canonical"] = false;
-    if (b->consistent.empty()) {
-      parts.push_back("NaN operands give results no propagation rule explains (see the observations)");
-    } else {
-      parts.push_back(join(b->consistent, " or ") + " comes out");
+    auto out = conclude(device, groups, candidates(device, f, space), question(), finding);
+    if (!out) return audit::failed(out.error().message);
+    // The conversion to a wider format: a measurement against the IEEE conversion (first operand's
+    // payload, quieted), the conversion's unit being another one.
+    if (const Format* g = wider_on(device, f)) {
+      const Group c = conversion_group(f, *g);
+      const Hypothesis ieee{"IEEE conversion (payload kept, quieted)", [&f, g](const Case& k) {
+                              return model::cvt(*g, f, model::Options{}, k.operands[0]).bits;
+                            }};
+      auto sel = select(device, c.expr, c.cases, {ieee}, finding);
+      if (!sel) return audit::failed(sel.error().message);
+      const bool as_ieee = !sel->consistent.empty();
+      finding.parameters["conversion_as_ieee"] = as_ieee;
+      finding.verdict += fmt::format("; conversion to {}: {}", g->name,
+                                     as_ieee ? "payload and sign kept, quieted" : "other NaNs than IEEE's (see the observations)");
     }
-    std::vector<std::string> defaults;
-    for (const auto& o : d->outputs)
-      for (std::uint64_t x : o) defaults.push_back(model::is_nan(model::classify(f, x)) ? hex(f, x) : show(f, x));
-    std::sort(defaults.begin(), defaults.end());
-    defaults.erase(std::unique(defaults.begin(), defaults.end()), defaults.end());
-    finding.parameters["default_nan"] = defaults;
-    if (d->consistent.size() == 1) parts.push_back("invalid operations give the " + d->consistent.front());
-    else parts.push_back("invalid operations give " + join(defaults, ", "));
-    finding.verdict = "NaN: " + join(parts, "; ");
     return finding;
   }
 };

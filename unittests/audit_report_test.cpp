@@ -219,6 +219,33 @@ TEST(ProfileFiles, FmaZeroAddendRoundTrips) {
   EXPECT_NE(e.error().message.find("p.mad.zero_addend: unknown key"), std::string::npos) << e.error().message;
 }
 
+// The NaN keys beyond canonical and quiet_on_transfer are written only where they are not the IEEE
+// unit's, read back to the same policy, and a bad value is one line naming the key.
+TEST(ProfileFiles, NanPolicyRoundTrips) {
+  const json ieee = backends::unit_to_json(model::ieee_unit(model::binary32));
+  EXPECT_EQ(ieee["nan"], json({{"canonical", false}, {"quiet_on_transfer", false}})) << ieee.dump();
+  model::ScalarUnit u = model::ieee_unit(model::binary32);
+  u.nan.propagation = model::NanPropagation::larger_payload;
+  u.nan.quiet = false;
+  u.nan.sub_flips = true;
+  u.nan.default_nan = model::DefaultNan::negative_quiet;
+  const json j = backends::unit_to_json(u);
+  EXPECT_EQ(j["nan"], json({{"canonical", false}, {"quiet_on_transfer", false}, {"propagation", "larger_payload"},
+                            {"quiet", false}, {"sub_flips", true}, {"default", "negative_quiet"}}))
+      << j.dump();
+  auto back = backends::unit_from_json(model::binary32, j, "test");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->nan, u.nan);
+  for (const auto& [key, value] : {std::pair{"propagation", json("x87")}, {"default", json("nvidia")}, {"default", json(1)}}) {
+    json bad = j;
+    bad["nan"][key] = value;
+    auto e = backends::unit_from_json(model::binary32, bad, "p");
+    ASSERT_FALSE(e) << key;
+    EXPECT_EQ(e.error().message.find('\n'), std::string::npos) << e.error().message;
+    EXPECT_EQ(e.error().message.rfind(std::string("p.nan.") + key + ": must be ", 0), 0u) << e.error().message;
+  }
+}
+
 TEST(ProfileFiles, ErrorsNameTheKey) {
   const auto error = [](const json& j) {
     auto r = backends::parse_profiles(j, "f.json");

@@ -1,7 +1,8 @@
 // Random scalar units for the blind tests: the parameter ranges of issue 4 (guard bits 0 to 3,
 // chop or a rounding mode, truncated multiplier columns and constants, fused or unfused MAD,
 // flushing on input, output or transfer, NaNs quieted on transfer or not, an fma returning the
-// product for a zero addend or not).
+// product for a zero addend or not, and NaN arithmetic: which
+// operand's NaN, quieted or not, a - NaN's sign, the default NaN).
 #pragma once
 
 #include <random>
@@ -35,6 +36,14 @@ inline model::ScalarUnit random_unit(std::mt19937_64& rng, const model::Format& 
   u.mad_fused = rng() % 2;
   // One unit in four returns the product for a zero addend, as libclc's software fma.
   u.fma_zero_addend = rng() % 4 == 0 ? model::ZeroAddend::product : model::ZeroAddend::ieee;
+  // NaN arithmetic: half the units the IEEE unit's, the others any policy of the model.
+  if (rng() % 2) {
+    u.nan.propagation = model::NanPropagation(rng() % 3);
+    u.nan.quiet = rng() % 2;
+    u.nan.sub_flips = rng() % 2;
+    u.nan.default_nan = model::all_default_nans[rng() % std::size(model::all_default_nans)];
+    u.nan.canonical = rng() % 4 == 0;
+  }
   return u;
 }
 

@@ -114,7 +114,12 @@ TEST(ModelDevice, IeeeVerdicts) {
     EXPECT_EQ(inf.parameters["overflow"], "infinity") << inf.verdict;
     EXPECT_NE(inf.verdict.find("as IEEE 754"), std::string::npos) << inf.verdict;
     auto nan = run(d, "scalar.nan.propagation", *f);
-    EXPECT_NE(nan.verdict.find("first NaN operand, quieted comes out"), std::string::npos) << nan.verdict;
+    EXPECT_EQ(nan.parameters["conclusion"], "stated") << nan.verdict;
+    EXPECT_EQ(nan.parameters["propagation"], "first") << nan.verdict;
+    EXPECT_EQ(nan.parameters["quiet"], true) << nan.verdict;
+    EXPECT_EQ(nan.parameters["sub_flips"], false) << nan.verdict;
+    EXPECT_EQ(nan.parameters["default_nan"], "quiet") << nan.verdict;
+    EXPECT_NE(nan.verdict.find("the first NaN operand comes out, quieted"), std::string::npos) << nan.verdict;
     EXPECT_NE(nan.verdict.find("quiet NaN, no payload"), std::string::npos) << nan.verdict;
   }
 }
@@ -180,6 +185,8 @@ TEST(ModelDevice, RoundingDownAndCanonicalNan) {
   EXPECT_EQ(zero.parameters["x_minus_x"], "-0") << zero.verdict;
   EXPECT_NE(zero.verdict.find("rounding down"), std::string::npos) << zero.verdict;
   auto nan = run(d, "scalar.nan.propagation", binary32);
+  EXPECT_EQ(nan.parameters["propagation"], "canonical") << nan.verdict;
+  EXPECT_EQ(nan.profile["nan"]["canonical"], true) << nan.verdict;
   EXPECT_NE(nan.verdict.find("canonical NaN"), std::string::npos) << nan.verdict;
   auto sym = run(d, "scalar.mul.sign_symmetry", binary32);
   EXPECT_EQ(sym.parameters["symmetric"], false) << sym.verdict;
@@ -239,7 +246,9 @@ TEST(Reference, IeeeDevicesGiveIeeeVerdicts) {
       EXPECT_EQ(zero.verdict.rfind("SIGNED ZERO: as IEEE 754:", 0), 0u) << zero.verdict;
       EXPECT_EQ(run(*d, "scalar.inf.arithmetic", *f).parameters["overflow"], "infinity");
       auto nan = run(*d, "scalar.nan.propagation", *f);
-      EXPECT_EQ(nan.parameters["propagation"][0], "first NaN operand, quieted") << nan.verdict;
+      EXPECT_EQ(nan.parameters["propagation"], "first") << nan.verdict;
+      EXPECT_EQ(nan.parameters["quiet"], true) << nan.verdict;
+      EXPECT_EQ(nan.parameters["default_nan"], "quiet") << nan.verdict;
       if (f == &binary16) {
         auto w = run(*d, "scalar.binary16.wider_sums", *f);
         EXPECT_EQ(w.parameters["wider"], nullptr) << w.verdict;  // rne twice through binary32 is innocuous

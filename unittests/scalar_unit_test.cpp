@@ -645,5 +645,131 @@ TEST(ScalarUnitFlush, ZeroAddendReturnsTheProduct) {
   EXPECT_FALSE(find_zero_addend("zero"));
 }
 
+
+// --- NaN policies (NanPolicy beyond canonical and quiet_on_transfer) ------------------------
+
+namespace nan_policy {
+
+ScalarUnit with(NanPolicy p, const Format& f = binary32) {
+  ScalarUnit u = ieee_unit(f);
+  u.nan = p;
+  return u;
+}
+NanPolicy policy(NanPropagation c, bool quiet = true, bool flips = false, DefaultNan d = DefaultNan::quiet) {
+  NanPolicy p;
+  p.propagation = c;
+  p.quiet = quiet;
+  p.sub_flips = flips;
+  p.default_nan = d;
+  return p;
+}
+
+const std::uint64_t qa = 0x7fc00001, qb = 0xffe00002, sa = 0x7f800002;  // +qNaN(1), -qNaN(big), +sNaN(2)
+
+// The IEEE unit's NaNs are model/ops.hpp's: the first NaN operand, quieted, sign kept; the
+// canonical NaN for invalid operations. No other default changes a bit.
+TEST(ScalarUnitNan, IeeeDefaultsAreTheOpsResults) {
+  const ScalarUnit u = ieee_unit(binary32);
+  EXPECT_EQ(u.nan, NanPolicy{});
+  for (auto [a, b] : {std::pair{qa, qb}, {qb, qa}, {sa, qa}, {qa, sa}, {f32(1.0f), qb}, {0x7f800000, 0xff800000}}) {
+    EXPECT_EQ(unit_add(u, a, b).bits, add(binary32, Options{}, a, b).bits);
+    EXPECT_EQ(unit_sub(u, a, b).bits, sub(binary32, Options{}, a, b).bits);
+    EXPECT_EQ(unit_mul(u, a, b).bits, mul(binary32, Options{}, a, b).bits);
+    EXPECT_EQ(unit_div(u, a, b).bits, div(binary32, Options{}, a, b).bits);
+    EXPECT_EQ(unit_fma(u, a, b, qa).bits, fma(binary32, Options{}, a, b, qa).bits);
+  }
+  EXPECT_EQ(unit_add(u, qa, qb).bits, qa);
+  EXPECT_EQ(unit_add(u, sa, qa).bits, 0x7fc00002u);
+  EXPECT_EQ(unit_sub(u, f32(1.0f), qa).bits, qa);
+  EXPECT_EQ(unit_mul(u, 0, 0x7f800000).bits, canonical_nan(binary32));
+}
+
+TEST(ScalarUnitNan, Propagation) {
+  const ScalarUnit last = with(policy(NanPropagation::last)), larger = with(policy(NanPropagation::larger_payload));
+  EXPECT_EQ(unit_add(last, qa, qb).bits, qb);
+  EXPECT_EQ(unit_add(last, qb, qa).bits, qa);
+  EXPECT_EQ(unit_add(last, qa, f32(1.0f)).bits, qa);  // the last NaN, not the last operand
+  EXPECT_EQ(unit_fma(last, qa, qb, f32(1.0f)).bits, qb);
+  EXPECT_EQ(unit_fma(last, f32(1.0f), qb, qa).bits, qa);
+  // The larger fraction field, quiet bit included (x87); the first of equal ones.
+  EXPECT_EQ(unit_add(larger, qa, qb).bits, qb);
+  EXPECT_EQ(unit_add(larger, qb, qa).bits, qb);
+  EXPECT_EQ(unit_mul(larger, sa, qa).bits, qa);  // a quiet NaN's fraction is the larger
+  EXPECT_EQ(unit_add(larger, qa, qa ^ 0x80000000).bits, qa);
+  // An unfused MAD propagates through its multiplier and adder alike.
+  ScalarUnit mad = last;
+  mad.fma_fused = false;
+  EXPECT_EQ(unit_fma(mad, f32(1.0f), qb, qa).bits, qa);
+}
+
+TEST(ScalarUnitNan, SignallingNaNsKept) {
+  const ScalarUnit u = with(policy(NanPropagation::first, false));
+  EXPECT_EQ(unit_add(u, sa, f32(1.0f)).bits, sa);
+  EXPECT_EQ(unit_sqrt(u, sa).bits, sa);
+  EXPECT_EQ(unit_add(u, qa, sa).bits, qa);  // quiet NaNs stay quiet
+  // Conversions keep it signalling while the payload survives, else quiet it (it stays a NaN).
+  EXPECT_EQ(unit_cvt(u, binary64, binary32, sa).bits, 0x7ff0000040000000u);
+  EXPECT_EQ(cvt(binary16, binary32, Options{.nan_keep_signaling = true}, 0x7f800001).bits, 0x7e00u);
+  EXPECT_EQ(cvt(binary16, binary32, Options{.nan_keep_signaling = true}, 0x7fa00000).bits, 0x7d00u);
+}
+
+TEST(ScalarUnitNan, SubtractionFlipsTheNaN) {
+  const ScalarUnit u = with(policy(NanPropagation::first, true, true));
+  EXPECT_EQ(unit_sub(u, f32(1.0f), qa).bits, qa ^ 0x80000000);
+  EXPECT_EQ(unit_sub(u, f32(1.0f), qb).bits, qb ^ 0x80000000);
+  EXPECT_EQ(unit_sub(u, qa, f32(1.0f)).bits, qa);  // the minuend's NaN is kept
+  EXPECT_EQ(unit_add(u, f32(1.0f), qb).bits, qb);
+  // The guard-bit adder too.
+  ScalarUnit g = u;
+  g.add = {UnitRounding::chopped(), 2, false};
+  EXPECT_EQ(unit_sub(g, f32(1.0f), qa).bits, qa ^ 0x80000000);
+}
+
+TEST(ScalarUnitNan, DefaultNaN) {
+  const std::uint64_t inf = 0x7f800000;
+  const std::pair<DefaultNan, std::uint64_t> cases[] = {{DefaultNan::quiet, 0x7fc00000},
+                                                        {DefaultNan::negative_quiet, 0xffc00000},
+                                                        {DefaultNan::all_ones, 0x7fffffff},
+                                                        {DefaultNan::negative_all_ones, 0xffffffff}};
+  for (auto [d, bits] : cases) {
+    SCOPED_TRACE(std::string(name(d)));
+    const ScalarUnit u = with(policy(NanPropagation::first, true, false, d));
+    EXPECT_EQ(default_nan(binary32, d), bits);
+    EXPECT_EQ(unit_mul(u, 0, inf).bits, bits);
+    EXPECT_EQ(unit_add(u, inf, inf ^ 0x80000000).bits, bits);
+    EXPECT_EQ(unit_sub(u, inf, inf).bits, bits);
+    EXPECT_EQ(unit_div(u, 0, 0).bits, bits);
+    EXPECT_EQ(unit_sqrt(u, f32(-1.0f)).bits, bits);
+    EXPECT_EQ(unit_fma(u, 0, inf, f32(1.0f)).bits, bits);
+    EXPECT_EQ(unit_add(u, qa, f32(1.0f)).bits, qa);  // propagation does not use it
+    // A canonical unit's NaN results are its default NaN.
+    NanPolicy c = u.nan;
+    c.canonical = true;
+    EXPECT_EQ(unit_add(with(c), qa, qb).bits, bits);
+    EXPECT_EQ(unit_cvt(with(c), binary32, binary16, 0x7e01).bits, bits);
+    EXPECT_EQ(find_default_nan(name(d)), d);
+  }
+  // A reciprocal division's special cases and the binary16 formats' bits.
+  ScalarUnit r = with(policy(NanPropagation::first, true, false, DefaultNan::all_ones));
+  r.div = {DivMethod::reciprocal, UnitRounding::chopped()};
+  EXPECT_EQ(unit_div(r, inf, inf).bits, 0x7fffffffu);
+  EXPECT_EQ(default_nan(binary16, DefaultNan::negative_quiet), 0xfe00u);
+  EXPECT_EQ(default_nan(e4m3, DefaultNan::all_ones), canonical_nan(e4m3));  // one NaN per sign
+}
+
+TEST(ScalarUnitNan, NamesAndDescription) {
+  for (NanPropagation p : {NanPropagation::first, NanPropagation::last, NanPropagation::larger_payload})
+    EXPECT_EQ(find_nan_propagation(name(p)), p);
+  EXPECT_FALSE(find_nan_propagation("canonical"));
+  EXPECT_FALSE(find_default_nan("nvidia"));
+  NanPolicy p = policy(NanPropagation::last, false, true, DefaultNan::negative_quiet);
+  EXPECT_NE(describe(with(p)).find("NaN: last NaN operand propagated, signalling ones kept, a - NaN flips its sign; "
+                                   "default NaN negative_quiet"),
+            std::string::npos)
+      << describe(with(p));
+}
+
+}  // namespace nan_policy
+
 }  // namespace
 }  // namespace gp::model

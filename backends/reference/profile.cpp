@@ -322,6 +322,16 @@ class Reader {
     }
     return true;
   }
+  // A string among the names `lookup` knows; `names` lists them for the error.
+  template <class T, class Lookup>
+  Expected<bool> named(const char* key, Lookup lookup, std::string_view names, T& out) const {
+    if (const json* v = find(key)) {
+      const std::optional<T> x = v->is_string() ? lookup(v->get<std::string>()) : std::nullopt;
+      if (!x) return Error{fmt::format("{}: must be {}", at(key), names)};
+      out = *x;
+    }
+    return true;
+  }
   Expected<bool> flush(const char* key, bool& out) const {
     if (const json* v = find(key)) {
       if (!v->is_string() || (*v != "flush" && *v != "preserve"))
@@ -383,6 +393,13 @@ json unit_to_json(const model::ScalarUnit& u) {
               {"output", flush_name(u.subnormals.flush_output)},
               {"transfer", flush_name(u.subnormals.flush_transfer)}}},
             {"nan", {{"canonical", u.nan.canonical}, {"quiet_on_transfer", u.nan.quiet_on_transfer}}}};
+  // The NaN keys beyond those two only where they differ from the IEEE unit's.
+  const model::NanPolicy ieee_nan;
+  json& nan = j["nan"];
+  if (u.nan.propagation != ieee_nan.propagation) nan["propagation"] = model::name(u.nan.propagation);
+  if (u.nan.quiet != ieee_nan.quiet) nan["quiet"] = u.nan.quiet;
+  if (u.nan.sub_flips != ieee_nan.sub_flips) nan["sub_flips"] = u.nan.sub_flips;
+  if (u.nan.default_nan != ieee_nan.default_nan) nan["default"] = model::name(u.nan.default_nan);
   if (u.storage && u.storage != u.format) j["registers"] = u.format->name;
   if (u.add_cascaded) j["add_cascaded"] = adder_json(*u.add_cascaded);
   if (u.fma_zero_addend != model::ZeroAddend::ieee) j["fma"]["zero_addend"] = model::name(u.fma_zero_addend);
@@ -492,9 +509,15 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
   if (const json* v = top.find("nan")) {
     const Reader r(*v, top.at("nan"));
     GP_TRY(r.check_object());
-    GP_TRY(r.only({"canonical", "quiet_on_transfer"}));
+    GP_TRY(r.only({"canonical", "quiet_on_transfer", "propagation", "quiet", "sub_flips", "default"}));
     GP_TRY(r.boolean("canonical", u.nan.canonical));
     GP_TRY(r.boolean("quiet_on_transfer", u.nan.quiet_on_transfer));
+    GP_TRY(r.boolean("quiet", u.nan.quiet));
+    GP_TRY(r.boolean("sub_flips", u.nan.sub_flips));
+    GP_TRY(r.named("propagation", model::find_nan_propagation, "\"first\", \"last\" or \"larger_payload\"",
+                   u.nan.propagation));
+    GP_TRY(r.named("default", model::find_default_nan,
+                   "\"quiet\", \"negative_quiet\", \"all_ones\" or \"negative_all_ones\"", u.nan.default_nan));
   }
   if (const json* v = top.find("registers")) {
     const auto rf = v->is_string() ? model::find_format(v->get<std::string>()) : std::nullopt;
