@@ -87,7 +87,7 @@ class SignSymmetryProbe final : public UnitProbe {
     for (int k : {1, 3})
       if (k < (1 << f.man_bits)) {
         const std::uint64_t a = value(f, false, ulp_exp(f), (std::uint64_t{1} << f.man_bits) + std::uint64_t(k));
-        cases.push_back({{a, value(f, false, -1, 3)}, fmt::format("1 + {}U2 and 1.5 (a tie)", k)});
+        cases.push_back({{a, value(f, false, -1, 3)}, fmt::format("1 + {}U2 and 1.5 (a tie)", k == 1 ? "" : std::to_string(k))});
       }
     for (std::uint64_t i = 0; i < n; ++i) {
       const std::uint64_t a = random_normal(f, rng(), rng(), rng() & 1, -span, span);

@@ -196,6 +196,7 @@ class OpenClPlatform : public ::testing::TestWithParam<std::string> {
 // rusticl on Mesa 22.3 (llvmpipe) returns a*b for fma(a, b, +0): fma(-0, 1, +0) is -0 where IEEE 754
 // (and so the specification's "correctly rounded") gives +0. The only deviation from the
 // specification seen on these drivers: counted and printed for rusticl, a failure anywhere else.
+// (libclc's software fma; the model's fma.zero_addend "product" reproduces it.)
 bool fma_product_zero(const Format& f, std::span<const std::uint64_t> x, std::uint64_t r) {
   return is_zero(f, r) && ieee(Op::fma, f, x) == 0 && (is_zero(f, x[2]) || is_subnormal(f, x[2])) &&
          ((x[0] ^ x[1] ^ r) & f.sign_mask()) == 0;
