@@ -211,76 +211,12 @@ Space full_space(const MmaConfig& cfg, const std::string& measured_tree = "") {
   return s;
 }
 
-// What the probes measured, as ranges for the first pass.
-struct Hints {
-  std::optional<int> F, out_bits, block, group;
-  std::vector<Rounding> roundings;
-  std::optional<MmaNan> nan;
-  std::string structure, tree;
-};
-
-const audit::Finding* find(std::span<const audit::Finding> fs, std::string_view id) {
-  for (const audit::Finding& f : fs)
-    if (f.probe == id && f.status == audit::Status::ok) return &f;
-  return nullptr;
-}
-
-Hints hints_of(std::span<const audit::Finding> findings) {
-  Hints h;
-  const auto integer = [](const nlohmann::json& p, const char* k) -> std::optional<int> {
-    if (p.contains(k) && p[k].is_number_integer()) return p[k].get<int>();
-    return std::nullopt;
-  };
-  if (const auto* f = find(findings, "mma.accumulation_precision")) h.F = integer(f->parameters, "F");
-  if (const auto* f = find(findings, "mma.rounding")) {
-    h.out_bits = integer(f->parameters, "out_fraction_bits");
-    if (h.out_bits && *h.out_bits == 0) h.out_bits.reset();
-    if (f->parameters.contains("rounding") && f->parameters["rounding"].is_array())
-      for (const auto& r : f->parameters["rounding"])
-        if (r.is_string())
-          if (const auto m = model::find_rounding(r.get<std::string>())) h.roundings.push_back(*m);
-  }
-  if (const auto* f = find(findings, "mma.specials")) {
-    const std::string n = f->parameters.value("nan", "");
-    if (n == "nvidia") h.nan = MmaNan::nvidia;
-    if (n == "format") h.nan = MmaNan::format;
-  }
-  if (const auto* f = find(findings, "mma.summation_tree")) {
-    h.structure = f->parameters.value("structure", "");
-    h.block = integer(f->parameters, "block");
-    h.group = integer(f->parameters, "group");
-    h.tree = f->parameters.value("tree", "");
-  }
-  return h;
-}
-
-Space hinted_space(const MmaConfig& cfg, const Hints& h) {
-  Space s = full_space(cfg, h.tree);
-  // Trees join the first pass only where the probe found one that none of the nine has.
-  if (h.structure != "tree") s.shapes.clear();
-  const auto near = [](int v, int lo, int hi) {
-    std::vector<int> r;
-    for (int x = v - 1; x <= v + 1; ++x)
-      if (x >= lo && x <= hi) r.push_back(x);
-    return r;
-  };
-  if (h.F) {
-    s.fda_F = near(*h.F, 0, model::kMaxF);
-    s.fdrda_F = near(*h.F, 0, 31);
-  }
-  if (h.block) s.blocks = {*h.block};
-  if (h.group && h.structure == "pairwise") s.gps_groups = {*h.group};
-  if (h.structure == "sequential") s.gps_groups = {1};
-  if (!h.roundings.empty()) s.roundings = h.roundings;
-  if (h.out_bits) {
-    s.out_bits = {*h.out_bits};
-    if (*h.out_bits != cfg.d->man_bits) s.out_bits.push_back(cfg.d->man_bits);
-    // The output may show fewer bits than it keeps when the sum keeps fewer (F < out bits).
-    if (h.F && *h.F <= *h.out_bits)
-      for (int b = *h.out_bits + 1; b < cfg.d->man_bits; ++b) s.out_bits.push_back(b);
-  }
-  if (h.nan) s.nans = {*h.nan};
-  return s;
+// The summation tree the tree-shape probe rebuilt from its counts ("" when it found none): trees
+// cannot be enumerated, so the space holds that shape beside the plain chains.
+std::string measured_tree(std::span<const audit::Finding> findings) {
+  for (const audit::Finding& f : findings)
+    if (f.probe == "mma.summation_tree" && f.status == audit::Status::ok) return f.parameters.value("tree", "");
+  return "";
 }
 
 // Calls fn for every candidate of the space (alignment floor: none).
@@ -528,7 +464,7 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
     if (!out) return failed(out.error().message);
     for (std::size_t i = 0; i < seeds.size(); ++i) add_to(pool, cfg, seeds[i], (*out)[i]);
   }
-  const Hints hints = hints_of(findings);
+  const std::string tree = measured_tree(findings);
   std::uint64_t checked = 0;
 
   // Passes 1 and 2: the candidates of a space that predict every observation.
@@ -639,15 +575,9 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
 
   const auto rank_less = [&](const DotConfig& x, const DotConfig& y) { return canonical_rank(cfg, x) < canonical_rank(cfg, y); };
 
-  // First the ranges the probes measured, then everything.
-  // The full tier always searches every parameter: the reported ambiguity is then complete.
-  bool widened = ctx.tier == Tier::full;
-  std::vector<DotConfig> survivors = survivors_of(widened ? full_space(cfg, hints.tree) : hinted_space(cfg, hints));
-  const auto widen = [&] {
-    widened = true;
-    survivors = survivors_of(full_space(cfg, hints.tree));
-  };
-  if (survivors.empty()) widen();
+  // Every candidate of the model: a verdict is a claim about all of them, so the search never
+  // narrows the space to the ranges the probes measured (the probes' cases are observations).
+  std::vector<DotConfig> survivors = survivors_of(full_space(cfg, tree));
   // Complete the survivors with their neighbours along every parameter (two steps).
   const auto expand = [&] {
     std::set<std::array<int, 10>> seen;
@@ -668,10 +598,6 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   };
   expand();
   if (auto sep = separate(survivors); !sep) return failed(sep.error().message);
-  if (survivors.empty() && !widened) {
-    widen();
-    if (auto sep = separate(survivors); !sep) return failed(sep.error().message);
-  }
   // The chosen candidate against the others: many random inputs (every generator), and those where
   // they disagree are run on the device, until none is found. Differences between close
   // candidates can be rare (a rounding mode seen only through carries, a floor only through the
@@ -733,18 +659,17 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   };
   if (auto ch = challenge(survivors); !ch) return failed(ch.error().message);
   // Mismatches of random tiles join the observations: the candidates they refute go, and the
-  // search resumes (over every parameter when nothing is left).
+  // search resumes with the candidates left.
   const auto resume = [&](const std::vector<Observation>& examples) -> Expected<bool> {
     const std::size_t from = pool.size();
     for (const Observation& o : examples)
       if (const auto c = case_of(cfg, o)) add_to(pool, cfg, *c, o.output);
     survivors = fitting(survivors, from);
-    if (survivors.empty() && !widened) widen();
     if (auto sep = separate(survivors); !sep) return sep.error();
     return challenge(survivors);
   };
   // A first look at random tiles: a choice that fails there is not the unit; its mismatches join
-  // the observations, and the search goes on (over every parameter when nothing is left).
+  // the observations, and the search goes on.
   for (int attempt = 0; attempt < 4 && !survivors.empty(); ++attempt) {
     std::sort(survivors.begin(), survivors.end(), rank_less);
     auto look = validate(device, cfg, survivors.front(), 64u << (2 * attempt), ctx.seed ^ (0x5EED + std::uint64_t(attempt)), 32);
@@ -753,7 +678,7 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
     if (auto r = resume(look->examples); !r) return failed(r.error().message);
   }
   // Validation on random tiles. A mismatch is an observation like the others: the search resumes
-  // with it (over every parameter when nothing is left), twice at most.
+  // with it, twice at most.
   std::optional<Validation> val;
   const std::uint64_t tiles = validation_tiles(ctx);
   for (int attempt = 0; !survivors.empty(); ++attempt) {
@@ -779,7 +704,6 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   f.parameters["observations"] = {{"probes", probe_observations}, {"random", 48 * std::size(all_gens)}, {"separating_inputs", run_inputs},
                                   {"separation_rounds", rounds}};
   f.parameters["candidates_checked"] = checked;
-  f.parameters["search"] = widened ? "all parameters" : "the ranges the probes measured";
   // Every probe's verdict follows from the candidates left (tests_mma/questions.hpp).
   judge_findings(cfg, survivors, closest, findings);
   if (survivors.empty()) {

@@ -4,9 +4,9 @@
 // Method: the candidates are the nine algorithms with their parameters free: F 0..40 (fdrda
 // family 0..31), fused blocks of every power of two up to K, GPS and GDFS group sizes, the final
 // rounding (all eleven modes) at 0..p(d)-1 fraction bits, the NaN encoding, rounding down or
-// toward zero in the FDRDA alignment, and the alignment floor. A first pass takes the ranges the
-// probes measured (F, block, rounding, output bits, NaN) and widens to everything when nothing fits
-// or the model fails validation. Every candidate is evaluated with model::Dot on the inputs of
+// toward zero in the FDRDA alignment, and the alignment floor, all of them searched every time:
+// a probe's verdict is a claim about every candidate of the model (tests_mma/questions.hpp), so the
+// search is never narrowed to the ranges the probes measured. Every candidate is evaluated with model::Dot on the inputs of
 // every observation (all probes' cases) and kept only if it predicts each output bit for bit
 // (any NaN for units whose NaN payloads are not modelled). The alignment floor is searched for
 // the survivors between the lowest exponent a summand can have and emin(d). The survivors then
@@ -20,8 +20,7 @@
 // shape the summation-tree probe rebuilt from its counts and the two plain chains (from the first
 // product with c last, from c), each with its sums in d's format or binary32, products exact or
 // rounded to the sums' or a's format, every rounding mode, and subnormals flushed or kept in the
-// inputs, c and the sums. They join the first pass when the probe found a tree none of the nine has,
-// else the widened one.
+// inputs, c and the sums.
 #pragma once
 
 #include <nlohmann/json.hpp>
