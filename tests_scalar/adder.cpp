@@ -135,15 +135,7 @@ AdderParams canonical_adder(int p, AdderParams a) {
   Rounding r = a.rounding.effective();
   if (a.guard_bits && ((a.sticky && *a.guard_bits >= (directed(r) ? 1 : 2)) || (!directed(r) && *a.guard_bits >= p + 1)))
     a = {UnitRounding::ieee(r), std::nullopt, false};
-  if (a.guard_bits && *a.guard_bits == 0) {
-    switch (r) {
-      case Rounding::rnz: r = Rounding::rz; break;
-      case Rounding::rna: r = Rounding::ra; break;
-      case Rounding::rnu: r = Rounding::ru; break;
-      case Rounding::rno: r = Rounding::ro; break;
-      default: break;
-    }
-  }
+  if (a.guard_bits && *a.guard_bits == 0) r = tie_directed(r).value_or(r);
   a.rounding = a.guard_bits && r == Rounding::rz ? UnitRounding::chopped() : UnitRounding::ieee(r);
   return a;
 }
@@ -170,6 +162,10 @@ nlohmann::json adder_answer(const model::ScalarUnit& u, const AdderParams& unit_
   j["rounding"] = model::name(a.rounding);
   j["guard_bits"] = a.guard_bits ? nlohmann::json(*a.guard_bits) : nlohmann::json(nullptr);
   j["sticky"] = a.sticky;
+  // With no guard bit, the class of roundings that add alike (probe_support.hpp, tie_directed; the
+  // adder's overflow is left to the profile's assembly, see adder_profile).
+  if (a.guard_bits == 0)
+    if (nlohmann::json names = rounding_class(model::name(a.rounding), false); names.size() > 1) j["equivalent_roundings"] = names;
   return j;
 }
 
@@ -180,7 +176,7 @@ std::string say_adder(const nlohmann::json& a) {
   if (a["guard_bits"].is_number()) p.guard_bits = a["guard_bits"].get<int>();
   p.sticky = a["sticky"].get<bool>();
   const std::string regs = a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
-  return describe_adder(p) + regs;
+  return describe_adder(p) + or_equivalently(a) + regs;
 }
 
 // The profile keys of an answer. With no guard bit a to-nearest mode adds as a directed one: the
@@ -188,9 +184,7 @@ std::string say_adder(const nlohmann::json& a) {
 // when the profile is assembled (add.equivalent_roundings, audit/validation.cpp).
 nlohmann::json adder_profile(const nlohmann::json& a) {
   nlohmann::json add = {{"rounding", a["rounding"]}, {"guard_bits", a["guard_bits"]}, {"sticky", a["sticky"]}};
-  if (a["guard_bits"] == 0)
-    for (const auto& [directed_mode, nearest] : {std::pair{"chop", "rnz"}, {"ra", "rna"}, {"ru", "rnu"}, {"ro", "rno"}})
-      if (a["rounding"] == directed_mode) add["equivalent_roundings"] = {directed_mode, nearest};
+  if (a.contains("equivalent_roundings")) add["equivalent_roundings"] = a["equivalent_roundings"];
   return {{"add", add}};
 }
 
@@ -210,18 +204,24 @@ std::vector<Group> adder_groups(const Format& f, const audit::ProbeContext& ctx)
           {backends::binary(Node::add, f), std::move(random)}};
 }
 
+}  // namespace
+
+const UnitQuestion& adder_question() {
+  static const UnitQuestion q{{"ADDITION", "the guard bits and rounding of the adder", say_adder},
+                              [](const model::ScalarUnit& u) { return adder_answer(u, u.add); },
+                              adder_profile};
+  return q;
+}
+
+namespace {
+
 class GuardBitsProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.add.guard_bits"; }
   std::string_view title() const override { return "Guard bits and sticky bit of the adder"; }
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.3"; }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 2 && f.has_zero(); }
-  const UnitQuestion& question() const override {
-    static const UnitQuestion q{{"ADDITION", "the guard bits and rounding of the adder", say_adder},
-                                [](const model::ScalarUnit& u) { return adder_answer(u, u.add); },
-                                adder_profile};
-    return q;
-  }
+  const UnitQuestion& question() const override { return adder_question(); }
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
     if (!computes_in(device, f)) return no_format(f);

@@ -97,6 +97,9 @@ std::vector<model::AdderParams> adder_hypotheses(int gmax);
 // one per answer and rounding (they add alike; a fused operation rounds with the adder's mode);
 // the multipliers of f that reproduce its products (the identification of
 // scalar.mul.truncated_columns, the constants of an interval at its ends).
+// The question of scalar.add.guard_bits (tests_scalar/adder.cpp): the adder of f that computes the
+// same sums of values of f as the unit, or its wider registers' adder where none does.
+const UnitQuestion& adder_question();
 Expected<std::vector<model::ScalarUnit>> reproducing_adders(backends::Device& device, const Format& f,
                                                             const audit::ProbeContext& ctx);
 Expected<std::vector<model::MultiplierParams>> reproducing_multipliers(backends::Device& device, const Format& f,

@@ -349,19 +349,50 @@ Expected<Identification> identify(backends::Device& device, const Format& f, std
   return id;
 }
 
+// Products past the largest value, both signs: a nearest mode gives an infinity where the
+// directed mode its tie rule names may give the largest value (rnz and chop), which a multiplier
+// that keeps one column cannot show otherwise (probe_support.hpp, tie_directed).
+std::vector<Case> overflow_probes(const Format& f) {
+  std::vector<Case> v;
+  for (bool neg : {false, true}) {
+    v.push_back({{largest(f, neg), value(f, false, -1, 3)}, fmt::format("{}MAX * 1.5", neg ? "-" : "")});
+    v.push_back({{pow2(f, f.emax(), neg), pow2(f, 1)}, fmt::format("{}2^{} * 2", neg ? "-" : "", f.emax())});
+  }
+  return v;
+}
+
+// Random products in the subnormal range: their rests have many bits even where the array keeps
+// one column. Concluded on, not identified on (identify() narrows on normal outputs).
+std::vector<Case> tiny_products(const Format& f, std::uint64_t n, std::uint64_t seed) {
+  std::vector<Case> v;
+  if (!f.has_subnormals()) return v;
+  std::mt19937_64 rng(seed ^ 0x74696e79ULL);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const int below = 1 + int(rng() % std::uint64_t(f.man_bits));
+    const std::uint64_t a = random_normal(f, rng(), 0, rng() & 1, f.emin(), f.emin());
+    const std::uint64_t b = random_normal(f, rng(), 0, rng() & 1, -below, -below);
+    v.push_back({{a, b}, fmt::format("{} * {}: a subnormal product", show(f, a), show(f, b))});
+  }
+  return v;
+}
+
 // The cases of scalar.mul.truncated_columns.
 std::vector<std::vector<Case>> column_sets(const Format& f, const audit::ProbeContext& ctx) {
   return {paper_sequence(f), column_probes(f), residue_probes(f, ctx.cases(32, 128, 4096), ctx.seed),
-          random_pairs(f, ctx.cases(64, 256, 65536), ctx.seed)};
+          random_pairs(f, ctx.cases(64, 256, 65536), ctx.seed), overflow_probes(f)};
 }
 
 // The candidate units: the multipliers identify() left, every constant of a short interval, the
-// ends and middle of a long one, after the IEEE unit (the reference of the observations).
+// ends and middle of a long one, after the IEEE unit (the reference of the observations); each
+// keeps subnormal products or flushes them (tiny_products), as stores that flush do.
 std::vector<model::ScalarUnit> materialize(const Format& f, const Identification& id) {
   std::vector<model::ScalarUnit> units = {model::ieee_unit(f)};
   const auto add = [&](const Candidate& c, std::uint64_t k) {
     model::ScalarUnit u = model::ieee_unit(f);
     u.mul = {c.r, c.t, c.t ? k : 0};
+    units.push_back(u);
+    if (!f.has_subnormals()) return;
+    u.subnormals.flush_output = true;
     units.push_back(u);
   };
   for (const Candidate& c : id.survivors) {
@@ -406,16 +437,30 @@ nlohmann::json multiplier_answer(const model::ScalarUnit& u, bool with_correctio
       registers = false;
     }
   }
+  // One column kept, a constant below 4 and flushed results: rna multiplies as ra (probe_support.hpp,
+  // rounding_class). The array's sum X is a multiple of column p - 1 and below 2^(2p) (A * B <=
+  // (2^p - 1)^2, the constant adds less than 2^(p+1)): normalised to p bits its rest is nothing or
+  // the tie bit, which rna rounds away as ra does; overflow gives infinities in both; tininess is
+  // decided on the result rounded with an unbounded exponent, the same in both, and a tiny result
+  // is flushed (by the multiplier, or by the store of the product). Subnormal results, kept, round
+  // more bits and tell them apart; so does overflow the
+  // other pairs of tie_directed (rnz gives inf where chop gives MAX), which the probe's products
+  // at the top of the range show.
+  const bool flushed = model::flushing(u, model::FlushOp::mul).flush_output || u.subnormals.flush_transfer;
+  if (!registers && flushed && m.truncated_columns == 0 && m.correction < 4 && m.rounding == UnitRounding::ieee(Rounding::rna))
+    m.rounding = UnitRounding::ieee(Rounding::ra);
   nlohmann::json j = nlohmann::json::object();
   if (registers) j["registers"] = u.format->name;
   j["rounding"] = model::name(m.rounding);
   j["truncated_columns"] = m.truncated_columns ? nlohmann::json(*m.truncated_columns) : nlohmann::json(nullptr);
   if (with_correction) j["correction"] = m.correction;
+  if (!registers && flushed && m.truncated_columns == 0 && m.correction < 4 && m.rounding == UnitRounding::ieee(Rounding::ra))
+    j["equivalent_roundings"] = rounding_class("ra", true);
   return j;
 }
 
 std::string say_multiplier(const nlohmann::json& a) {
-  const std::string r = a["rounding"] == "chop" ? std::string("chopped") : "rounded " + a["rounding"].get<std::string>();
+  const std::string r = (a["rounding"] == "chop" ? std::string("chopped") : "rounded " + a["rounding"].get<std::string>()) + or_equivalently(a);
   const std::string regs = a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
   if (a["truncated_columns"].is_null()) return fmt::format("every partial product generated (no truncated columns), {}{}", r, regs);
   const int t = a["truncated_columns"].get<int>();
@@ -437,6 +482,7 @@ class MultiplierProbe : public UnitProbe {
            [correction](const nlohmann::json& a) {
              nlohmann::json m = correction ? nlohmann::json{{"correction", a["correction"]}}
                                            : nlohmann::json{{"truncated_columns", a["truncated_columns"]}, {"rounding", a["rounding"]}};
+             if (!correction && a.contains("equivalent_roundings")) m["equivalent_roundings"] = a["equivalent_roundings"];
              return nlohmann::json{{"mul", m}};
            }} {}
   std::string_view source() const override {
@@ -457,6 +503,8 @@ class MultiplierProbe : public UnitProbe {
       groups.push_back({backends::binary(Node::mul, f), sets[s]});
       keep.push_back(keep_some(s == 0 ? head : 4, 4));
     }
+    groups.push_back({backends::binary(Node::mul, f), tiny_products(f, 64, seed)});
+    keep.push_back(keep_some(0, 4));
     audit::Finding finding;
     auto out = conclude(device, groups, materialize(f, *id), question(), finding, keep);
     if (!out) return audit::failed(out.error().message);
@@ -494,7 +542,7 @@ class CorrectionProbe final : public MultiplierProbe {
     // The aimed sets first: they leave few candidates for the many odd multiples to narrow.
     std::vector<std::vector<Case>> sets = {paper_sequence(f), column_probes(f),
                                            residue_probes(f, ctx.cases(32, 128, 4096), ctx.seed + 1),
-                                           random_pairs(f, ctx.cases(32, 64, 4096), ctx.seed + 1),
+                                           random_pairs(f, ctx.cases(32, 64, 4096), ctx.seed + 1), overflow_probes(f),
                                            odd_multiples(f, n, ctx.seed, 0, chunk)};
     const Chunks rest = [&](std::uint64_t c) { return odd_multiples(f, n, ctx.seed, c + 1, chunk); };
     audit::Finding finding = conclude_on(device, f, sets, ctx.seed, rest, 32);

@@ -131,6 +131,52 @@ std::vector<model::ScalarUnit> candidates(const backends::Device& device, const 
   return out;
 }
 
+Expected<std::vector<model::ScalarUnit>> with_reproducing_multipliers(backends::Device& device,
+                                                                      const std::vector<model::ScalarUnit>& units,
+                                                                      const audit::ProbeContext& ctx) {
+  std::map<const Format*, std::vector<model::MultiplierParams>> multipliers;
+  std::vector<model::ScalarUnit> out;
+  for (const model::ScalarUnit& u : units) {
+    auto it = multipliers.find(u.format);
+    if (it == multipliers.end()) {
+      auto ms = reproducing_multipliers(device, *u.format, ctx);
+      if (!ms) return ms.error();
+      it = multipliers.emplace(u.format, std::move(*ms)).first;
+    }
+    for (const model::MultiplierParams& m : it->second) {
+      model::ScalarUnit c = u;
+      c.mul = m;
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::optional<model::Rounding> tie_directed(model::Rounding nearest) {
+  switch (nearest) {
+    case model::Rounding::rnz: return model::Rounding::rz;
+    case model::Rounding::rna: return model::Rounding::ra;
+    case model::Rounding::rnu: return model::Rounding::ru;
+    case model::Rounding::rno: return model::Rounding::ro;
+    default: return std::nullopt;
+  }
+}
+
+nlohmann::json rounding_class(std::string_view directed, bool overflow) {
+  nlohmann::json names = nlohmann::json::array({std::string(directed)});
+  const auto d = model::find_unit_rounding(directed);
+  for (model::Rounding r : model::all_roundings)
+    if (d && tie_directed(r) == d->effective() && (!overflow || r == model::Rounding::rna)) names.push_back(std::string(model::name(r)));
+  return names;
+}
+
+std::string or_equivalently(const nlohmann::json& answer) {
+  if (!answer.is_object() || !answer.contains("equivalent_roundings")) return "";
+  std::vector<std::string> others;
+  for (std::size_t i = 1; i < answer["equivalent_roundings"].size(); ++i) others.push_back(answer["equivalent_roundings"][i].get<std::string>());
+  return ", or equivalently " + join(others, " or ");
+}
+
 namespace {
 
 // A candidate as a virtual device: the one interpreter of expressions (backends/reference) on it.

@@ -97,6 +97,31 @@ std::vector<model::ScalarUnit> candidates(const backends::Device& device, const 
 // Every rounding of a unit: chop and the modes but rz (chop rounds as rz does).
 std::vector<model::UnitRounding> unit_roundings();
 
+// Each unit with each multiplier that reproduces the device's products in the unit's registers
+// (reproducing_multipliers, tests_scalar/daumas_support.hpp): for probes whose expressions multiply
+// by constants that a truncated multiplier's correction may alter. None when no multiplier fits.
+Expected<std::vector<model::ScalarUnit>> with_reproducing_multipliers(backends::Device& device,
+                                                                      const std::vector<model::ScalarUnit>& units,
+                                                                      const audit::ProbeContext& ctx);
+
+// Roundings no input tells apart give one answer: a class, stated by a representative. A rounding
+// that only ever sees an exact value or a tie (no rest bit below the tie bit) rounds a tie as the
+// directed mode its tie rule names: rnz as rz, rna as ra, rnu as ru, rno as ro (not rnd as rd: an
+// exact zero sum is -0 rounding down only). Overflow still tells them apart but for rna and ra
+// (both give infinities, as rounding the unbounded result away would), so an operation that can
+// overflow with such a rounding merges only those. A question whose candidates merge this way
+// answers with the directed mode and lists the class in the answer's `equivalent_roundings`
+// (representative first, chop for rz where bits were dropped), which the verdict says
+// (or_equivalently) and the profile fragment carries as `<op>.equivalent_roundings`; the profile's
+// assembly keeps the representative, or lets a fused operation choose for the adder
+// (audit/validation.cpp). Only for candidates identical on EVERY input: argue it where used.
+std::optional<model::Rounding> tie_directed(model::Rounding nearest);
+// The class of a directed answer ("chop", "ra", ...): its name and the nearest modes whose tie rule
+// names it, only rna with `overflow` (see above); a single name when nothing merges into it.
+nlohmann::json rounding_class(std::string_view directed, bool overflow);
+// ", or equivalently rna" for an answer with `equivalent_roundings`, else "".
+std::string or_equivalently(const nlohmann::json& answer);
+
 // A probe's question (audit::Question) and how a unit answers it, from its parameters alone.
 struct UnitQuestion {
   audit::Question question;

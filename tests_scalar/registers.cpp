@@ -1,9 +1,12 @@
 // Range and precision of the registers (Daumas, da Graca, Defour 2006, section 2.1): do
 // intermediate results live in a wider format than memory, converted only on the store (x87,
 // IA-64)? Both probes evaluate two operations in one expression and compare with the same two
-// operations stored to memory one at a time, on the same device ("as stored"): equal outputs mean
-// registers hold the storage format. The alternative hypotheses are registers with an extended
-// exponent range, and registers of q significant bits rounded to nearest or chopped.
+// operations stored to memory one at a time, on the same device ("as stored", a measurement beside
+// the verdict). The candidates are units of the model: the adders that reproduce the device's
+// additions (scalar.add.guard_bits: registers of f, or of a wider format the device computes in,
+// stored with every rounding) with every adder for the first of two dependent additions, each
+// with the multipliers that reproduce its products; the answer
+// is the candidate's register format, its exponent range or its precision.
 //
 // Range: (MAX + MAX) - MAX (the paper), (MAX * 2) * 0.5, and at the other end of the range
 // (2^emin * 2^-(p+1)) * 2^(p+1). Precision: (1.5 - 2^-i) + 2^-i for i = 1 .. p + 40 (the paper;
@@ -18,8 +21,35 @@
 namespace gp::scalar {
 namespace {
 
-using model::Rounding;
-using model::u128;
+// The candidate units of both probes (see above); the IEEE unit where no adder fits.
+Expected<std::vector<model::ScalarUnit>> register_candidates(backends::Device& device, const Format& f,
+                                                            const audit::ProbeContext& ctx) {
+  auto adders = reproducing_adders(device, f, ctx);
+  if (!adders) return adders.error();
+  // The first of two dependent additions may run on another adder (scalar.add.cascaded).
+  std::vector<model::ScalarUnit> cascades;
+  for (const model::ScalarUnit& u : *adders) {
+    cascades.push_back(u);
+    for (const model::AdderParams& a : adder_hypotheses(std::min(2 * u.format->precision() + 4, model::max_guard_bits)))
+      if (a != u.add) {
+        model::ScalarUnit c = u;
+        c.add_cascaded = a;
+        cascades.push_back(c);
+      }
+  }
+  auto units = with_reproducing_multipliers(device, cascades, ctx);
+  if (!units) return units.error();
+  if (units->empty()) units->push_back(model::ieee_unit(f));  // nothing fits: no candidate reproduces, said so
+  return units;
+}
+
+// Whether two stored operations equal the same two in one expression, for the verdict.
+Expected<bool> as_stored(backends::Device& device, const Format& f, Node op1, Node op2, const std::vector<Case>& cases,
+                         const std::vector<std::uint64_t>& outputs) {
+  auto stored = stepwise(device, f, op1, op2, cases);
+  if (!stored) return stored.error();
+  return *stored == outputs;
+}
 
 struct Shape {
   Node op1, op2;
@@ -27,14 +57,30 @@ struct Shape {
   std::vector<std::uint64_t> extended;  // the exact result, for the extended-range hypothesis
 };
 
-class RangeProbe final : public audit::ScalarProbe {
+class RangeProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.register.range"; }
   std::string_view title() const override { return "Exponent range of the registers"; }
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.1"; }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 1 && f.has_zero(); }
+  const UnitQuestion& question() const override {
+    static const UnitQuestion q{
+        {"REGISTERS", "the exponent range of the registers",
+         [](const nlohmann::json& a) {
+           return a["extended_range"].get<bool>() ? fmt::format("extended exponent range ({} registers)", a["registers"].get<std::string>())
+                                                  : std::string("no extended exponent range");
+         }},
+        [](const model::ScalarUnit& u) {
+          const bool wider = u.format->emax() > u.storage_format().emax();
+          nlohmann::json j = {{"extended_range", wider}};
+          if (wider) j["registers"] = u.format->name;
+          return j;
+        },
+        [](const nlohmann::json&) { return nlohmann::json::object(); }};
+    return q;
+  }
 
-  audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
+  audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
     if (!computes_in(device, f)) return no_format(f);
     const std::uint64_t max = largest(f), nmax = largest(f, true);
     const int p = f.precision();
@@ -53,74 +99,54 @@ class RangeProbe final : public audit::ScalarProbe {
                           fmt::format("(-2^{} * 2^-{}) * 2^{}", f.emin(), p + 1, p + 1)}},
                         {tiny, negate(f, tiny)}});
     }
+    auto units = register_candidates(device, f, ctx);
+    if (!units) return audit::failed(units.error().message);
+    std::vector<Group> groups;
+    for (const Shape& s : shapes) groups.push_back({compound(s.op1, s.op2, f), s.cases});
     audit::Finding finding;
-    bool as_stored = true, extended = true;
-    std::vector<std::string> seen;
-    for (const Shape& s : shapes) {
-      auto stored = stepwise(device, f, s.op1, s.op2, s.cases);
-      if (!stored) return audit::failed(stored.error().message);
-      const std::vector<Hypothesis> hyps = {tabled("as stored", s.cases, *stored),
-                                            tabled("extended exponent range", s.cases, s.extended)};
-      const Expr expr = compound(s.op1, s.op2, f);
-      auto sel = select(device, expr, s.cases, hyps, finding);
-      if (!sel) return audit::failed(sel.error().message);
-      const auto has = [&](const char* h) {
-        return std::find(sel->consistent.begin(), sel->consistent.end(), h) != sel->consistent.end();
-      };
-      as_stored = as_stored && has("as stored");
-      extended = extended && has("extended exponent range");
-      seen.push_back(fmt::format("{} = {}", s.cases[0].note, show(f, sel->outputs[0])));
+    auto out = conclude(device, groups, *units, question(), finding);
+    if (!out) return audit::failed(out.error().message);
+    // Measurements beside the verdict: the outputs as stored step by step, and as the exact results.
+    bool stored = true, exact = true;
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      auto same = as_stored(device, f, shapes[i].op1, shapes[i].op2, shapes[i].cases, (*out)[i]);
+      if (!same) return audit::failed(same.error().message);
+      stored = stored && *same;
+      exact = exact && (*out)[i] == shapes[i].extended;
     }
-    finding.parameters["extended_range"] = extended && !as_stored;
-    finding.parameters["as_stored"] = as_stored;
-    if (as_stored && !extended) {
-      finding.verdict = fmt::format("REGISTERS: no extended exponent range: {} (as with every step stored)", seen[0]);
-    } else if (extended && !as_stored) {
-      finding.verdict = fmt::format("REGISTERS: extended exponent range: {}", join(seen, ", "));
-    } else if (extended) {
-      finding.verdict = "REGISTERS: exponent range undecided (stored and extended agree)";
-    } else {
-      finding.verdict = fmt::format("REGISTERS: range neither as stored nor extended: {}", join(seen, ", "));
-      finding.parameters["extended_range"] = nullptr;
-    }
+    finding.parameters["as_stored"] = stored;
+    finding.parameters["exact_results"] = exact;
+    finding.verdict += fmt::format("; {} = {}", shapes[0].cases[0].note, show(f, (*out)[0][0]));
     return finding;
   }
 };
 
-// A q-bit register rounding with r, every step, and a store to f with r: the two sequences.
-struct Register {
-  int q;
-  Rounding r;
-};
-
-// (1.5*2^k - 2^(k-i)) + 2^(k-i) in a q-bit register, stored in f.
-std::uint64_t seq_paper(const Format& f, Register reg, int k, int i) {
-  // In units of 2^(k-i): 1.5 * 2^i - 1, then + 1.
-  const u128 a = (u128{3} << (i - 1)) - 1;
-  const Wide t = round_to_bits(a, k - i, reg.q, reg.r);
-  const u128 s = (t.sig << (t.exp - (k - i))) + 1;
-  return pack_wide(f, reg.r, false, round_to_bits(s, k - i, reg.q, reg.r));
-}
-
-// (2^k + 2^(k-i)) - 2^k in a q-bit register, stored in f.
-std::uint64_t seq_exact(const Format& f, Register reg, int k, int i) {
-  const u128 a = (u128{1} << i) + 1;
-  const Wide t = round_to_bits(a, k - i, reg.q, reg.r);
-  const u128 d = (t.sig << (t.exp - (k - i))) - (u128{1} << i);
-  if (d == 0) return model::zero(f, false).bits;
-  return pack_wide(f, reg.r, false, round_to_bits(d, k - i, reg.q, reg.r));
-}
-
-class PrecisionProbe final : public audit::ScalarProbe {
+class PrecisionProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.register.precision"; }
   std::string_view title() const override { return "Precision of the registers"; }
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.1"; }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 2 && f.has_zero(); }
+  const UnitQuestion& question() const override {
+    static const UnitQuestion q{
+        {"REGISTERS", "the precision of the registers",
+         [](const nlohmann::json& a) {
+           return a["extended_precision"].get<bool>()
+                      ? fmt::format("extended precision, {} bits ({} registers)", a["register_bits"].get<int>(), a["registers"].get<std::string>())
+                      : fmt::format("no extra precision: {} bits as in memory", a["register_bits"].get<int>());
+         }},
+        [](const model::ScalarUnit& u) {
+          const bool wider = u.format->precision() > u.storage_format().precision();
+          nlohmann::json j = {{"extended_precision", wider}, {"register_bits", u.format->precision()}};
+          if (wider) j["registers"] = u.format->name;
+          return j;
+        },
+        [](const nlohmann::json&) { return nlohmann::json::object(); }};
+    return q;
+  }
 
-  audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
+  audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
     if (!computes_in(device, f)) return no_format(f);
-    const int p = f.precision();
     const AdderScale scale = adder_scale(f);
     const int k = scale.k, imax = scale.imax;
     std::vector<Case> paper, exact;
@@ -130,77 +156,26 @@ class PrecisionProbe final : public audit::ScalarProbe {
       exact.push_back({{pow2(f, k), pow2(f, k - i), pow2(f, k)},
                        k ? fmt::format("(1 + 2^-{0}) - 1 (times 2^{1})", i, k) : fmt::format("(1 + 2^-{0}) - 1", i)});
     }
+    auto units = register_candidates(device, f, ctx);
+    if (!units) return audit::failed(units.error().message);
     audit::Finding finding;
-    std::vector<Register> regs;
-    for (int q = p + 1; q <= std::min(p + 40, 64); ++q)
-      for (Rounding r : {Rounding::rne, Rounding::rz}) regs.push_back({q, r});
-    const auto name = [](Register g) { return fmt::format("{}-bit registers ({})", g.q, model::name(g.r)); };
-
-    std::vector<std::string> consistent_all;
-    bool first = true;
-    std::vector<std::uint64_t> exact_out;
-    for (int seq = 0; seq < 2; ++seq) {
-      const std::vector<Case>& cases = seq == 0 ? paper : exact;
-      const Node op1 = seq == 0 ? Node::sub : Node::add, op2 = seq == 0 ? Node::add : Node::sub;
-      auto stored = stepwise(device, f, op1, op2, cases);
-      if (!stored) return audit::failed(stored.error().message);
-      std::vector<Hypothesis> hyps = {tabled("as stored", cases, *stored)};
-      for (Register g : regs) {
-        hyps.push_back({name(g), [&, g, seq](const Case& c) {
-                          const int i = int(index_of(cases, c)) + 1;
-                          return seq == 0 ? seq_paper(f, g, k, i) : seq_exact(f, g, k, i);
-                        }});
-      }
-      auto sel = select(device, compound(op1, op2, f), cases, hyps, finding);
-      if (!sel) return audit::failed(sel.error().message);
-      if (seq == 1) exact_out = sel->outputs;
-      if (first) {
-        consistent_all = sel->consistent;
-        first = false;
-      } else {
-        std::vector<std::string> both;
-        for (const std::string& h : consistent_all)
-          if (std::find(sel->consistent.begin(), sel->consistent.end(), h) != sel->consistent.end()) both.push_back(h);
-        consistent_all = both;
-      }
-    }
-    // (1 + 2^-i) - 1 == 2^-i for every i up to: the register holds at least that + 1 bits.
+    auto out = conclude(device, {{compound(Node::sub, Node::add, f), paper}, {compound(Node::add, Node::sub, f), exact}}, *units,
+                        question(), finding, {keep_some(8, 16), keep_some(8, 16)});
+    if (!out) return audit::failed(out.error().message);
+    // Measurements: (1 + 2^-i) - 1 == 2^-i for every i up to `held` (the register holds at least
+    // held + 1 bits, whatever the rounding), and whether the sums equal steps stored one by one.
     int held = 0;
     for (int i = 1; i <= imax; ++i) {
-      if (exact_out[std::size_t(i - 1)] != pow2(f, k - i)) break;
+      if ((*out)[1][std::size_t(i - 1)] != pow2(f, k - i)) break;
       held = i;
     }
     finding.parameters["exact_sums_up_to_i"] = held;
-    finding.parameters["consistent"] = consistent_all;
-    const bool stored = !consistent_all.empty() && consistent_all.front() == "as stored";
-    if (stored) {
-      finding.verdict = fmt::format("REGISTERS: no extra precision: {} bits as in memory (the sums equal those of steps stored one by one)", p);
-      finding.parameters["extended_precision"] = false;
-      finding.parameters["register_bits"] = p;
-    } else if (!consistent_all.empty()) {
-      const std::string& h = consistent_all.front();
-      const int q = std::stoi(h);
-      finding.parameters["extended_precision"] = true;
-      finding.parameters["register_bits"] = q;
-      finding.verdict = fmt::format("REGISTERS: extended precision, {} bits where memory holds {}", q, p);
-      if (consistent_all.size() > 1) finding.verdict += fmt::format(" (ambiguous: {})", join(consistent_all, " or "));
-      else finding.verdict += fmt::format(" ({})", h.substr(h.find('(')));
-    } else if (held + 1 > p) {
-      // Wider than memory, with an adder no correctly rounded register reproduces (guard bits):
-      // (1 + 2^-i) - 1 still counts the bits held, whatever the rounding.
-      finding.parameters["extended_precision"] = true;
-      finding.parameters["register_bits"] = held + 1;
-      finding.verdict = fmt::format(
-          "REGISTERS: extended precision, {} bits where memory holds {}: (1 + 2^-i) - 1 is exact up to i = {} (the "
-          "sums fit no correctly rounded register: the adder is not IEEE)",
-          held + 1, p, held);
-    } else {
-      finding.parameters["extended_precision"] = nullptr;
-      finding.parameters["register_bits"] = nullptr;
-      finding.verdict = fmt::format(
-          "REGISTERS: the sums differ from steps stored one by one and from every q-bit register; (1 + 2^-i) - 1 is exact up to i = {}",
-          held);
-    }
+    auto a = as_stored(device, f, Node::sub, Node::add, paper, (*out)[0]);
+    auto b = as_stored(device, f, Node::add, Node::sub, exact, (*out)[1]);
+    if (!a) return audit::failed(a.error().message);
+    if (!b) return audit::failed(b.error().message);
+    finding.parameters["as_stored"] = *a && *b;
+    finding.verdict += fmt::format("; (1 + 2^-i) - 1 is exact up to i = {}", held);
     return finding;
   }
 };

@@ -3,7 +3,12 @@
 // representable value, on both signs; table II needs ties, on both signs and both parities of the
 // kept part. Rather than fixing operands that only work for one format and op, the probe searches
 // operands whose exact result falls in each of these twelve classes (the model classifies them),
-// so the same probe serves every format and operation. Each rounding mode is a hypothesis.
+// so the same probe serves every format and operation. The candidates are the units whose operation
+// is correctly rounded in each mode (for fma, also unfused: the product and the sum rounded in one
+// mode). Nearest modes square-root alike (a square root of a value of f is never a tie): one class,
+// stated as rne. Of a unit whose operation is not correctly rounded (guard bits, truncated columns,
+// wider registers) the probe asks nothing: the guard-bit and truncated-column probes do; its
+// verdict then says which modes come closest.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,8 +22,6 @@ namespace {
 
 using model::Rounding;
 
-constexpr std::string_view unfused = "unfused ";
-
 // Where an exact result lies relative to its truncation: the class of Tables I and II.
 struct ResultClass {
   int rest;  // 1: below half, 2: half, 3: above half (0: exact)
@@ -26,9 +29,87 @@ struct ResultClass {
   int index() const { return (rest - 1) * 4 + neg * 2 + odd; }  // 12 classes
 };
 
-class RoundingProbe final : public audit::ScalarProbe {
+// The operation's rounding where the unit computes it correctly rounded in f, else null.
+nlohmann::json rounding_answer(Node op, const model::ScalarUnit& u) {
+  if (u.format != &u.storage_format()) return nullptr;
+  const auto cr_adder = [](const model::AdderParams& a) { return !a.guard_bits || (a.sticky && *a.guard_bits >= 2); };
+  const auto named = [](const model::UnitRounding& r) { return std::string(model::name(r.effective())); };
+  switch (op) {
+    case Node::add:
+    case Node::sub:
+      if (!cr_adder(u.add)) return nullptr;
+      return {{"rounding", named(u.add.rounding)}};
+    case Node::mul:
+      if (u.mul.truncated_columns) return nullptr;
+      return {{"rounding", named(u.mul.rounding)}};
+    case Node::div:
+      if (u.div.method != model::DivMethod::correctly_rounded) return nullptr;
+      return {{"rounding", named(u.div.rounding)}};
+    case Node::sqrt: {
+      // A square root is never a tie (x = m^2 / 4 with m odd has more bits than f holds) nor
+      // negative but -0 (exact): the nearest modes, rz and rd, ra and ru give the same results
+      // on every input. Each class is stated by its first name.
+      const Rounding r = u.sqrt.effective();
+      const std::vector<std::vector<Rounding>> classes = {
+          {Rounding::rne, Rounding::rna, Rounding::rnz, Rounding::rnu, Rounding::rnd, Rounding::rno},
+          {Rounding::rz, Rounding::rd},
+          {Rounding::ra, Rounding::ru}};
+      for (const auto& c : classes)
+        if (std::find(c.begin(), c.end(), r) != c.end()) {
+          nlohmann::json names = nlohmann::json::array();
+          for (Rounding n : c) names.push_back(std::string(model::name(n)));
+          return {{"rounding", names[0]}, {"equivalent_roundings", names}};
+        }
+      return {{"rounding", named(u.sqrt)}};
+    }
+    case Node::fma:
+      if (!cr_adder(u.add)) return nullptr;
+      if (u.fma_fused) return {{"fused", true}, {"rounding", named(u.add.rounding)}};
+      // Unfused: the product and the sum, each correctly rounded in one mode.
+      if (u.mul.truncated_columns || u.mul.rounding.effective() != u.add.rounding.effective()) return nullptr;
+      return {{"fused", false}, {"rounding", named(u.add.rounding)}};
+    default: return {{"rounding", named(u.convert)}};
+  }
+}
+
+std::string describe(const std::string& mode) {
+  switch (*model::find_rounding(mode)) {
+    case Rounding::rne: return "to nearest, ties to even (IEEE default)";
+    case Rounding::rna: return "to nearest, ties away from zero";
+    case Rounding::rnz: return "to nearest, ties toward zero";
+    case Rounding::rnu: return "to nearest, ties up";
+    case Rounding::rnd: return "to nearest, ties down";
+    case Rounding::rno: return "to nearest, ties to odd";
+    case Rounding::rz: return "toward zero (chopped)";
+    case Rounding::ru: return "up";
+    case Rounding::rd: return "down";
+    case Rounding::ra: return "away from zero";
+    case Rounding::ro: return "to odd";
+  }
+  return mode;
+}
+
+std::string say_rounding(const nlohmann::json& a) {
+  const std::string r = a["rounding"].get<std::string>();
+  const std::string how = a.contains("equivalent_roundings") && r == "rne"
+                              ? "to nearest (ties never occur: " + join(a["equivalent_roundings"].get<std::vector<std::string>>(), " or ") + ")"
+                              : describe(r) + or_equivalently(a);
+  if (a.contains("fused") && !a["fused"].get<bool>()) return "not fused: the product and the sum each rounded " + how;
+  return "rounds " + how;
+}
+
+class RoundingProbe final : public UnitProbe {
  public:
-  RoundingProbe(Node op, std::string id) : op_(op), id_(std::move(id)) {}
+  RoundingProbe(Node op, std::string id)
+      : op_(op),
+        id_(std::move(id)),
+        q_{{std::string(shout(op)), fmt::format("the rounding of {}", shout(op)), say_rounding},
+           [op](const model::ScalarUnit& u) { return rounding_answer(op, u); },
+           [key = std::string(key())](const nlohmann::json& a) {
+             nlohmann::json k = {{"rounding", a["rounding"]}};
+             if (a.contains("equivalent_roundings")) k["equivalent_roundings"] = a["equivalent_roundings"];
+             return nlohmann::json{{key, k}};
+           }} {}
   std::string_view id() const override { return id_; }
   std::string_view title() const override { return title_; }
   std::string_view source() const override { return "MMA-Sim (Xie et al.), section III-E, tables I and II"; }
@@ -36,6 +117,13 @@ class RoundingProbe final : public audit::ScalarProbe {
     // A conversion needs a wider source the device also has; one-bit significands have no ties
     // of both parities in a binade.
     return f.man_bits >= 2 && (op_ != Node::cvt || wider(f));
+  }
+  const UnitQuestion& question() const override { return q_; }
+  // Units whose operation is not correctly rounded are not asked (see the file's comment).
+  std::optional<nlohmann::json> ask(const model::ScalarUnit& u) const override {
+    nlohmann::json a = rounding_answer(op_, u);
+    if (a.is_null()) return std::nullopt;
+    return a;
   }
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
@@ -63,52 +151,21 @@ class RoundingProbe final : public audit::ScalarProbe {
         cases.push_back({{one_u_s, neg ? negate(f, one_u) : one_u, value(f, !neg, 1 - p + s, (std::uint64_t{1} << (p - 1)) + 2)},
                          neg ? fmt::format("-(1 + u)^2{0} + (1 + 2u){0}", scale) : fmt::format("(1 + u)^2{0} - (1 + 2u){0}", scale)});
     }
-    std::vector<Hypothesis> hypotheses;
-    for (Rounding r : model::all_roundings) {
-      hypotheses.push_back({std::string(model::name(r)), [this, r, &f, from](const Case& c) {
-                              return exact_op(f, *from, r, c.operands).bits;
-                            }});
-      // fma() of a unit without one (GLSL and OpenCL allow it): the product rounded, then the sum.
-      if (op_ == Node::fma)
-        hypotheses.push_back({std::string(unfused) + std::string(model::name(r)), [r, &f](const Case& c) {
-                                model::Options o;
-                                o.rounding = r;
-                                const auto& x = c.operands;
-                                return model::add(f, o, model::mul(f, o, x[0], x[1]).bits, x[2]).bits;
-                              }});
-    }
+    // The candidates: the operation correctly rounded in every mode (IEEE rne first).
+    std::vector<model::ScalarUnit> units;
+    for (Rounding r : model::all_roundings)
+      for (bool fused : {true, false}) {
+        if (!fused && op_ != Node::fma) continue;
+        model::ScalarUnit u = model::ieee_unit(f);
+        const model::UnitRounding ur = model::UnitRounding::ieee(r);
+        u.add.rounding = u.mul.rounding = u.div.rounding = u.sqrt = u.convert = ur;
+        u.fma_fused = fused;
+        units.push_back(u);
+      }
     audit::Finding finding;
     finding.title = title_;
-    auto sel = select(device, expr, cases, hypotheses, finding);
-    if (!sel) return audit::failed(sel.error().message);
-    const std::string what(shout(op_));
-    if (sel->consistent.empty()) {
-      finding.verdict = fmt::format("{}: rounds as no IEEE mode (neither chopped nor correctly rounded)", what);
-      finding.parameters["rounding"] = nullptr;
-      finding.profile[std::string(key())]["rounding"] = "none";
-    } else if (sel->consistent.front().starts_with(unfused)) {
-      // Only unfused hypotheses fit (they sort after the fused ones): each step's mode is the answer.
-      std::vector<std::string> modes;
-      for (const std::string& m : sel->consistent) modes.push_back(m.substr(unfused.size()));
-      finding.verdict = fmt::format("{}: not fused: the product and the sum each rounded {}{}", what,
-                                    describe(modes.front()), modes.size() > 1 ? " (ambiguous: " + join(modes, " or ") + ")" : "");
-      finding.parameters["rounding"] = modes;
-      finding.parameters["fused"] = false;
-      finding.profile[std::string(key())]["rounding"] = modes.front();
-    } else {
-      std::string modes;
-      for (const std::string& m : sel->consistent) modes += (modes.empty() ? "" : " or ") + m;
-      finding.verdict = fmt::format("{}: rounds {}", what, describe(sel->consistent.front()));
-      if (sel->consistent.size() > 1) {
-        // Division and square root never produce ties: only the nearest modes stay apart from the rest.
-        const bool ties_unseen = reachable_count() < 12;
-        finding.verdict = ties_unseen && sel->consistent.front().rfind("rn", 0) == 0
-                              ? fmt::format("{}: rounds to nearest (ties never occur: {})", what, modes)
-                              : fmt::format("{} (ambiguous: {})", finding.verdict, modes);
-      }
-      finding.parameters["rounding"] = sel->consistent;
-      finding.profile[std::string(key())]["rounding"] = sel->consistent.front();
-    }
+    auto out = conclude(device, {{expr, cases}}, units, question(), finding);
+    if (!out) return audit::failed(out.error().message);
     return finding;
   }
 
@@ -129,24 +186,6 @@ class RoundingProbe final : public audit::ScalarProbe {
       case Node::fma: return "fma";
       default: return "cvt";
     }
-  }
-
-  static std::string describe(const std::string& mode) {
-    const auto r = *model::find_rounding(mode);
-    switch (r) {
-      case Rounding::rne: return "to nearest, ties to even (IEEE default)";
-      case Rounding::rna: return "to nearest, ties away from zero";
-      case Rounding::rnz: return "to nearest, ties toward zero";
-      case Rounding::rnu: return "to nearest, ties up";
-      case Rounding::rnd: return "to nearest, ties down";
-      case Rounding::rno: return "to nearest, ties to odd";
-      case Rounding::rz: return "toward zero (chopped)";
-      case Rounding::ru: return "up";
-      case Rounding::rd: return "down";
-      case Rounding::ra: return "away from zero";
-      case Rounding::ro: return "to odd";
-    }
-    return mode;
   }
 
   model::Result exact_op(const Format& f, const Format& from, Rounding r, const std::vector<std::uint64_t>& x) const {
@@ -239,6 +278,7 @@ class RoundingProbe final : public audit::ScalarProbe {
   Node op_;
   std::string id_;
   std::string title_ = fmt::format("Rounding of {}", std::string(shout(op_)));
+  UnitQuestion q_;
 };
 
 }  // namespace

@@ -3,7 +3,9 @@
 // read back, first through a load and a store with no operation, then through x*1 and x+(-0), the
 // operations that leave every value unchanged in IEEE arithmetic. The paper found subnormals
 // replaced by zeros on both its GPUs, infinities kept, NaNs kept on NVIDIA and signalling NaNs
-// quieted on ATI. Each class of value is decided apart, by hypotheses on what happens to it.
+// quieted on ATI. The candidates are units of the model (flushing on transfer and per operation,
+// NaN policies), so each verdict states what the model's parameters imply for these values;
+// infinities, which every unit keeps, are a measurement beside it.
 #include <fmt/format.h>
 
 #include "tests_scalar/daumas_support.hpp"
@@ -15,8 +17,6 @@ namespace {
 struct Category {
   std::string name;  // "subnormals"
   std::vector<Case> cases;
-  std::vector<Hypothesis> hypotheses;
-  std::vector<std::string> consistent;
 };
 
 // The special values of f, by category; `extra` are the operands that follow x (1 for x*1).
@@ -28,23 +28,17 @@ std::vector<Category> categories(const Format& f, const std::vector<std::uint64_
   };
   std::vector<Category> out;
   if (f.has_subnormals() && f.man_bits > 0) {
-    Category c{"subnormals", {}, {}, {}};
+    Category c{"subnormals", {}};
     const std::uint64_t mid = model::pack(f, false, (f.man_mask() & 0x5555555555555555ULL) | 1);
     for (bool neg : {false, true}) {
       c.cases.push_back(with(smallest_subnormal(f, neg), fmt::format("{}smallest subnormal", neg ? "-" : "")));
       c.cases.push_back(with(mid ^ (neg ? f.sign_mask() : 0), fmt::format("{}subnormal, alternate bits", neg ? "-" : "")));
       c.cases.push_back(with(model::pack(f, neg, f.man_mask()), fmt::format("{}largest subnormal", neg ? "-" : "")));
     }
-    const auto x = [](const Case& k) { return k.operands[0]; };
-    c.hypotheses = {
-        {"kept", x},
-        {"flushed to zero", [&f, x](const Case& k) { return model::zero(f, model::sign_of(f, x(k))).bits; }},
-        {"flushed to +0", [&f](const Case&) { return model::zero(f, false).bits; }},
-    };
     out.push_back(std::move(c));
   }
   if (f.has_nan()) {
-    Category c{"NaNs", {}, {}, {}};
+    Category c{"NaNs", {}};
     if (f.nan == model::NanStyle::ieee && f.man_bits >= 2) {
       const std::uint64_t q = f.quiet_bit(), low = f.man_mask() >> 1;  // payload bits below the quiet bit
       for (bool neg : {false, true}) {
@@ -60,52 +54,15 @@ std::vector<Category> categories(const Format& f, const std::vector<std::uint64_
       c.cases.push_back(with(model::canonical_nan(f), "NaN"));
       if (f.nan == model::NanStyle::all_ones && f.has_sign()) c.cases.push_back(with(model::pack(f, true, f.magnitude_mask()), "-NaN"));
     }
-    const auto x = [](const Case& k) { return k.operands[0]; };
-    c.hypotheses = {
-        {"kept", x},
-        {"signalling ones quieted",
-         [&f, x](const Case& k) {
-           return model::classify(f, x(k)) == model::Class::signaling_nan ? x(k) | (f.quiet_bit() << f.pad_bits) : x(k);
-         }},
-        {"made canonical", [&f](const Case&) { return model::canonical_nan(f); }},
-    };
     out.push_back(std::move(c));
   }
   if (f.has_inf()) {
-    Category c{"infinities", {}, {}, {}};
+    Category c{"infinities", {}};
     c.cases.push_back(with(model::pack(f, false, f.inf_magnitude()), "+inf"));
     c.cases.push_back(with(model::pack(f, true, f.inf_magnitude()), "-inf"));
-    c.hypotheses = {{"kept", [](const Case& k) { return k.operands[0]; }}};
     out.push_back(std::move(c));
   }
   return out;
-}
-
-// Runs every category through `expr`; fills `consistent` per category.
-Expected<bool> run_categories(backends::Device& device, const Expr& expr, std::vector<Category>& cats,
-                              audit::Finding& finding) {
-  for (Category& c : cats) {
-    auto sel = select(device, expr, c.cases, c.hypotheses, finding);
-    if (!sel) return sel.error();
-    c.consistent = sel->consistent;
-  }
-  return true;
-}
-
-std::string describe(const Category& c) {
-  if (c.consistent.empty()) return c.name + ": altered (neither kept, quieted nor flushed)";
-  return c.name + ": " + join(c.consistent, " or ");
-}
-
-// "preserve" / "flush" / "quiet" / "canonical" / "other" for the parameters.
-std::string key_of(const Category& c) {
-  if (c.consistent.empty()) return "other";
-  const std::string& h = c.consistent.front();
-  if (h == "kept") return "preserve";
-  if (h == "flushed to zero" || h == "flushed to +0") return "flush";
-  if (h == "signalling ones quieted") return "quiet";
-  if (h == "made canonical") return "canonical";
-  return "other";
 }
 
 // The transfer policy's answer, for the classes of values f has.
@@ -168,35 +125,106 @@ class TransferProbe final : public UnitProbe {
   }
 };
 
-class OperationProbe final : public audit::ScalarProbe {
+// The operations that change nothing, as the probe runs them: x * 1 and x + (-0).
+struct NeutralOp {
+  Node node;
+  model::FlushOp flush;
+  const char* name;
+  const char* key;
+};
+constexpr NeutralOp neutral_ops[] = {{Node::mul, model::FlushOp::mul, "x*1", "mul_one"},
+                                     {Node::add, model::FlushOp::add, "x+(-0)", "add_minus_zero"}};
+
+// What x*1 and x+(-0) do to subnormals and NaNs, from the unit's parameters: a subnormal is lost
+// (a zero of its sign, or +0 + -0) when the load flushes it, when the operation flushes its input or
+// its (subnormal) output, unless the registers hold f's subnormals as normal numbers (then only the
+// transfer flushes); a NaN operand comes out quieted (model/rounding.hpp), or canonical. A
+// signalling NaN quieted on transfer comes out quieted either way.
+nlohmann::json operation_answer(const model::ScalarUnit& u) {
+  const Format& f = u.storage_format();
+  const bool wide = u.format != &f && u.format->emin() <= f.quantum_min();
+  nlohmann::json j = nlohmann::json::object();
+  for (const NeutralOp& op : neutral_ops) {
+    nlohmann::json o = nlohmann::json::object();
+    if (f.has_subnormals() && f.man_bits > 0) {
+      const model::OpFlush x = wide ? model::OpFlush{} : model::flushing(u, op.flush);
+      o["subnormals"] = u.subnormals.flush_transfer || x.flush_input || x.flush_output ? "flush" : "preserve";
+    }
+    if (f.has_nan() && f.nan == model::NanStyle::ieee && f.man_bits >= 2) o["nan"] = u.nan.canonical ? "canonical" : "quiet";
+    j[op.key] = o;
+  }
+  return j;
+}
+
+std::string say_operation(const nlohmann::json& a) {
+  std::vector<std::string> ops;
+  for (const NeutralOp& op : neutral_ops) {
+    const nlohmann::json& o = a[op.key];
+    std::vector<std::string> parts;
+    if (o.contains("subnormals")) parts.push_back(o["subnormals"] == "flush" ? "subnormals: flushed to zero" : "subnormals: kept");
+    if (o.contains("nan")) parts.push_back(o["nan"] == "canonical" ? "NaNs: made canonical" : "NaNs: kept, signalling ones quieted");
+    ops.push_back(fmt::format("{}: {}", op.name, parts.empty() ? std::string("normal numbers only") : join(parts)));
+  }
+  return join(ops, "; ");
+}
+
+class OperationProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.storage.operation"; }
   std::string_view title() const override { return "Subnormals, NaNs and infinities through x*1 and x+(-0)"; }
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.1"; }
+  // The profile keys are the flushing and NaN probes' (scalar.subnormals.flush, scalar.nan.*):
+  // this probe restates them through two operations.
+  const UnitQuestion& question() const override {
+    static const UnitQuestion q{{"OPERATIONS THAT CHANGE NOTHING", "what x*1 and x+(-0) do to special values", say_operation},
+                                operation_answer, [](const nlohmann::json&) { return nlohmann::json::object(); }};
+    return q;
+  }
 
-  audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
+  audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
     if (!computes_in(device, f)) return no_format(f);
-    audit::Finding finding;
-    std::vector<std::string> verdicts;
-    struct Op {
-      Node node;
-      std::uint64_t operand;
-      const char* name;
-      const char* key;
-    };
-    const Op ops[] = {{Node::mul, one(f), "x*1", "mul_one"}, {Node::add, model::zero(f, true).bits, "x+(-0)", "add_minus_zero"}};
-    for (const Op& op : ops) {
+    std::vector<Group> groups;
+    std::vector<std::pair<const NeutralOp*, std::size_t>> infinities;  // the op and its group of infinities
+    for (const NeutralOp& op : neutral_ops) {
       const Expr expr = backends::binary(op.node, f);
-      std::vector<Category> cats = categories(f, {op.operand});
-      if (auto r = run_categories(device, expr, cats, finding); !r) return audit::failed(r.error().message);
-      std::vector<std::string> parts;
-      for (const Category& c : cats) {
-        parts.push_back(describe(c));
-        finding.parameters[op.key][c.name == "NaNs" ? "nan" : c.name] = key_of(c);
+      for (Category& c : categories(f, {op.node == Node::mul ? one(f) : model::zero(f, true).bits})) {
+        if (c.name == "infinities") infinities.push_back({&op, groups.size()});
+        groups.push_back({expr, std::move(c.cases)});
       }
-      verdicts.push_back(fmt::format("{}: {}", op.name, join(parts)));
     }
-    finding.verdict = "OPERATIONS THAT CHANGE NOTHING: " + join(verdicts, "; ");
+    // The candidates: transfers, x*1 and x+(-0) flushing or not, NaN results canonical or not, an
+    // adder rounding down (+0 + -0 is -0) or not, each with the device's multipliers (a correction
+    // constant may alter x*1), in registers of f or wider.
+    const SpaceOf space = [](const Format& r) {
+      Space s;
+      s.adders = {{model::UnitRounding::ieee(model::Rounding::rne), std::nullopt, false},
+                  {model::UnitRounding::ieee(model::Rounding::rd), std::nullopt, false}};
+      for (bool transfer : {false, true}) s.subnormals.push_back({false, false, transfer});
+      if (r.has_subnormals())
+        for (int add = 0; add < 4; ++add)
+          for (int mul = 0; mul < 4; ++mul) {
+            std::array<std::optional<model::OpFlush>, model::kFlushOps> x{};
+            x[std::size_t(model::FlushOp::add)] = model::OpFlush{bool(add & 1), bool(add & 2)};
+            x[std::size_t(model::FlushOp::mul)] = model::OpFlush{bool(mul & 1), bool(mul & 2)};
+            s.op_flushes.push_back(x);
+          }
+      s.nans = {{false, false}, {true, false}};
+      return s;
+    };
+    auto units = with_reproducing_multipliers(device, candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)}), ctx);
+    if (!units) return audit::failed(units.error().message);
+    if (units->empty()) units->push_back(model::ieee_unit(f));  // no multiplier fits: nothing reproduces, said so
+    audit::Finding finding;
+    auto out = conclude(device, groups, *units, question(), finding);
+    if (!out) return audit::failed(out.error().message);
+    // Infinities: a measurement (every unit of the model keeps them).
+    for (const auto& [op, g] : infinities) {
+      const std::vector<std::uint64_t>& inf = (*out)[g];
+      const bool kept = inf.size() == 2 && inf[0] == model::pack(f, false, f.inf_magnitude()) &&
+                        inf[1] == model::pack(f, true, f.inf_magnitude());
+      finding.parameters["infinities"][op->key] = kept ? "preserve" : "other";
+      finding.verdict += fmt::format("; {} infinities: {}", op->name, kept ? "kept" : "altered");
+    }
     return finding;
   }
 };

@@ -1,7 +1,8 @@
 // Subnormal intermediates: a subnormal result used by the next operation of the same expression,
 // never stored. Where loads and stores flush, single operations cannot show whether the unit
 // itself flushes its results or its operands; two dependent operations can: (x * y) * z and
-// (x * y) + z with x * y subnormal and x, y, z, and the exact result, normal.
+// (x * y) + z with x * y subnormal and x, y, z, and the exact result, normal. The candidates are
+// the units with every input and output flushing of the multiplier and the adder, and of transfers.
 #include <fmt/format.h>
 
 #include "tests_scalar/families.hpp"
@@ -10,7 +11,39 @@
 namespace gp::scalar {
 namespace {
 
-class IntermediateProbe final : public audit::ScalarProbe {
+constexpr const char* mul_chain = "(x*y)*z", * add_chain = "(x*y)+z";
+
+// Whether the subnormal x * y reaches the next operation, from the unit's parameters: the product
+// is flushed by the multiplier's output flushing or by the next operation's input flushing, never
+// in registers that hold f's subnormals as normal numbers; and whether transfers flush.
+nlohmann::json intermediate_answer(const model::ScalarUnit& u) {
+  const Format& f = u.storage_format();
+  const bool wide = u.format != &f && u.format->emin() <= f.quantum_min();
+  const auto flush = [&](model::FlushOp op) { return wide ? model::OpFlush{} : model::flushing(u, op); };
+  const bool product = flush(model::FlushOp::mul).flush_output;
+  return {{mul_chain, product || flush(model::FlushOp::mul).flush_input ? "flush" : "keep"},
+          {add_chain, product || flush(model::FlushOp::add).flush_input ? "flush" : "keep"},
+          {"transfer", u.subnormals.flush_transfer ? "flush" : "preserve"}};
+}
+
+std::string say_intermediate(const nlohmann::json& a) {
+  const std::string t = a["transfer"] == "flush" ? "loads and stores flush" : "loads and stores keep subnormals";
+  if (a[mul_chain] == a[add_chain])
+    return fmt::format("a subnormal intermediate result {} ({})",
+                       a[mul_chain] == "flush" ? "is flushed to zero before the next operation" : "reaches the next operation", t);
+  return fmt::format("a subnormal product is {} by a multiplication and {} by an addition ({})",
+                     a[mul_chain] == "flush" ? "flushed" : "kept", a[add_chain] == "flush" ? "flushed" : "kept", t);
+}
+
+// Only where loads and stores flush does this decide the profile: otherwise single operations
+// (scalar.subnormals.flush) tell a flushed result from a flushed operand, which this cannot.
+nlohmann::json intermediate_profile(const nlohmann::json& a) {
+  if (a["transfer"] != "flush" || a[mul_chain] != a[add_chain]) return nlohmann::json::object();
+  if (a[mul_chain] == "flush") return {{"subnormals", {{"output", "flush"}}}};
+  return {{"subnormals", {{"output", "preserve"}, {"input", "preserve"}}}};
+}
+
+class IntermediateProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.subnormals.intermediate"; }
   std::string_view title() const override { return "Subnormal intermediate results"; }
@@ -18,8 +51,13 @@ class IntermediateProbe final : public audit::ScalarProbe {
     return "Daumas et al. 2006, section 2.1 (subnormals); MMA-Sim section III-F (flush after operations)";
   }
   bool applies(const Format& f) const override { return f.has_subnormals() && f.man_bits >= 4; }
+  const UnitQuestion& question() const override {
+    static const UnitQuestion q{{"SUBNORMALS", "subnormal intermediate results", say_intermediate}, intermediate_answer,
+                                intermediate_profile};
+    return q;
+  }
 
-  audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
+  audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
     if (!computes_in(device, f)) return no_format(f);
     // x * y = 1.5 * 2^(emin-3): subnormal and exact; x, y normal.
     const int a = f.emin() / 2, b = f.emin() - 3 - a;
@@ -28,49 +66,36 @@ class IntermediateProbe final : public audit::ScalarProbe {
     backends::ExprBuilder m(f, 3), s(f, 3);
     m.op(Node::mul, m.op(Node::mul, m.in(0), m.in(1)), m.in(2));
     s.op(Node::add, s.op(Node::mul, s.in(0), s.in(1)), s.in(2));
-    const std::vector<Case> mc = {{{x, y, scale}, "(x * y) * 2^10"}, {{negate(f, x), y, scale}, "(-x * y) * 2^10"}};
-    const std::vector<Case> sc = {{{x, y, tiny_normal}, "(x * y) + 2^emin"}};
-    auto got_m = run_cases(device, m.done(), mc);
-    auto got_s = run_cases(device, s.done(), sc);
-    if (!got_m) return audit::failed(got_m.error().message);
-    if (!got_s) return audit::failed(got_s.error().message);
-
-    const model::Options exact;
-    const std::uint64_t kept_m = value(f, false, f.emin() - 4 + 10, 3);
-    const std::uint64_t kept_s = model::add(f, exact, tiny_normal, value(f, false, f.emin() - 4, 3)).bits;
-    audit::Finding out;
-    const auto observe = [&](const Case& c, std::uint64_t got, std::uint64_t kept, std::uint64_t flushed) {
-      audit::Observation o;
-      o.inputs = c.operands;
-      o.output = got;
-      o.predictions = {{"kept", kept}, {"flushed", flushed}};
-      o.input_bits = o.output_bits = f.storage_bits;
-      o.note = c.note;
-      out.observations.push_back(std::move(o));
+    const std::vector<Group> groups = {
+        {m.done(), {{{x, y, scale}, "(x * y) * 2^10"}, {{negate(f, x), y, scale}, "(-x * y) * 2^10"}}},
+        {s.done(), {{{x, y, tiny_normal}, "(x * y) + 2^emin"}}},
+        {backends::transfer(f), {{{smallest_subnormal(f)}, "transfer of the smallest subnormal"}}}};
+    // The candidates: transfers, the multiplier's and the adder's input and output flushing, each
+    // with the device's multipliers (a correction constant may alter the products), in registers
+    // of f or wider.
+    const SpaceOf space = [](const Format&) {
+      Space sp;
+      for (bool transfer : {false, true}) sp.subnormals.push_back({false, false, transfer});
+      for (int add = 0; add < 4; ++add)
+        for (int mul = 0; mul < 4; ++mul) {
+          std::array<std::optional<model::OpFlush>, model::kFlushOps> o{};
+          o[std::size_t(model::FlushOp::add)] = model::OpFlush{bool(add & 1), bool(add & 2)};
+          o[std::size_t(model::FlushOp::mul)] = model::OpFlush{bool(mul & 1), bool(mul & 2)};
+          sp.op_flushes.push_back(o);
+        }
+      return sp;
     };
-    observe(mc[0], (*got_m)[0], kept_m, 0);
-    observe(mc[1], (*got_m)[1], negate(f, kept_m), f.sign_mask());
-    observe(sc[0], (*got_s)[0], kept_s, tiny_normal);
-    // Zero or not is what tells: a unit that does not round exactly still keeps a nonzero value.
-    const auto zero = [&](std::uint64_t v) { return model::classify(f, v) == model::Class::zero; };
-    const bool flushed = zero((*got_m)[0]) && zero((*got_m)[1]) && (*got_s)[0] == tiny_normal;
-    const bool kept = !zero((*got_m)[0]) && !zero((*got_m)[1]) && (*got_s)[0] != tiny_normal;
-    out.parameters["flushed"] = flushed ? nlohmann::json(true) : kept ? nlohmann::json(false) : nlohmann::json(nullptr);
-    // Only where loads and stores flush does this decide the profile: otherwise single operations
-    // (scalar.subnormals.flush) tell a flushed result from a flushed operand, which this cannot.
-    const std::vector<Case> tc = {{{smallest_subnormal(f)}, "transfer of the smallest subnormal"}};
-    auto got_t = run_cases(device, backends::transfer(f), tc);
-    if (!got_t) return audit::failed(got_t.error().message);
-    const bool transfer_flushes = zero((*got_t)[0]);
-    out.parameters["transfer_flushes"] = transfer_flushes;
-    if (flushed) {
-      out.verdict = "SUBNORMALS: a subnormal intermediate result is flushed to zero before the next operation";
-      if (transfer_flushes) out.profile["subnormals"] = {{"output", "flush"}};
-    } else if (kept) {
-      out.verdict = "SUBNORMALS: a subnormal intermediate result reaches the next operation";
-      if (transfer_flushes) out.profile["subnormals"] = {{"output", "preserve"}, {"input", "preserve"}};
-    } else {
-      out.verdict = "SUBNORMALS: subnormal intermediates are neither kept nor flushed consistently (see the observations)";
+    auto units = with_reproducing_multipliers(device, candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)}), ctx);
+    if (!units) return audit::failed(units.error().message);
+    if (units->empty()) units->push_back(model::ieee_unit(f));  // no multiplier fits: nothing reproduces, said so
+    audit::Finding out;
+    auto got = conclude(device, groups, *units, question(), out);
+    if (!got) return audit::failed(got.error().message);
+    // The readings of the old verdict, from the answer when one is stated.
+    if (out.parameters.value("conclusion", "") == "stated") {
+      const nlohmann::json& p = out.parameters;
+      out.parameters["flushed"] = p[mul_chain] != p[add_chain] ? nlohmann::json(nullptr) : nlohmann::json(p[mul_chain] == "flush");
+      out.parameters["transfer_flushes"] = p["transfer"] == "flush";
     }
     return out;
   }

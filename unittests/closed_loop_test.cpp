@@ -4,6 +4,7 @@
 // loaded devices: the file's stem, never a name given twice.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -65,6 +66,38 @@ INSTANTIATE_TEST_SUITE_P(Families, ClosedLoop,
                            for (char ch : param.param.substr(4)) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
                            return name;
                          });
+
+// Units whose multiplier keeps one column and chops: rnz, the nearest mode that rounds its ties as
+// chop does, overflows to infinity where chop gives the largest value, so the probes state chop
+// (no class to merge), and the inferred profile validates mul and the unfused MAD. The second is the
+// unit of the issue that found it: binary32 adds chopped with 3 guard bits, that multiplier, an
+// unfused MAD, a fused FMA and flushed results.
+class RecoveredUnit : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RecoveredUnit, ItsProfileValidatesEveryOperation) {
+  std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();  // "...Operation/0"
+  std::replace(name.begin(), name.end(), '/', '_');
+  const fs::path dir = fresh_folder(name), unit = dir / "unit.json", out = dir / "out.json";
+  std::ofstream(unit) << GetParam();
+  const auto r = run_cli_split({"run", "--quick", "--seed", "7", "--profile-file", unit.string(), "--device", "ref:unit", "--json", out.string()},
+                               dir, "run");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const json truth = json::parse(GetParam())["scalar"]["binary32"];
+  const json profile = read_json(out)["profile"]["scalar"]["binary32"];
+  EXPECT_EQ(profile["mul"]["rounding"], "chop") << profile;
+  EXPECT_EQ(profile["mul"]["truncated_columns"], 0) << profile;
+  EXPECT_EQ(profile["mad"]["fused"], truth.value("mad", json::object()).value("fused", false)) << profile;
+  EXPECT_EQ(profile["validation"]["mismatches"], 0) << profile;
+  EXPECT_GT(profile["validation"]["cases"], 0) << profile;
+  EXPECT_FALSE(profile["validation"].contains("not_validated")) << profile;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ChopOneColumn, RecoveredUnit,
+    ::testing::Values(R"({"scalar": {"binary32": {"mul": {"rounding": "chop", "truncated_columns": 0}}}})",
+                      R"({"scalar": {"binary32": {"add": {"rounding": "chop", "guard_bits": 3, "sticky": false},
+                           "mul": {"rounding": "chop", "truncated_columns": 0}, "mad": {"fused": false},
+                           "fma": {"fused": true}, "subnormals": {"output": "flush"}}}})"));
 
 // One device per name: two files with one stem, or a file named after a built-in device, are bad
 // input naming both sources.

@@ -134,8 +134,9 @@ TEST(ModelDevice, FusedMad) {
 }
 
 TEST(ModelDevice, ExtendedRegisters) {
-  // binary16 computed in binary32 registers: 24 bits and binary32's range.
-  ModelDevice d({&binary16}, ModelPolicy{}, &binary32);
+  // binary16 computed in binary32 registers: 24 bits and binary32's range. The register probes'
+  // candidates compute in the formats the device has.
+  ModelDevice d({&binary16, &binary32}, ModelPolicy{}, &binary32);
   auto range = run(d, "scalar.register.range", binary16);
   EXPECT_EQ(range.parameters["extended_range"], true) << range.verdict;
   auto prec = run(d, "scalar.register.precision", binary16);
@@ -281,11 +282,11 @@ TEST(Reference, NvidiaG70ReproducesThePaper) {
   EXPECT_EQ(t.parameters["nan"], "preserve") << t.verdict;
   EXPECT_EQ(t.parameters["infinities"], "preserve") << t.verdict;
   EXPECT_EQ(run(*d, "scalar.mul.sign_symmetry", binary32).parameters["symmetric"], true);
-  // binary16: the binary32 adder's 26 bits, then chopped to 11 bits ([DGD] 2.3, last paragraph).
+  // binary16: the binary32 adder's 26 bits, then chopped to 11 bits ([DGD] 2.3, last paragraph):
+  // on single sums, a binary16 adder with 15 guard bits (the model's adders of f answer alike).
   auto w = run(*d, "scalar.binary16.wider_sums", binary16);
-  EXPECT_EQ(w.parameters["wider"], true) << w.verdict;
-  EXPECT_NE(w.verdict.find("binary32 adder chopped, 2 guard bits, no sticky bit, then rz to binary16"), std::string::npos)
-      << w.verdict;
+  EXPECT_EQ(w.parameters["guard_bits"], 15) << w.verdict;
+  EXPECT_NE(w.verdict.find("sums to 26 bits, then rounded to 11"), std::string::npos) << w.verdict;
   auto reg16 = run(*d, "scalar.register.precision", binary16);
   EXPECT_EQ(reg16.parameters["register_bits"], 24) << reg16.verdict;
 }
@@ -408,6 +409,58 @@ TEST(Reference, BlindRecovery) {
     auto mad = run(d, "scalar.mad.extra_precision", f);
     EXPECT_EQ(mad.parameters["fused"], u.mad_fused) << mad.verdict;
   }
+}
+
+// The classes of roundings the probes merge (tests_scalar/probe_support.hpp, rounding_class) hold
+// on every input, and the pairs they keep apart are told apart by some input: random bit patterns
+// (specials, subnormals and overflows included) and values of nearby exponents.
+TEST(EquivalentRoundings, HoldOnRandomInputs) {
+  using model::Rounding;
+  using model::UnitRounding;
+  std::mt19937_64 rng(GTEST_FLAG_GET(random_seed) + 5);
+  const auto operand = [&](const model::Format& f) {
+    if (rng() % 2) return rng() & f.storage_mask();
+    const int e = int(rng() % std::uint64_t(f.emax() - f.emin() + 1)) + f.emin();
+    return value(f, rng() & 1, e - f.man_bits, (std::uint64_t{1} << f.man_bits) | (rng() & f.man_mask()));
+  };
+  // Products keep one column, a constant below 4: rna multiplies as ra once products are flushed.
+  for (const model::Format* f : {&binary32, &binary16})
+    for (std::uint64_t c = 0; c < 4; ++c) {
+      model::Options flushed;
+      flushed.ftz_out = true;
+      const auto mul = [&](Rounding r, const model::Options& o, std::uint64_t a, std::uint64_t b) {
+        return model::multiplier_mul(*f, {UnitRounding::ieee(r), 0, c}, o, a, b).bits;
+      };
+      bool apart_unflushed = false;
+      for (int i = 0; i < 200000; ++i) {
+        const std::uint64_t a = operand(*f), b = operand(*f);
+        ASSERT_EQ(mul(Rounding::rna, flushed, a, b), mul(Rounding::ra, flushed, a, b)) << f->name << " c " << c << ": " << a << " * " << b;
+        apart_unflushed = apart_unflushed || mul(Rounding::rna, {}, a, b) != mul(Rounding::ra, {}, a, b);
+      }
+      EXPECT_TRUE(apart_unflushed) << f->name << ": subnormal products tell rna from ra";
+      // Overflow tells the other pairs apart: MAX * 1.5.
+      const std::uint64_t max = largest(*f), three_halves = value(*f, false, -1, 3);
+      EXPECT_NE(mul(Rounding::rnz, flushed, max, three_halves), mul(Rounding::rz, flushed, max, three_halves));
+      EXPECT_NE(mul(Rounding::rnu, flushed, negate(*f, max), three_halves), mul(Rounding::ru, flushed, negate(*f, max), three_halves));
+      EXPECT_NE(mul(Rounding::rno, flushed, max, three_halves), mul(Rounding::ro, flushed, max, three_halves));
+    }
+  // Square roots: the nearest modes alike, rz as rd, ra as ru.
+  for (const model::Format* f : {&binary32, &binary16})
+    for (int i = 0; i < 200000; ++i) {
+      const std::uint64_t x = operand(*f);
+      const auto root = [&](Rounding r) {
+        model::Options o;
+        o.rounding = r;
+        return model::sqrt(*f, o, x).bits;
+      };
+      for (Rounding r : {Rounding::rna, Rounding::rnz, Rounding::rnu, Rounding::rnd, Rounding::rno})
+        ASSERT_EQ(root(r), root(Rounding::rne)) << f->name << " sqrt " << x << " in " << model::name(r);
+      ASSERT_EQ(root(Rounding::rd), root(Rounding::rz)) << f->name << " sqrt " << x;
+      ASSERT_EQ(root(Rounding::ru), root(Rounding::ra)) << f->name << " sqrt " << x;
+    }
+  EXPECT_EQ(rounding_class("chop", false), (nlohmann::json{"chop", "rnz"}));
+  EXPECT_EQ(rounding_class("ra", true), (nlohmann::json{"ra", "rna"}));
+  EXPECT_EQ(rounding_class("ru", true), (nlohmann::json{"ru"}));
 }
 
 }  // namespace

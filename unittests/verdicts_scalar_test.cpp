@@ -44,6 +44,8 @@ void check_device(backends::ReferenceDevice& device, const std::string& label) {
       const std::string where =
           fmt::format("seed {} (GPUPARANOIA_VERDICTS_SEED), device {}, format {}, probe {}\n  verdict: {}\n  true answer: {}",
                       verdicts_seed(), label, f.name, probe->id(), finding.verdict, truth->dump());
+      // A probe that reads a format the device lacks (a conversion's source) claims nothing.
+      if (finding.status == audit::Status::unsupported && finding.message.starts_with("the device does not compute in")) continue;
       ASSERT_EQ(finding.status, audit::Status::ok) << where << "\n  message: " << finding.message;
       const nlohmann::json& par = finding.parameters;
       const std::string conclusion = par.value("conclusion", "");
