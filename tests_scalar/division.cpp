@@ -5,7 +5,6 @@
 // and rounding, each with the multipliers that reproduce the device's products.
 #include <fmt/format.h>
 
-#include <map>
 #include <random>
 
 #include "tests_scalar/families.hpp"
@@ -79,25 +78,13 @@ class DivisionMethodProbe final : public UnitProbe {
     }
     // The candidates: every method and rounding, with each multiplier that reproduces the
     // device's products (in f, or in the wider registers' format).
-    std::vector<model::ScalarUnit> units;
-    std::map<const Format*, std::vector<model::MultiplierParams>> multipliers;
     std::vector<model::DivParams> divisions;
     for (const model::UnitRounding& ur : unit_roundings())
       for (model::DivMethod m : {model::DivMethod::correctly_rounded, model::DivMethod::reciprocal}) divisions.push_back({m, ur});
-    for (const model::ScalarUnit& u : candidates(device, f, [&](const Format&) { Space s; s.divisions = divisions; return s; },
-                                                 unit_roundings())) {
-      auto it = multipliers.find(u.format);
-      if (it == multipliers.end()) {
-        auto ms = reproducing_multipliers(device, *u.format, ctx);
-        if (!ms) return audit::failed(ms.error().message);
-        it = multipliers.emplace(u.format, std::move(*ms)).first;
-      }
-      for (const model::MultiplierParams& m : it->second) {
-        model::ScalarUnit c = u;
-        c.mul = m;
-        units.push_back(c);
-      }
-    }
+    auto reproducing = with_reproducing_multipliers(
+        device, candidates(device, f, [&](const Format&) { Space s; s.divisions = divisions; return s; }, unit_roundings()), ctx);
+    if (!reproducing) return audit::failed(reproducing.error().message);
+    std::vector<model::ScalarUnit> units = std::move(*reproducing);
     if (units.empty()) units = {model::ieee_unit(f)};  // no multiplier fits: nothing reproduces, said so
     audit::Finding out;
     auto got = conclude(device, {{q.done(), pairs}, {p.done(), triples}, {r.done(), ones}}, units, question(), out,

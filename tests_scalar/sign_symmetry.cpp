@@ -8,7 +8,6 @@
 // separate the ties-up and ties-down roundings from the symmetric ones.
 #include <fmt/format.h>
 
-#include <map>
 #include <random>
 
 #include "tests_scalar/daumas_support.hpp"
@@ -97,21 +96,10 @@ class SignSymmetryProbe final : public UnitProbe {
     std::vector<Group> groups;
     for (const Variant& v : kVariants) groups.push_back({variant_expr(f, v), cases});
     // Units of f and of wider registers, each with the multipliers that reproduce its products.
-    std::vector<model::ScalarUnit> units;
-    std::map<const Format*, std::vector<model::MultiplierParams>> multipliers;
-    for (const model::ScalarUnit& u : candidates(device, f, [](const Format&) { return Space{}; }, unit_roundings())) {
-      auto it = multipliers.find(u.format);
-      if (it == multipliers.end()) {
-        auto ms = reproducing_multipliers(device, *u.format, ctx);
-        if (!ms) return audit::failed(ms.error().message);
-        it = multipliers.emplace(u.format, std::move(*ms)).first;
-      }
-      for (const model::MultiplierParams& m : it->second) {
-        model::ScalarUnit c = u;
-        c.mul = m;
-        units.push_back(c);
-      }
-    }
+    auto reproducing = with_reproducing_multipliers(
+        device, candidates(device, f, [](const Format&) { return Space{}; }, unit_roundings()), ctx);
+    if (!reproducing) return audit::failed(reproducing.error().message);
+    std::vector<model::ScalarUnit> units = std::move(*reproducing);
     // No multiplier of the model fits: the exact one in every rounding, which nothing reproduces.
     if (units.empty())
       for (const model::UnitRounding& r : unit_roundings()) {
