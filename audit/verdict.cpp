@@ -33,17 +33,20 @@ std::string models_of(std::span<const Candidate> cs) {
   return joined(names);
 }
 
-// The values a key takes among the answers: integers as sorted runs ("3 or 5..9"), others as they are.
+// The values a key takes among the answers: integers as sorted runs ("3 or 5..9"), then the others.
 std::string alternatives(const std::set<std::string>& vs) {
   std::vector<long long> ints;
+  std::vector<std::string> others;
   for (const std::string& v : vs) {
     std::size_t used = 0;
+    long long x = 0;
     try {
-      ints.push_back(std::stoll(v, &used));
+      x = std::stoll(v, &used);
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != v.size() || v.empty()) return joined(std::vector<std::string>(vs.begin(), vs.end()), " or ");
+    if (!v.empty() && used == v.size()) ints.push_back(x);
+    else others.push_back(v);
   }
   std::sort(ints.begin(), ints.end());
   std::vector<std::string> runs;
@@ -55,6 +58,7 @@ std::string alternatives(const std::set<std::string>& vs) {
       for (std::size_t m = i; m <= k; ++m) runs.push_back(std::to_string(ints[m]));
     i = k + 1;
   }
+  runs.insert(runs.end(), others.begin(), others.end());
   return joined(runs, " or ");
 }
 

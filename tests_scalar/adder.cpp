@@ -1,6 +1,6 @@
 // Guard bits of the adder and of cascaded adders (Daumas, da Graca, Defour 2006, section 2.3).
 //
-// scalar.add.guard_bits: 1.5 - 2^-i for i = 1 .. p + 40 (the paper), with sums and differences
+// scalar.add.guard_bits: 1.5 - 2^-i for i = 1 .. p + 2p + 6 (the paper went to p + 40; adder_scale), with sums and differences
 // whose smaller operand has one, two or many bits beyond the precision, and random pairs. Every
 // adder of model/scalar_unit.hpp is a hypothesis: g guard bits (0 .. p + 2) with or without a
 // sticky bit under chop or any rounding mode, and the correctly rounded adder in every mode. The
@@ -28,11 +28,6 @@ namespace {
 using model::AdderParams;
 using model::Rounding;
 using model::UnitRounding;
-
-// Up to 2p + 4 guard bits: a unit computing in registers of up to twice the precision, with their
-// own guard bits, then rounding to f, looks like an adder of f with that many (chopping twice is
-// chopping once).
-int max_guard(const Format& f) { return std::min(2 * f.precision() + 4, model::max_guard_bits); }
 
 // The adder's cases: the paper's 1.5 - 2^-i (a - b), then sums a + b: powers of two and small
 // patterns at every distance, near ties, all mirrored, and random pairs at random distances.

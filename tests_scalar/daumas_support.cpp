@@ -300,8 +300,10 @@ std::vector<Case> double_rounding_cases(const Format& f) {
   return v;
 }
 
+int max_guard(const Format& f) { return std::min(2 * f.precision() + 4, model::max_guard_bits); }
+
 AdderScale adder_scale(const Format& f) {
-  const int imax = std::min(f.precision() + 40, f.emax() - 1 - f.emin());
+  const int imax = std::min(f.precision() + max_guard(f) + 2, f.emax() - 1 - f.emin());
   return {f.emin() + imax <= 0 ? 0 : f.emin() + imax, imax};
 }
 

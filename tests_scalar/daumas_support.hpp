@@ -125,8 +125,14 @@ nlohmann::json fusion_answer(const model::ScalarUnit& u, bool fused);
 // it and go to even: fused in f, or computed in wider registers.
 std::vector<Case> double_rounding_cases(const Format& f);
 
-// The scale 2^k at which 1.5 * 2^k and 2^(k - imax) are normal, imax up to p + 40: the adder
-// sequences 1.5 - 2^-i run for i = 1 .. imax, times 2^k.
+// The most guard bits an adder candidate of f keeps: up to 2p + 4, since a unit computing in
+// registers of up to twice the precision, with their own guard bits, then rounding to f, looks like
+// an adder of f with that many (chopping twice is chopping once).
+int max_guard(const Format& f);
+// The scale 2^k at which 1.5 * 2^k and 2^(k - imax) are normal, imax = p + max_guard + 2 where the
+// range allows (past the bits every candidate keeps: each adder then differs from the exact one on
+// some case; the paper went to p + 40): the adder sequences 1.5 - 2^-i run for i = 1 .. imax,
+// times 2^k.
 struct AdderScale {
   int k, imax;
 };

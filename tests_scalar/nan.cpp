@@ -19,15 +19,6 @@ namespace {
 // Whether f's cases include signalling NaNs (and payloads that tell operands apart).
 bool ieee_nans(const Format& f) { return f.nan == model::NanStyle::ieee && f.man_bits >= 3; }
 
-// The default NaNs of f with distinct bits, in model::all_default_nans order.
-std::vector<model::DefaultNan> default_nans(const Format& f) {
-  std::vector<model::DefaultNan> v;
-  for (model::DefaultNan d : model::all_default_nans)
-    if (std::none_of(v.begin(), v.end(), [&](model::DefaultNan e) { return model::default_nan(f, e) == model::default_nan(f, d); }))
-      v.push_back(d);
-  return v;
-}
-
 // The first default NaN of f with d's bits: the name the answers use.
 model::DefaultNan distinct(const Format& f, model::DefaultNan d) {
   for (model::DefaultNan e : default_nans(f))

@@ -90,6 +90,34 @@ std::vector<model::UnitRounding> unit_roundings() {
   return v;
 }
 
+std::vector<model::DefaultNan> default_nans(const Format& f) {
+  std::vector<model::DefaultNan> v;
+  for (model::DefaultNan d : model::all_default_nans)
+    if (std::none_of(v.begin(), v.end(), [&](model::DefaultNan e) { return model::default_nan(f, e) == model::default_nan(f, d); }))
+      v.push_back(d);
+  return v;
+}
+
+std::vector<model::NanPolicy> one_operand_nan_policies(const Format& f) {
+  std::vector<model::NanPolicy> v;
+  for (bool transfer : {false, true}) {
+    for (bool quiet : {true, false}) {
+      model::NanPolicy p;
+      p.quiet_on_transfer = transfer;
+      p.quiet = quiet;
+      v.push_back(p);
+    }
+    for (model::DefaultNan d : default_nans(f)) {
+      model::NanPolicy p;
+      p.canonical = true;
+      p.quiet_on_transfer = transfer;
+      p.default_nan = d;
+      v.push_back(p);
+    }
+  }
+  return v;
+}
+
 std::vector<model::ScalarUnit> candidates(const backends::Device& device, const Format& f, const SpaceOf& space,
                                           const std::vector<model::UnitRounding>& stores) {
   std::vector<const Format*> registers = {&f};

@@ -97,6 +97,12 @@ std::vector<model::ScalarUnit> candidates(const backends::Device& device, const 
 // Every rounding of a unit: chop and the modes but rz (chop rounds as rz does).
 std::vector<model::UnitRounding> unit_roundings();
 
+// The default NaNs of f with distinct bits, in model::all_default_nans order.
+std::vector<model::DefaultNan> default_nans(const Format& f);
+// The NaN policies an operation with one NaN operand and no invalid case tells apart (x * 1,
+// x + -0): the NaN quieted or kept, or the canonical NaN of each default; transfers quieting or not.
+std::vector<model::NanPolicy> one_operand_nan_policies(const Format& f);
+
 // Each unit with each multiplier that reproduces the device's products in the unit's registers
 // (reproducing_multipliers, tests_scalar/daumas_support.hpp): for probes whose expressions multiply
 // by constants that a truncated multiplier's correction may alter. None when no multiplier fits.

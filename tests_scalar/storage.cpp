@@ -208,7 +208,7 @@ class OperationProbe final : public UnitProbe {
             x[std::size_t(model::FlushOp::mul)] = model::OpFlush{bool(mul & 1), bool(mul & 2)};
             s.op_flushes.push_back(x);
           }
-      s.nans = {{false, false}, {true, false}};
+      s.nans = one_operand_nan_policies(r);
       return s;
     };
     auto units = with_reproducing_multipliers(device, candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)}), ctx);

@@ -37,11 +37,12 @@ TEST(Judge, OneAnswerIsStated) {
 TEST(Judge, SeveralAnswersAreInconclusiveWithRanges) {
   std::vector<audit::Candidate> c;
   for (int b : {3, 5, 6, 7, 8, 11}) c.push_back(carry(b));
+  c.push_back({"fda", {}, {{"carry_bits", nullptr}, {"rounding", "rz"}}});
   const audit::Judgement j = audit::judge(kCarries, c);
   EXPECT_EQ(j.conclusion, audit::Conclusion::inconclusive);
   EXPECT_EQ(j.verdict,
             "inconclusive: the carry-out bits: the candidates that reproduce these outputs agree on rounding rz but "
-            "differ in carry_bits (3 or 5..8 or 11)");
+            "differ in carry_bits (3 or 5..8 or 11 or null)");
 }
 
 TEST(Judge, NoApplicableAnswerIsNotApplicable) {
