@@ -118,6 +118,18 @@ std::vector<model::NanPolicy> one_operand_nan_policies(const Format& f) {
   return v;
 }
 
+std::vector<std::array<std::optional<model::OpFlush>, model::kFlushOps>> add_and_mul_flushes() {
+  std::vector<std::array<std::optional<model::OpFlush>, model::kFlushOps>> v;
+  for (int add = 0; add < 4; ++add)
+    for (int mul = 0; mul < 4; ++mul) {
+      std::array<std::optional<model::OpFlush>, model::kFlushOps> x{};
+      x[std::size_t(model::FlushOp::add)] = model::OpFlush{bool(add & 1), bool(add & 2)};
+      x[std::size_t(model::FlushOp::mul)] = model::OpFlush{bool(mul & 1), bool(mul & 2)};
+      v.push_back(x);
+    }
+  return v;
+}
+
 std::vector<model::ScalarUnit> candidates(const backends::Device& device, const Format& f, const SpaceOf& space,
                                           const std::vector<model::UnitRounding>& stores) {
   std::vector<const Format*> registers = {&f};

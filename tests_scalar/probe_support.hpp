@@ -102,6 +102,9 @@ std::vector<model::DefaultNan> default_nans(const Format& f);
 // The NaN policies an operation with one NaN operand and no invalid case tells apart (x * 1,
 // x + -0): the NaN quieted or kept, or the canonical NaN of each default; transfers quieting or not.
 std::vector<model::NanPolicy> one_operand_nan_policies(const Format& f);
+// Per-operation flushing (Space::op_flushes) of the adder and the multiplier, input and output
+// each flushing or not: the 16 combinations, the other operations the unit's.
+std::vector<std::array<std::optional<model::OpFlush>, model::kFlushOps>> add_and_mul_flushes();
 
 // Each unit with each multiplier that reproduces the device's products in the unit's registers
 // (reproducing_multipliers, tests_scalar/daumas_support.hpp): for probes whose expressions multiply

@@ -200,14 +200,7 @@ class OperationProbe final : public UnitProbe {
       s.adders = {{model::UnitRounding::ieee(model::Rounding::rne), std::nullopt, false},
                   {model::UnitRounding::ieee(model::Rounding::rd), std::nullopt, false}};
       for (bool transfer : {false, true}) s.subnormals.push_back({false, false, transfer});
-      if (r.has_subnormals())
-        for (int add = 0; add < 4; ++add)
-          for (int mul = 0; mul < 4; ++mul) {
-            std::array<std::optional<model::OpFlush>, model::kFlushOps> x{};
-            x[std::size_t(model::FlushOp::add)] = model::OpFlush{bool(add & 1), bool(add & 2)};
-            x[std::size_t(model::FlushOp::mul)] = model::OpFlush{bool(mul & 1), bool(mul & 2)};
-            s.op_flushes.push_back(x);
-          }
+      if (r.has_subnormals()) s.op_flushes = add_and_mul_flushes();
       s.nans = one_operand_nan_policies(r);
       return s;
     };

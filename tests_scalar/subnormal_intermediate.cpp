@@ -76,13 +76,7 @@ class IntermediateProbe final : public UnitProbe {
     const SpaceOf space = [](const Format&) {
       Space sp;
       for (bool transfer : {false, true}) sp.subnormals.push_back({false, false, transfer});
-      for (int add = 0; add < 4; ++add)
-        for (int mul = 0; mul < 4; ++mul) {
-          std::array<std::optional<model::OpFlush>, model::kFlushOps> o{};
-          o[std::size_t(model::FlushOp::add)] = model::OpFlush{bool(add & 1), bool(add & 2)};
-          o[std::size_t(model::FlushOp::mul)] = model::OpFlush{bool(mul & 1), bool(mul & 2)};
-          sp.op_flushes.push_back(o);
-        }
+      sp.op_flushes = add_and_mul_flushes();
       return sp;
     };
     auto units = with_reproducing_multipliers(device, candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)}), ctx);
