@@ -84,7 +84,7 @@ class SignSymmetryProbe final : public UnitProbe {
     // (1 + k U2) * 1.5 = 1.5 + 1.5 k U2: a tie for odd k (k = 1: to even above, 3: below).
     std::vector<Case> cases;
     for (int k : {1, 3})
-      if (k < (1 << f.man_bits)) {
+      if (std::uint64_t(k) < (std::uint64_t{1} << f.man_bits)) {
         const std::uint64_t a = value(f, false, ulp_exp(f), (std::uint64_t{1} << f.man_bits) + std::uint64_t(k));
         cases.push_back({{a, value(f, false, -1, 3)}, fmt::format("1 + {}U2 and 1.5 (a tie)", k == 1 ? "" : std::to_string(k))});
       }
