@@ -14,6 +14,7 @@ namespace gp::audit {
 
 nlohmann::json RunSettings::to_json() const {
   return {{"probes", probes},
+          {"configs", configs},
           {"suite", suite},
           {"tier", tier == Tier::quick ? "quick" : tier == Tier::standard ? "standard" : "full"},
           {"seed", seed}};
@@ -138,6 +139,7 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
   }
   for (std::size_t c = 0; c < configs.size(); ++c) {
     const backends::MmaConfig& config = configs[c];
+    if (!selected_config(settings, config)) continue;
     std::vector<Finding> findings;
     std::vector<std::size_t> slots;  // where each finding sits in the document
     for (const MmaProbe* p : mma::probes()) {
@@ -192,6 +194,13 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
     doc.add(id);
   }
   return tally;
+}
+
+bool selected_config(const RunSettings& settings, const backends::MmaConfig& config) {
+  return settings.configs.empty() ||
+         std::any_of(settings.configs.begin(), settings.configs.end(), [&](const std::string& g) {
+           return glob_match(g, config.name()) || (!config.instruction.empty() && glob_match(g, config.instruction));
+         });
 }
 
 bool glob_match(std::string_view p, std::string_view t) {

@@ -13,6 +13,9 @@ namespace gp::audit {
 
 struct RunSettings {
   std::vector<std::string> probes;  // globs on probe ids; empty: every probe
+  // Globs on MMA configurations, each matched against the name and the instruction
+  // ("16x8x16:binary16,binary16,binary32,binary32", "hopper:HMMA.16816.F32"); empty: every one.
+  std::vector<std::string> configs;
   std::string suite = "all";        // scalar, mma or all
   Tier tier = Tier::standard;
   std::uint64_t seed = 1;
@@ -42,7 +45,10 @@ using ProgressFn = std::function<void(std::string_view, std::string_view, std::s
 Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, ResultDocument& doc,
                        const ProgressFn& progress = {});
 
-// Runs the MMA suite on every configuration of the device, then identifies and validates each.
+// Whether the settings' configuration globs select the configuration.
+bool selected_config(const RunSettings& settings, const backends::MmaConfig& config);
+
+// Runs the MMA suite on every (selected) configuration of the device, then identifies and validates each.
 Tally run_mma_suite(backends::Device& device, const RunSettings& settings, ResultDocument& doc,
                     const ProgressFn& progress = {});
 

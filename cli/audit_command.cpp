@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct RunArgs {
-  std::vector<std::string> devices, probes, profile_files;
+  std::vector<std::string> devices, probes, configs, profile_files;
   std::string suite = "all", out_dir, json_file;
   bool quick = false, full = false;
   std::uint64_t seed = 0;
@@ -217,6 +217,15 @@ Expected<std::vector<backends::Device*>> choose_devices(const RunArgs& a, const 
   for (const auto& d : found.devices)
     if (matches(a.devices, d->info().id)) chosen.push_back(d.get());
   if (chosen.empty()) return Error{"no device found"};
+  audit::RunSettings globs;
+  for (const std::string& g : a.configs) {
+    globs.configs = {g};
+    if (std::none_of(chosen.begin(), chosen.end(), [&](const backends::Device* d) {
+          return std::any_of(d->caps().mma.begin(), d->caps().mma.end(),
+                             [&](const backends::MmaConfig& c) { return audit::selected_config(globs, c); });
+        }))
+      return Error{fmt::format("--config '{}' matches no MMA configuration of the devices selected", g)};
+  }
   if (!a.json_file.empty() && chosen.size() != 1)
     return Error{fmt::format("--json writes one device's result; {} devices are selected (use --out DIR)", chosen.size())};
   return chosen;
@@ -264,6 +273,7 @@ int run_audit(const RunArgs& a) {
   }
   audit::RunSettings settings;
   settings.probes = a.probes;
+  settings.configs = a.configs;
   settings.suite = a.suite;
   settings.tier = a.quick ? audit::Tier::quick : a.full ? audit::Tier::full : audit::Tier::standard;
   settings.seed = a.seed_set ? a.seed : std::random_device{}();
@@ -348,6 +358,8 @@ void add_audit_commands(CLI::App& app, int& exit_code) {
       ->capture_default_str()
       ->check(CLI::IsMember({"scalar", "mma", "all"}));
   run->add_option("--probe", a->probes, "Probe id glob (scalar.add.*); repeatable");
+  run->add_option("--config", a->configs,
+                  "MMA configuration glob, on its name or instruction (*:binary16,*, hopper:HGMMA.*); repeatable");
   run->add_option("--out", a->out_dir,
                   "Write <device>.json, .md and .txt into this folder (<device>-2.* where a name is taken)");
   run->add_option("--json", a->json_file, "Write the JSON result of the (single) device here");

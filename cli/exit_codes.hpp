@@ -7,8 +7,8 @@ inline constexpr int kExitOk = 0;
 // compare: the results differ (like diff); selfcheck: the model and the host FPU disagree;
 // run: a probe ended with `error`.
 inline constexpr int kExitDifferences = 1;
-// A bad command line: unknown subcommand or option, bad value, unknown --device, a --probe that
-// matches nothing. Nothing was run.
+// A bad command line: unknown subcommand or option, bad value, unknown --device, a --probe or
+// --config that matches nothing. Nothing was run.
 inline constexpr int kExitUsage = 2;
 // Bad input data: a hex batch line, a result JSON, a profile file, a --tree expression.
 inline constexpr int kExitBadInput = 3;

@@ -20,7 +20,7 @@ constexpr const char* kExitCodesHelp = R"(Exit status:
   0        success
   1        differences found (compare), mismatches found (selfcheck), a probe ended in error (run)
   2        usage error: unknown subcommand or option, bad value, unknown --device, a --probe
-           that matches nothing; nothing was run
+           or --config that matches nothing; nothing was run
   3        bad input data (a batch line, a result JSON, a profile file)
   4        an output could not be written (the previous file is untouched)
   128+n    stopped by signal n (SIGINT 130, SIGTERM 143) after saving what was done)";
