@@ -61,6 +61,7 @@ TEST(ExitCodes, UsageErrorsAreTwoAndNameTheArgument) {
       {{"run", "--device", "ref:ieee-binary32", "--probe", "scalar.nosuch*", "--json", json_file.string()},
        "scalar.nosuch*"},
       {{"run", "--device", "ref:*", "--json", json_file.string()}, "--json"},
+      {{"run", "--device", "ref:ieee-binary32", "--config", "16x8x16*", "--json", json_file.string()}, "16x8x16*"},
   };
   int i = 0;
   for (const auto& c : cases) {
@@ -153,6 +154,22 @@ TEST(Outputs, JsonAndOutAreBothWrittenComplete) {
   EXPECT_EQ(a["findings"], b["findings"]);
   EXPECT_GT(fs::file_size(out / "ref-ieee-binary32.md"), 0u);
   EXPECT_GT(fs::file_size(out / "ref-ieee-binary32.txt"), 0u);
+}
+
+// --config selects MMA configurations by name or instruction, on each device that has them.
+TEST(Outputs, ConfigSelectsTheMmaConfigurations) {
+  const fs::path dir = fresh_folder("config"), out = dir / "out";
+  const auto r = run_cli_split({"run", "--device", "ref:hopper:HMMA.16816.F32", "--device", "ref:hopper:DMMA.884",
+                                "--suite", "mma", "--quick", "--probe", "mma.identify", "--config", "*binary64*",
+                                "--seed", "1", "--out", out.string()},
+                               dir, "run");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const json chosen = read_json(out / "ref-hopper-DMMA.884.json"), other = read_json(out / "ref-hopper-HMMA.16816.F32.json");
+  ASSERT_EQ(chosen["findings"].size(), 1u);
+  EXPECT_EQ(chosen["findings"][0]["probe"], "mma.identify");
+  EXPECT_EQ(chosen["run"]["configs"], json::array({"*binary64*"}));
+  EXPECT_TRUE(other["findings"].empty());
+  EXPECT_EQ(other["complete"], true);
 }
 
 // Two runs at once into one folder, then a third: each keeps its own files, none is clobbered.
