@@ -192,21 +192,51 @@ std::vector<FormatHeadline> format_headlines(const json& doc) {
   return v;
 }
 
-// Each MMA configuration: the identified model and its validation, or the identification's verdict.
-std::vector<std::pair<std::string, std::string>> mma_headlines(const json& doc) {
-  std::vector<std::pair<std::string, std::string>> v;
+// Each MMA configuration: the identified model and its validation, or the identification's verdict;
+// MMA-Sim's row for its instruction against the device (mma.identify's parameters.table).
+struct MmaHeadline {
+  std::string config, instruction, model, validation, row;
+  std::string key;  // formats, algorithm and parameters of the identified model; "" when none
+};
+
+std::string row_text(const json& t) {
+  if (!t.is_object()) return "";
+  const std::string id = str(t, "instruction");
+  if (t.contains("error")) return fmt::format("{}: not compared ({})", id, str(t, "error"));
+  if (!t.contains("tiles"))  // the models alone (results of 0.1.0 before the comparison on the device)
+    return integer_member(t, "differences") == 0
+               ? fmt::format("{}: the same model", id)
+               : fmt::format("{}: differs on {} of {} random inputs", id, integer_member(t, "differences"),
+                             integer_member(t, "inputs"));
+  if (integer_member(t, "mismatches") == 0 && integer_member(t, "differences") == 0)
+    return fmt::format("{}: the same ({} elements of {} tiles predicted)", id, integer_member(t, "elements"),
+                       integer_member(t, "tiles"));
+  return fmt::format("{}: differs, {} of {} elements mispredicted; {}", id, integer_member(t, "mismatches"),
+                     integer_member(t, "elements"), str(t, "first_difference"));
+}
+
+std::vector<MmaHeadline> mma_headlines(const json& doc) {
+  std::vector<MmaHeadline> v;
   const json& identified = array_member(member(doc, "profile"), "mma");
+  const auto identify_finding = [&](const std::string& config) -> const json& {
+    for (const json& f : array_member(doc, "findings"))
+      if (str(f, "probe") == "mma.identify" && str(f, "config") == config) return f;
+    return member(doc, "no such finding");
+  };
   for (const json& f : array_member(doc, "findings"))
     if (str(f, "probe") == "mma.identify" &&
         std::none_of(identified.begin(), identified.end(), [&](const json& e) { return str(e, "config") == str(f, "config"); }))
-      v.push_back({str(f, "config"), (str(f, "status") == "ok" ? str(f, "verdict") : str(f, "message")) + " | none"});
+      v.push_back({str(f, "config"), "", str(f, "status") == "ok" ? str(f, "verdict") : str(f, "message"), "none",
+                   row_text(member(member(f, "parameters"), "table")), ""});
   for (const json& e : identified) {
     const json& val = member(e, "validation", empty_object());
-    v.push_back({str(e, "config"),
-                 fmt::format("{} {} | {}", str(e, "algorithm"), dump(member(e, "parameters", empty_object())),
-                             val.empty() ? std::string("none")
-                                         : fmt::format("{} mismatches in {} tiles", integer_member(val, "mismatches"),
-                                                       integer_member(val, "tiles")))});
+    const std::string config = str(e, "config"), parameters = dump(member(e, "parameters", empty_object()));
+    v.push_back({config, str(e, "instruction"), fmt::format("{} {}", str(e, "algorithm"), parameters),
+                 val.empty() ? std::string("none")
+                             : fmt::format("{} mismatches in {} tiles", integer_member(val, "mismatches"),
+                                           integer_member(val, "tiles")),
+                 row_text(member(member(identify_finding(config), "parameters"), "table")),
+                 fmt::format("{} {} {}", config.substr(config.find(':') + 1), str(e, "algorithm"), parameters)});
   }
   return v;
 }
@@ -218,7 +248,8 @@ std::vector<std::string> headline_lines(const json& doc) {
   for (const FormatHeadline& h : format_headlines(doc))
     lines.push_back(fmt::format("{}: add {}; mul {}; div {}; fma() {}; a*b+c {}; subnormals {}; validation {}", h.format,
                                 h.add, h.mul, h.div, h.fma, h.mad, h.subnormals, h.validation));
-  for (const auto& [config, model] : mma_headlines(doc)) lines.push_back(fmt::format("{}: {}", config, model));
+  for (const MmaHeadline& h : mma_headlines(doc))
+    lines.push_back(fmt::format("{}: {} | {}{}", h.config, h.model, h.validation, h.row.empty() ? "" : " | " + h.row));
   return lines;
 }
 
@@ -226,16 +257,33 @@ std::string results_table(const std::vector<json>& docs) {
   std::string out =
       "| device | driver | format | add | mul | div | fma() | a*b+c | subnormals in/out/transfer | validation |\n"
       "|---|---|---|---|---|---|---|---|---|---|\n";
-  std::string mma;
+  struct Row {
+    std::string id, driver;
+    MmaHeadline h;
+  };
+  std::vector<Row> rows;
   for (const json& doc : docs) {
     const std::string id = str(member(doc, "device"), "id"), driver = str(member(doc, "device"), "driver");
     for (const FormatHeadline& h : format_headlines(doc))
       out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", id, driver, h.format, h.add, h.mul,
                          h.div, h.fma, h.mad, h.subnormals, h.validation);
-    for (const auto& [config, model] : mma_headlines(doc)) mma += fmt::format("| {} | {} | {} | {} |\n", id, driver, config, model);
+    for (MmaHeadline& h : mma_headlines(doc)) rows.push_back({id, driver, std::move(h)});
   }
-  if (!mma.empty())
-    out += "\n| device | driver | MMA configuration | identified model | validation |\n|---|---|---|---|---|\n" + mma;
+  if (rows.empty()) return out;
+  out += "\n| device | driver | MMA configuration | identified model | validation | MMA-Sim's row |\n|---|---|---|---|---|---|\n";
+  for (const Row& r : rows) {
+    // A configuration of no table row (a cooperative matrix) beside the instructions of the same
+    // identified model (formats, algorithm, parameters) among the results shown.
+    std::string row = r.h.row;
+    if (row.empty()) {
+      std::vector<std::string> same;
+      for (const Row& o : rows)
+        if (!o.h.instruction.empty() && !r.h.key.empty() && o.h.key == r.h.key)
+          same.push_back(fmt::format("{} {}", o.id, o.h.instruction));
+      row = same.empty() ? "none" : fmt::format("none; the same model as {}", fmt::join(same, ", "));
+    }
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", r.id, r.driver, r.h.config, r.h.model, r.h.validation, row);
+  }
   return out;
 }
 

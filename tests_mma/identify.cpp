@@ -433,6 +433,72 @@ using audit::ProbeContext;
 using audit::Tier;
 using audit::unsupported;
 
+namespace {
+
+// Where the configuration runs an instruction of MMA-Sim's tables (a CUDA device, a reference
+// device): the table's model against the device on random tiles (a tenth of the validation's), the
+// first element it mispredicts kept as an observation; and the identified model, where there is one,
+// against the table's on random inputs of every generator. Says so in the verdict, or in the message
+// of a configuration no model explains.
+Expected<bool> compare_with_table(backends::Device& device, const backends::MmaConfig& cfg, const ProbeContext& ctx,
+                                  const DotConfig* chosen, Finding& f) {
+  const model::MmaInstruction* table = model::find_mma_instruction(cfg.instruction);
+  if (!table || table->config.a != cfg.a || table->config.b != cfg.b || table->config.d != cfg.d || table->k != cfg.k)
+    return true;
+  const int K = cfg.k;
+  nlohmann::json t = {{"instruction", table->id()}};
+  int drawn = 0, differ = 0;
+  if (chosen) {
+    const model::Dot ours(*chosen), theirs(table->config);
+    RandomInputs gen(cfg, ctx.seed ^ 0x7AB1E3ULL);
+    DotCase x;
+    x.a.resize(std::size_t(K));
+    x.b.resize(std::size_t(K));
+    for (Gen g : all_gens)
+      for (int i = 0; i < 1000; ++i, ++drawn) {
+        gen.draw(g, x.c, x.a.data(), x.b.data());
+        const std::uint64_t p = predict(ours, x), q = predict(theirs, x);
+        differ += !agrees(*chosen, p, q) && !agrees(table->config, q, p);
+      }
+    t["inputs"] = drawn;
+    t["differences"] = differ;
+  }
+  auto v = validate(device, cfg, table->config, std::max<std::uint64_t>(100, validation_tiles(ctx) / 10),
+                    ctx.seed ^ 0x7AB1E7ULL, 1);
+  if (!v) return v.error();
+  t["tiles"] = v->tiles;
+  t["elements"] = v->elements;
+  t["mismatches"] = v->mismatches;
+  t["mismatched_tiles"] = v->mismatched_tiles;
+  std::string first;
+  if (!v->examples.empty()) {
+    Observation o = std::move(v->examples.front());
+    o.note = fmt::format("the first element MMA-Sim's {} mispredicts ({})", table->id(),
+                         o.note.substr(o.note.find(':') == std::string::npos ? 0 : o.note.find(':') + 2));
+    for (auto& [label, value] : o.predictions) label = table->id();
+    first = fmt::format("{}: the device gives {:#x}, the table {:#x}", o.note, o.output, o.predictions.front().second);
+    t["first_difference"] = first;
+    f.observations.insert(f.observations.begin(), std::move(o));
+  }
+  f.parameters["table"] = t;
+  const std::string on_device =
+      v->mismatches == 0
+          ? fmt::format("its model predicts all {} elements of {} random tiles", v->elements, v->tiles)
+          : fmt::format("its model mispredicts {} of {} elements ({} of {} random tiles); {}", v->mismatches,
+                        v->elements, v->mismatched_tiles, v->tiles, first);
+  if (!chosen) {
+    f.message += fmt::format("{}MMA-Sim's {}: {}", f.message.empty() ? "" : "; ", table->id(), on_device);
+  } else if (differ == 0 && v->mismatches == 0) {
+    f.verdict += fmt::format("; the same arithmetic as MMA-Sim's {}", table->id());
+  } else {
+    f.verdict += fmt::format("; differs from MMA-Sim's {}: on {} of {} random inputs of the two models, and on the device {}",
+                             table->id(), differ, drawn, on_device);
+  }
+  return true;
+}
+
+}  // namespace
+
 Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, std::span<Finding> findings,
                      const ProbeContext& ctx, nlohmann::json& profile_entry) {
   if (!usable(cfg)) return unsupported("the configuration's formats are not floating-point formats the model knows");
@@ -713,6 +779,7 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
       std::sort(closest.begin(), closest.end(), rank_less);
       f.message = "the last candidates standing before the device ruled them out: " + describe(cfg, closest.front());
     }
+    if (auto t = compare_with_table(device, cfg, ctx, nullptr, f); !t) return failed(t.error().message);
     return f;
   }
   std::sort(survivors.begin(), survivors.end(), rank_less);
@@ -787,26 +854,7 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   f.verdict = fmt::format("MODEL: {} predicts all {} observations{}; {} random tiles, {} mismatches", describe(cfg, named),
                           pool.size(), survivors.size() > 1 ? fmt::format(" ({} equivalent candidates)", survivors.size()) : "",
                           val->tiles, val->mismatches);
-  // Where the configuration runs an instruction of MMA-Sim's tables (a CUDA device, a reference
-  // device), the identified model against the table's: random inputs of every generator.
-  if (const model::MmaInstruction* table = model::find_mma_instruction(cfg.instruction);
-      table && table->config.a == cfg.a && table->config.b == cfg.b && table->config.d == cfg.d && table->k == K) {
-    const model::Dot ours(chosen), theirs(table->config);
-    RandomInputs gen(cfg, ctx.seed ^ 0x7AB1E3ULL);
-    DotCase x;
-    x.a.resize(std::size_t(K));
-    x.b.resize(std::size_t(K));
-    int drawn = 0, differ = 0;
-    for (Gen g : all_gens)
-      for (int i = 0; i < 1000; ++i, ++drawn) {
-        gen.draw(g, x.c, x.a.data(), x.b.data());
-        const std::uint64_t p = predict(ours, x), q = predict(theirs, x);
-        differ += !agrees(chosen, p, q) && !agrees(table->config, q, p);
-      }
-    f.parameters["table"] = {{"instruction", table->id()}, {"inputs", drawn}, {"differences", differ}};
-    f.verdict += differ == 0 ? fmt::format("; the same arithmetic as MMA-Sim's {}", table->id())
-                             : fmt::format("; differs from MMA-Sim's {} on {} of {} random inputs", table->id(), differ, drawn);
-  }
+  if (auto t = compare_with_table(device, cfg, ctx, &chosen, f); !t) return failed(t.error().message);
   return f;
 }
 

@@ -335,5 +335,28 @@ TEST(Reports, ResultsSideBySide) {
       << t;
 }
 
+// The MMA rows: MMA-Sim's row of an instruction against the device; a configuration of no row (a
+// cooperative matrix) beside the instructions whose identified model is the same, and no other.
+TEST(Reports, MmaRowsSayWhatTheTableRowsPredict) {
+  const json hmma = audit(testing::reference_device("hopper:HMMA.16816.F32"), {"mma.identify"}, "mma");
+  json coopmat = hmma;
+  coopmat["device"]["id"] = "vulkan:0";
+  for (json& e : coopmat["profile"]["mma"]) e.erase("instruction");
+  for (json& f : coopmat["findings"]) f["parameters"].erase("table");
+  json other = coopmat;
+  other["device"]["id"] = "vulkan:1";
+  for (json& e : other["profile"]["mma"]) e["parameters"]["F"] = 24;
+  const std::string t = audit::results_table({hmma, coopmat, other});
+  EXPECT_NE(t.find("| 0 mismatches in 10000 tiles | hopper:HMMA.16816.F32: the same (128000 elements of 1000 tiles predicted) |"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("| 0 mismatches in 10000 tiles | none; the same model as ref:hopper:HMMA.16816.F32 hopper:HMMA.16816.F32 |"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("the same model as vulkan"), std::string::npos) << t;
+  EXPECT_NE(t.find("\"F\":24,") , std::string::npos) << t;
+  EXPECT_NE(t.find("| 0 mismatches in 10000 tiles | none |"), std::string::npos) << t;
+}
+
 }  // namespace
 }  // namespace gp

@@ -121,6 +121,7 @@ void expect_identified(backends::Device& dev, const backends::MmaConfig& mc, con
   if (model::find_mma_instruction(mc.instruction)) {
     ASSERT_TRUE((*id)["parameters"].contains("table")) << who;
     EXPECT_EQ((*id)["parameters"]["table"]["differences"], 0) << who;
+    EXPECT_EQ((*id)["parameters"]["table"]["mismatches"], 0) << who;
   }
   EXPECT_EQ((*entry)["validation"]["tiles"], mma::validation_tiles({audit::Tier::quick, 0})) << who;
   const auto found = backends::config_from_entry(mc, *entry);
@@ -221,6 +222,55 @@ TEST(MmaIdentify, EveryInstructionOfTheTables) {
     ASSERT_EQ(d->caps().mma.size(), 1u);
     expect_identified(*d, d->caps().mma.front(), inst->config, inst->id());
   }
+}
+
+// A device that runs a table's instruction with other arithmetic (F = 24 where the row has 25, rne
+// where it has rz): the identification finds the device's model, and says how and where the row's
+// model is wrong on it. The first element the row mispredicts is an observation whose output is
+// the device's model's and whose prediction is the row's, both evaluated again here.
+TEST(MmaIdentify, ADeviceOffItsTableRowIsShownWhereItDiffers) {
+  const model::MmaInstruction* row = model::find_mma_instruction("hopper:HMMA.16816.F32");
+  ASSERT_NE(row, nullptr);
+  DotConfig truth = row->config;
+  truth.F = 24;
+  truth.out_rounding = model::Rounding::rne;
+  backends::Profile p;
+  p.name = "off-row";
+  p.device_name = "HMMA.16816.F32 with F = 24, rne";
+  p.vendor = "test";
+  backends::MmaConfig mc{16, 8, 16, row->config.a, row->config.b, row->config.c, row->config.d, "warp", row->id()};
+  p.mma = {mc};
+  backends::ReferenceDevice dev(p, {{mc.instruction, truth}});
+  const json doc = run_suite(dev, kSeed);
+  const json* id = nullptr;
+  for (const json& f : doc["findings"])
+    if (f["probe"] == "mma.identify") id = &f;
+  ASSERT_NE(id, nullptr);
+  ASSERT_EQ((*id)["status"], "ok") << (*id)["message"];
+  EXPECT_EQ((*id)["parameters"]["parameters"]["F"], 24) << (*id)["verdict"];
+  const json& t = (*id)["parameters"]["table"];
+  EXPECT_EQ(t["instruction"], row->id());
+  EXPECT_GT(t["differences"].get<int>(), 0);
+  EXPECT_GT(t["mismatches"].get<int>(), 0);
+  EXPECT_NE((*id)["verdict"].get<std::string>().find("differs from MMA-Sim's hopper:HMMA.16816.F32"), std::string::npos)
+      << (*id)["verdict"];
+  ASSERT_TRUE(t.contains("first_difference"));
+  const json& o = (*id)["observations"][0];
+  EXPECT_EQ(o["note"].get<std::string>().rfind("the first element MMA-Sim's hopper:HMMA.16816.F32 mispredicts", 0), 0u)
+      << o["note"];
+  // inputs: c, then a's K elements, then b's.
+  const auto hex = [](const json& v) { return std::stoull(v.get<std::string>(), nullptr, 16); };
+  const std::size_t K = 16;
+  ASSERT_EQ(o["inputs"].size(), 1 + 2 * K);
+  std::vector<std::uint64_t> a(K), b(K);
+  for (std::size_t k = 0; k < K; ++k) {
+    a[k] = hex(o["inputs"][1 + k]);
+    b[k] = hex(o["inputs"][1 + K + k]);
+  }
+  const std::uint64_t c = hex(o["inputs"][0]);
+  EXPECT_EQ(model::Dot(truth)(c, a, b), hex(o["output"]));
+  EXPECT_EQ(model::Dot(row->config)(c, a, b), hex(o["predictions"][row->id()]));
+  EXPECT_NE(hex(o["output"]), hex(o["predictions"][row->id()]));
 }
 
 // ---------------------------------------------------------------------------------------------
