@@ -277,7 +277,11 @@ TEST(CudaMmaLayouts, EveryElementHasOnePlacePerThreadGroup) {
       expect_layout_covers_the_tiles(k);
     }
   fmt::print("layouts checked: {}\n", fmt::join(checked, ", "));
-  EXPECT_GE(checked.size(), 12u);
+  // Every family: m16n8 (k4 to k32, binary64 from sm_90), m8n8k4 binary16 and binary64.
+  for (const char* name : {"16x8x4:tf32,tf32,binary32,binary32", "16x8x8:bfloat16,bfloat16,binary32,binary32",
+                           "16x8x16:e5m2,e4m3,binary16,binary16", "16x8x16:binary64,binary64,binary64,binary64",
+                           "8x8x4:binary64,binary64,binary64,binary64", "8x8x4:binary16,binary16,binary32,binary32"})
+    EXPECT_TRUE(checked.count(name)) << name;
 }
 
 // ---- The configurations of each compute capability ----
@@ -334,6 +338,20 @@ TEST(CudaMmaConfigurations, InstructionsAreTheTablesWithTheirShapeAndFormats) {
       {90, "16x8x32:e4m3,e4m3,binary32,binary32", sync, ""},  // Hopper's fp8 QMMA is not in the table
       {100, "16x8x16:bfloat16,bfloat16,binary32,binary32", sync, "blackwell:HMMA.16816.F32.BF16"},
       {120, "16x8x32:e4m3,e4m3,binary32,binary32", sync, "rtx-blackwell:QMMA.16832.F32.E4M3.E4M3"},
+      {80, "16x8x8:bfloat16,bfloat16,binary32,binary32", sync, "ampere:HMMA.1688.F32.BF16"},
+      {80, "16x8x4:tf32,tf32,binary32,binary32", sync, "ampere:HMMA.1684.F32.TF32"},
+      {90, "16x8x4:tf32,tf32,binary32,binary32", sync, "hopper:HMMA.1684.F32.TF32"},
+      {100, "16x8x8:bfloat16,bfloat16,binary32,binary32", sync, "blackwell:HMMA.1688.F32.BF16"},
+      {80, "16x8x16:e4m3,e4m3,binary32,binary32", sync, "-"},
+      {89, "16x8x16:e4m3,e5m2,binary32,binary32", sync, "ada:QMMA.16816.F32.E4M3.E5M2"},
+      {89, "16x8x16:e5m2,e4m3,binary16,binary16", sync, "ada:QMMA.16816.F16.E5M2.E4M3"},
+      {90, "16x8x16:e4m3,e4m3,binary32,binary32", sync, ""},  // not in the table, as K = 32
+      {120, "16x8x16:e5m2,e5m2,binary32,binary32", sync, "rtx-blackwell:QMMA.16816.F32.E5M2.E5M2"},
+      {89, "16x8x4:binary64,binary64,binary64,binary64", sync, "-"},  // mma.m16n8kK.f64 needs sm_90
+      {90, "16x8x4:binary64,binary64,binary64,binary64", sync, "hopper:DMMA.16x8x4"},
+      {90, "16x8x8:binary64,binary64,binary64,binary64", sync, "hopper:DMMA.16x8x8"},
+      {90, "16x8x16:binary64,binary64,binary64,binary64", sync, "hopper:DMMA.16x8x16"},
+      {100, "16x8x16:binary64,binary64,binary64,binary64", sync, ""},  // Blackwell's DMMA is not in the table
   };
   for (const auto& e : expected) {
     const MmaConfig* c = find(e.arch, e.config, e.scope);

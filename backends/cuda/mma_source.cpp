@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <tuple>
 
@@ -15,7 +16,7 @@ namespace {
 
 using model::Format;
 
-// The fragment layouts: the m16n8kK family (HMMA.1688, HMMA.16816, QMMA.16832), m8n8k4 binary64
+// The fragment layouts: the m16n8kK family (HMMA.1684 to QMMA.16832, DMMA.16x8xK), m8n8k4 binary64
 // (DMMA.884), m8n8k4 binary16 (Volta's quad pairs) and wmma (opaque fragments).
 enum class Family { m16n8, m8n8_f64, m8n8_f16, wmma };
 enum class Operand { a, b, cd };
@@ -60,13 +61,22 @@ std::vector<Shape> shapes() {
   }
   v.push_back({Family::m16n8, 16, 8, 16, &model::bfloat16, &model::bfloat16, &binary32, &binary32, 80, 0,
                "HMMA.16816.F32.BF16"});
+  v.push_back({Family::m16n8, 16, 8, 8, &model::bfloat16, &model::bfloat16, &binary32, &binary32, 80, 0,
+               "HMMA.1688.F32.BF16"});
   v.push_back({Family::m16n8, 16, 8, 8, &model::tf32, &model::tf32, &binary32, &binary32, 80, 0, "HMMA.1688.F32.TF32"});
+  v.push_back({Family::m16n8, 16, 8, 4, &model::tf32, &model::tf32, &binary32, &binary32, 80, 0, "HMMA.1684.F32.TF32"});
   v.push_back({Family::m8n8_f64, 8, 8, 4, &binary64, &binary64, &binary64, &binary64, 80, 0, "DMMA.884"});
-  for (const Format* a : {&model::e4m3, &model::e5m2})
-    for (const Format* b : {&model::e4m3, &model::e5m2})
-      for (const Format* acc : {&binary32, &binary16})
-        v.push_back({Family::m16n8, 16, 8, 32, a, b, acc, acc, 89, 0,
-                     fmt::format("QMMA.16832.{}.{}.{}", table_type(*acc), table_type(*a), table_type(*b))});
+  // The PTX ISA has mma.m16n8k{4,8,16}.f64 from sm_90 (Hopper's DMMA.16x8xK).
+  for (const int k : {4, 8, 16})
+    v.push_back({Family::m16n8, 16, 8, k, &binary64, &binary64, &binary64, &binary64, 90, 0,
+                 fmt::format("DMMA.16x8x{}", k)});
+  // fp8 mma.sync, K = 32 and 16 (the PTX ISA's m16n8k16 .e4m3/.e5m2), both from sm_89.
+  for (const int k : {32, 16})
+    for (const Format* a : {&model::e4m3, &model::e5m2})
+      for (const Format* b : {&model::e4m3, &model::e5m2})
+        for (const Format* acc : {&binary32, &binary16})
+          v.push_back({Family::m16n8, 16, 8, k, a, b, acc, acc, 89, 0,
+                       fmt::format("QMMA.168{}.{}.{}.{}", k, table_type(*acc), table_type(*a), table_type(*b))});
   return v;
 }
 
@@ -74,14 +84,14 @@ std::vector<Shape> shapes() {
 // lane: g = lane >> 2 and t = lane & 3 (the m16n8 and m8n8 binary64 layouts), q = the row (A, C) or
 // column (B) of the thread's quad pair in m8n8k4 binary16. `bits`: the element's storage width; an
 // operand packs 32 / bits elements in a register (binary16 pairs, fp8 quadruples), the first in the
-// low bits.
+// low bits; binary64 takes a register of its own.
 struct Position {
   std::string row, col;
 };
 Position position(Family family, Operand op, int bits, int i) {
   switch (family) {
     case Family::m16n8: {
-      const int e = 32 / bits, r = i / e, j = i % e;
+      const int e = std::max(1, 32 / bits), r = i / e, j = i % e;
       if (op == Operand::a) return {r & 1 ? "g + 8u" : "g", fmt::format("{}u * t + {}u", e, j + 4 * e * (r >> 1))};
       if (op == Operand::b) return {fmt::format("{}u * t + {}u", e, j + 4 * e * r), "g"};
       return {i >> 1 ? "g + 8u" : "g", fmt::format("2u * t + {}u", i & 1)};
