@@ -147,13 +147,16 @@ void CudaDevice::add_capabilities(const cuda::Compiler& compiler, int arch, std:
       left_out.push_back(fmt::format("{} {}", k.config.name(), k.config.scope));
       if (target_.arch)
         left_out.back() +=
-            fmt::format(" ({} needs sm_{}; NVRTC compiles for {} at most)", k.ptx, k.min_arch, target_.name());
+            fmt::format(" ({} needs {}; NVRTC compiles for {} at most)", k.ptx,
+                        cuda::Target{k.min_arch, true, k.arch_specific}.name(), target_.name());
       continue;
     }
     caps_.mma.push_back(k.config);
     mma_.push_back(std::move(k));
   }
-  notes.push_back(fmt::format("tensor cores: {} configurations (mma.sync, wmma)", caps_.mma.size()));
+  const bool wgmma = std::any_of(mma_.begin(), mma_.end(), [](const cuda::MmaKernel& k) { return k.warps > 1; });
+  notes.push_back(
+      fmt::format("tensor cores: {} configurations (mma.sync, wmma{})", caps_.mma.size(), wgmma ? ", wgmma" : ""));
   if (!left_out.empty()) {
     notes.push_back(fmt::format("left out: {}", fmt::join(left_out, "; ")));
     caps_.mma_unsupported = no_target.empty() ? notes.back() : no_target + "; " + notes.back();
@@ -186,10 +189,10 @@ Expected<CUcontext> CudaDevice::context() {
 
 // Compiles and loads a kernel source once; the context is current.
 Expected<CUfunction> CudaDevice::function(const std::string& source, const char* name,
-                                          const std::vector<std::string>& options) {
+                                          const std::vector<std::string>& options, const cuda::Target& target) {
   if (const auto it = functions_.find(source); it != functions_.end()) return it->second;
   Expected<CUfunction> made = [&]() -> Expected<CUfunction> {
-    auto image = cuda::compile(source, target_, options);
+    auto image = cuda::compile(source, target, options);
     if (!image) return image.error();
     // The driver's JIT log says why it rejects a PTX image.
     std::string log(8192, '\0');
@@ -198,7 +201,7 @@ Expected<CUfunction> CudaDevice::function(const std::string& source, const char*
     CUmodule module = nullptr;
     if (auto failed =
             check(api_, "cuModuleLoadDataEx", api_.cuModuleLoadDataEx(&module, image->bytes.data(), 2, keys, values)))
-      return Error{fmt::format("{} ({}):\n{}", failed->message, target_.name(), valid_utf8(log.c_str()))};
+      return Error{fmt::format("{} ({}):\n{}", failed->message, target.name(), valid_utf8(log.c_str()))};
     modules_.push_back(module);
     CUfunction f = nullptr;
     if (auto failed = check(api_, "cuModuleGetFunction", api_.cuModuleGetFunction(&f, module, name))) return *failed;
@@ -259,7 +262,7 @@ Expected<std::vector<std::uint64_t>> CudaDevice::scalar(const ScalarBatch& batch
   if (!context) return context.error();
   const Current current(api_, *context);
   if (auto failed = current.error()) return *failed;
-  auto kernel = function(*source, "gp_eval", cuda::scalar_options(fp16_include_));
+  auto kernel = function(*source, "gp_eval", cuda::scalar_options(fp16_include_), target_);
   if (!kernel) return Error{fmt::format("{} (kernel {})", kernel.error().message, e.to_string())};
   const std::vector<std::uint32_t> in = to_words(*e.input_format, batch.operands);
   std::vector<std::uint32_t> out(*n * std::size_t(words_per_value(*e.output_format)));
@@ -284,12 +287,15 @@ Expected<std::vector<std::uint64_t>> CudaDevice::mma(const MmaBatch& batch) {
   if (!context) return context.error();
   const Current current(api_, *context);
   if (auto failed = current.error()) return *failed;
-  auto kernel = function(cuda::mma_kernel_source(*k), "gp_mma", {});
+  cuda::Target target = target_;
+  target.arch_specific = k->arch_specific;
+  auto kernel = function(cuda::mma_kernel_source(*k), "gp_mma", {}, target);
   if (!kernel) return Error{fmt::format("{} ({})", kernel.error().message, k->ptx)};
   const std::vector<std::byte> a = to_bytes(*cfg.a, batch.a), b = to_bytes(*cfg.b, batch.b),
                                c = to_bytes(*cfg.c, batch.c);
   std::vector<std::byte> d(*n * std::size_t(cfg.m * cfg.n) * std::size_t(cfg.d->storage_bits / 8));
-  const Launch launch{*kernel, {a, b, c}, d, {}, 32 * cuda::kMmaWarpsPerBlock, cuda::kMmaWarpsPerBlock};
+  const Launch launch{
+      *kernel, {a, b, c}, d, {}, 32 * cuda::kMmaWarpsPerBlock, cuda::kMmaWarpsPerBlock / unsigned(k->warps)};
   if (auto failed = run(launch, *n)) return Error{fmt::format("{}: {} ({})", info_.id, failed->message, k->ptx)};
   return from_bytes(*cfg.d, d);
 }

@@ -13,6 +13,8 @@
 // compile for (CUDA 13 has no sm_70) is left out and named, with the reason, in
 // caps().mma_unsupported and the description.
 //
+// wgmma (sm_90a) is offered on compute capability 9.0 alone and compiled for sm_90a.
+//
 // Each kernel source is compiled and loaded once per device, in the device's primary context,
 // retained on the first batch. Every CUDA and NVRTC error becomes an Error (a compilation failure
 // carries NVRTC's log, a PTX that the driver rejects its JIT log); a batch larger than the launch
@@ -62,7 +64,8 @@ class CudaDevice final : public Device {
       : api_(api), device_(device), max_launch_bytes_(max_launch_bytes) {}
   void add_capabilities(const cuda::Compiler& compiler, int arch, std::vector<std::string>& notes);
   Expected<CUcontext> context();
-  Expected<CUfunction> function(const std::string& source, const char* name, const std::vector<std::string>& options);
+  Expected<CUfunction> function(const std::string& source, const char* name, const std::vector<std::string>& options,
+                                const cuda::Target& target);
   // One kernel over n items in launches within the byte limit (see the .cpp).
   struct Launch;
   std::optional<Error> run(const Launch& launch, std::size_t n);
