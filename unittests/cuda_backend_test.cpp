@@ -8,8 +8,9 @@
 // expressions, place every element of A, B, C and D once per thread group, and wgmma's copy of B
 // fills its shared memory; the configurations of each compute capability name instructions of the
 // MMA-Sim table with their K and formats, every row a Hopper or Blackwell GPU runs through mma.sync
-// or wgmma among them; `gpuparanoia devices` says why there is no CUDA device and goes on. Skipped,
-// saying why, where libnvrtc cannot be loaded.
+// or wgmma among them; the images written for GPUPARANOIA_CUDA_CUBIN_DIR are named after their
+// configuration and written whole; `gpuparanoia devices` says why there is no CUDA device and goes
+// on. Skipped, saying why, where libnvrtc cannot be loaded.
 //
 // With a GPU (skipped elsewhere with enumerate()'s reason): exact integer tiles through every
 // configuration, which is what checks the fragment layouts against the hardware, batches split over
@@ -20,8 +21,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -421,6 +427,36 @@ TEST(CudaMmaConfigurations, InstructionsAreTheTablesWithTheirShapeAndFormats) {
   EXPECT_TRUE(cuda::mma_kernels(61).empty());
   EXPECT_EQ(cuda::nvidia_architecture(88), "");  // unknown to the tables: no instruction named
   fmt::print("instructions named: {}\n", named.size());
+}
+
+// ---- The images written for GPUPARANOIA_CUDA_CUBIN_DIR ----
+
+TEST(CudaCubinDump, FileNamesAreSanitisedConfigurationNames) {
+  EXPECT_EQ(cuda::image_file_name("64x8x16:binary16,binary16,binary32,binary32", {90, true, true}),
+            "64x8x16_binary16_binary16_binary32_binary32.sm_90a.cubin");
+  EXPECT_EQ(cuda::image_file_name("add(x/y) é", {120, false}), "add_x_y____.compute_120.ptx");  // é: two bytes
+  const std::string long_label(1000, 'x'), other = long_label + "y";
+  const std::string a = cuda::image_file_name(long_label, {90, true}), b = cuda::image_file_name(other, {90, true});
+  EXPECT_LT(a.size(), 200u);
+  EXPECT_NE(a, b);  // cut, yet told apart by the hash of the whole
+}
+
+TEST(CudaCubinDump, FilesAreWrittenWholeOrNotAtAll) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("gpuparanoia-cubin-{}", ::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string bytes("\x7f" "ELF\0\1\2", 7);
+  ASSERT_FALSE(cuda::write_file_atomically(dir.string(), "k.sm_90.cubin", bytes));
+  ASSERT_FALSE(cuda::write_file_atomically(dir.string(), "k.sm_90.cubin", bytes));  // replaced
+  std::ifstream in(dir / "k.sm_90.cubin", std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), bytes);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);  // no temporary left
+  // A folder that does not exist: an Error naming the file, nothing thrown.
+  const auto failed = cuda::write_file_atomically((dir / "absent").string(), "k.cubin", bytes);
+  ASSERT_TRUE(failed);
+  EXPECT_NE(failed->message.find("k.cubin"), std::string::npos) << failed->message;
+  std::filesystem::remove_all(dir);
 }
 
 // ---- The driver, where there is one ----
