@@ -2,12 +2,15 @@
 //
 // Without a GPU (CI has the toolkit, no GPU): NVRTC needs no GPU, so every scalar kernel of a
 // representative set of expressions (each operation and format, mad, conversions) and every MMA
-// kernel of every compute capability compile to CUBIN for every architecture NVRTC has: ptxas checks
-// the PTX, its mma.sync and wmma forms, operand types and counts. The fragment layouts, evaluated
-// lane by lane from the kernels' own index expressions, place every element of A, B, C and D once
-// per thread group; the configurations of each compute capability name instructions of the MMA-Sim
-// table with their K and formats; `gpuparanoia devices` says why there is no CUDA device and goes on.
-// Skipped, saying why, where libnvrtc cannot be loaded.
+// kernel of every compute capability compile to CUBIN for every architecture NVRTC has (wgmma for
+// sm_90a, its one target): ptxas checks the PTX, its mma.sync, wmma and wgmma forms, operand types
+// and counts. The fragment layouts, evaluated thread by thread from the kernels' own index
+// expressions, place every element of A, B, C and D once per thread group, and wgmma's copy of B
+// fills its shared memory; the configurations of each compute capability name instructions of the
+// MMA-Sim table with their K and formats, every row a Hopper or Blackwell GPU runs through mma.sync
+// or wgmma among them; the images written for GPUPARANOIA_CUDA_CUBIN_DIR are named after their
+// configuration and written whole; `gpuparanoia devices` says why there is no CUDA device and goes
+// on. Skipped, saying why, where libnvrtc cannot be loaded.
 //
 // With a GPU (skipped elsewhere with enumerate()'s reason): exact integer tiles through every
 // configuration, which is what checks the fragment layouts against the hardware, batches split over
@@ -18,7 +21,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -98,13 +107,40 @@ TEST(CudaKernels, MmaKernelsCompileToCubinForEveryArchitecture) {
     EXPECT_FALSE(kernels.empty()) << "sm_" << arch;
     for (const cuda::MmaKernel& k : kernels) {
       const std::string source = cuda::mma_kernel_source(k);
-      auto image = cuda::compile(source, {arch, true}, {});
+      auto image = cuda::compile(source, {arch, true, k.arch_specific}, {});
       ASSERT_TRUE(image) << "sm_" << arch << " " << k.config.name() << " " << k.ptx << "\n"
                          << source << image.error().message;
       ++compiled;
     }
   }
   fmt::print("{} MMA kernels compiled\n", compiled);
+}
+
+// wgmma exists on sm_90a alone: compute capability 9.0 lists it, compiled for sm_90a, which plain
+// sm_90 refuses; Ada before and Blackwell after have none.
+TEST(CudaKernels, WgmmaKernelsAreSm90aAlone) {
+  std::vector<cuda::MmaKernel> wgmma;
+  for (const cuda::MmaKernel& k : cuda::mma_kernels(90))
+    if (k.config.scope == "warpgroup (wgmma)") wgmma.push_back(k);
+  EXPECT_EQ(wgmma.size(), 36u);  // N = 8, 16, 64: fp16 (two accumulators), bf16, tf32, fp8 (8)
+  for (const cuda::MmaKernel& k : wgmma) {
+    EXPECT_TRUE(k.arch_specific) << k.config.name();
+    EXPECT_EQ(k.warps, 4) << k.config.name();
+    EXPECT_EQ(k.config.m, 64) << k.config.name();
+  }
+  for (const int arch : {89, 100, 103, 120})
+    for (const cuda::MmaKernel& k : cuda::mma_kernels(arch))
+      EXPECT_TRUE(k.warps == 1 && !k.arch_specific) << "sm_" << arch << " lists " << k.config.name() << " " << k.ptx;
+  if (!nvrtc()) GTEST_SKIP() << nvrtc().error().message;
+  if (std::find(nvrtc()->archs.begin(), nvrtc()->archs.end(), 90) == nvrtc()->archs.end())
+    GTEST_SKIP() << "NVRTC has no sm_90";
+  EXPECT_EQ((cuda::Target{90, true, true}.name()), "sm_90a");
+  for (const cuda::MmaKernel& k : wgmma) {
+    auto image = cuda::compile(cuda::mma_kernel_source(k), {90, true, true}, {});
+    ASSERT_TRUE(image) << k.config.name() << " " << k.ptx << "\n" << image.error().message;
+    EXPECT_TRUE(image->cubin);
+  }
+  EXPECT_FALSE(cuda::compile(cuda::mma_kernel_source(wgmma.front()), {90, true}, {}));
 }
 
 // PTX for a virtual architecture, the route of a device newer than NVRTC.
@@ -230,27 +266,31 @@ Accesses accesses(const std::string& source) {
     for (std::size_t i = 1; (i = line.find('[', i)) != std::string::npos; ++i) {
       const char m = line[i - 1];
       const bool alone = i < 2 || !(std::isalnum(static_cast<unsigned char>(line[i - 2])) || line[i - 2] == '_');
-      if (std::string_view("abcd").find(m) != std::string_view::npos && alone)
+      if (std::string_view("abcds").find(m) != std::string_view::npos && alone)
         r.elements.emplace_back(m, line.substr(i + 1, line.find(']', i) - i - 1));
     }
   }
   return r;
 }
 
-// Every element each lane reads of A, B and C and writes of D, by the kernel's own expressions:
-// each matrix must be covered evenly (once per thread group holding a tile: the warp, or each quad
-// pair in m8n8k4 binary16), and D written once.
+// Every element each thread reads of A, B and C and writes of D, by the kernel's own expressions:
+// each matrix must be covered evenly (once per thread group holding a tile: the warp, each quad pair
+// in m8n8k4 binary16, the warpgroup in wgmma), and D written once. wgmma's threads copy B to its
+// shared memory `s`: every place written, each as often as each element of B is read (several times
+// in a tile of fewer elements than threads).
 void expect_layout_covers_the_tiles(const cuda::MmaKernel& k) {
   const std::string source = cuda::mma_kernel_source(k);
   const MmaConfig& cfg = k.config;
-  const std::map<char, long> size = {
-      {'a', cfg.m * cfg.k}, {'b', cfg.k * cfg.n}, {'c', cfg.m * cfg.n}, {'d', cfg.m * cfg.n}};
+  std::map<char, long> size = {{'a', cfg.m * cfg.k}, {'b', cfg.k * cfg.n}, {'c', cfg.m * cfg.n}, {'d', cfg.m * cfg.n}};
+  const long threads = 32L * k.warps, b_copies = std::max(1L, threads / size['b']);
+  if (k.warps > 1) size['s'] = size['b'];
   const Accesses found = accesses(source);
   // Stores under the guard of m8n8k4 binary16: only the first quad pair writes.
   const bool guarded = source.find("if (((lane >> 2) & 3u) == 0u)") != std::string::npos;
   std::map<char, std::map<long, int>> seen;
-  for (long lane = 0; lane < 32; ++lane) {
-    std::map<std::string, long> names = {{"lane", lane}};
+  for (long thread = 0; thread < threads; ++thread) {
+    const long lane = thread & 31;
+    std::map<std::string, long> names = {{"lane", lane}, {"warp", thread >> 5}, {"x", thread}};
     for (const auto& [name, expression] : found.names) names[name] = IndexExpression(expression, names).value();
     for (const auto& [m, expression] : found.elements) {
       if (m == 'd' && guarded && ((lane >> 2) & 3) != 0) continue;
@@ -265,7 +305,7 @@ void expect_layout_covers_the_tiles(const cuda::MmaKernel& k) {
     const int copies = seen[m].begin()->second;
     for (const auto& [index, times] : seen[m])
       EXPECT_EQ(times, copies) << cfg.name() << " " << m << "[" << index << "]";
-    EXPECT_EQ(copies, m == 'd' ? 1 : guarded ? 4 : 1) << cfg.name() << " " << m;
+    EXPECT_EQ(copies, m == 'd' ? 1 : guarded ? 4 : m == 'b' || m == 's' ? b_copies : 1) << cfg.name() << " " << m;
   }
 }
 
@@ -277,7 +317,13 @@ TEST(CudaMmaLayouts, EveryElementHasOnePlacePerThreadGroup) {
       expect_layout_covers_the_tiles(k);
     }
   fmt::print("layouts checked: {}\n", fmt::join(checked, ", "));
-  EXPECT_GE(checked.size(), 12u);
+  // Every family: m16n8 (k4 to k32, binary64 from sm_90), m8n8k4 binary16 and binary64, wgmma.
+  for (const char* name : {"16x8x4:tf32,tf32,binary32,binary32", "16x8x8:bfloat16,bfloat16,binary32,binary32",
+                           "16x8x16:e5m2,e4m3,binary16,binary16", "16x8x16:binary64,binary64,binary64,binary64",
+                           "8x8x4:binary64,binary64,binary64,binary64", "8x8x4:binary16,binary16,binary32,binary32",
+                           "64x8x8:tf32,tf32,binary32,binary32", "64x64x32:e4m3,e5m2,binary16,binary16",
+                           "64x16x16:bfloat16,bfloat16,binary32,binary32"})
+    EXPECT_TRUE(checked.count(name)) << name;
 }
 
 // ---- The configurations of each compute capability ----
@@ -309,7 +355,7 @@ TEST(CudaMmaConfigurations, InstructionsAreTheTablesWithTheirShapeAndFormats) {
       if (k.config.name() == name && k.config.scope == scope) return &k.config;
     return nullptr;
   };
-  const std::string sync = "warp (mma.sync)", wmma = "warp (wmma)";
+  const std::string sync = "warp (mma.sync)", wmma = "warp (wmma)", wgmma = "warpgroup (wgmma)";
   const struct {
     int arch;
     std::string config, scope, instruction;  // instruction "-": the configuration is absent
@@ -334,6 +380,30 @@ TEST(CudaMmaConfigurations, InstructionsAreTheTablesWithTheirShapeAndFormats) {
       {90, "16x8x32:e4m3,e4m3,binary32,binary32", sync, ""},  // Hopper's fp8 QMMA is not in the table
       {100, "16x8x16:bfloat16,bfloat16,binary32,binary32", sync, "blackwell:HMMA.16816.F32.BF16"},
       {120, "16x8x32:e4m3,e4m3,binary32,binary32", sync, "rtx-blackwell:QMMA.16832.F32.E4M3.E4M3"},
+      {80, "16x8x8:bfloat16,bfloat16,binary32,binary32", sync, "ampere:HMMA.1688.F32.BF16"},
+      {80, "16x8x4:tf32,tf32,binary32,binary32", sync, "ampere:HMMA.1684.F32.TF32"},
+      {90, "16x8x4:tf32,tf32,binary32,binary32", sync, "hopper:HMMA.1684.F32.TF32"},
+      {100, "16x8x8:bfloat16,bfloat16,binary32,binary32", sync, "blackwell:HMMA.1688.F32.BF16"},
+      {80, "16x8x16:e4m3,e4m3,binary32,binary32", sync, "-"},
+      {89, "16x8x16:e4m3,e5m2,binary32,binary32", sync, "ada:QMMA.16816.F32.E4M3.E5M2"},
+      {89, "16x8x16:e5m2,e4m3,binary16,binary16", sync, "ada:QMMA.16816.F16.E5M2.E4M3"},
+      {90, "16x8x16:e4m3,e4m3,binary32,binary32", sync, ""},  // not in the table, as K = 32
+      {120, "16x8x16:e5m2,e5m2,binary32,binary32", sync, "rtx-blackwell:QMMA.16816.F32.E5M2.E5M2"},
+      {89, "16x8x4:binary64,binary64,binary64,binary64", sync, "-"},  // mma.m16n8kK.f64 needs sm_90
+      {90, "16x8x4:binary64,binary64,binary64,binary64", sync, "hopper:DMMA.16x8x4"},
+      {90, "16x8x8:binary64,binary64,binary64,binary64", sync, "hopper:DMMA.16x8x8"},
+      {90, "16x8x16:binary64,binary64,binary64,binary64", sync, "hopper:DMMA.16x8x16"},
+      {100, "16x8x16:binary64,binary64,binary64,binary64", sync, ""},  // Blackwell's DMMA is not in the table
+      {90, "64x8x16:binary16,binary16,binary32,binary32", wgmma, "hopper:HGMMA.64x8x16.F32"},
+      {90, "64x8x16:binary16,binary16,binary16,binary16", wgmma, "hopper:HGMMA.64x8x16.F16"},
+      {90, "64x8x16:bfloat16,bfloat16,binary32,binary32", wgmma, "hopper:HGMMA.64x8x16.F32.BF16"},
+      {90, "64x8x8:tf32,tf32,binary32,binary32", wgmma, "hopper:HGMMA.64x8x8.F32.TF32"},
+      {90, "64x8x32:e4m3,e5m2,binary32,binary32", wgmma, "hopper:QGMMA.64x8x32.F32.E4M3.E5M2"},
+      {90, "64x8x32:e5m2,e5m2,binary16,binary16", wgmma, "hopper:QGMMA.64x8x32.F16.E5M2.E5M2"},
+      {90, "64x16x16:binary16,binary16,binary32,binary32", wgmma, ""},  // the table lists N = 8 alone
+      {90, "64x64x32:e4m3,e4m3,binary32,binary32", wgmma, ""},
+      {89, "64x8x16:binary16,binary16,binary32,binary32", wgmma, "-"},
+      {100, "64x8x16:binary16,binary16,binary32,binary32", wgmma, "-"},  // Blackwell has tcgen05 instead
   };
   for (const auto& e : expected) {
     const MmaConfig* c = find(e.arch, e.config, e.scope);
@@ -344,9 +414,49 @@ TEST(CudaMmaConfigurations, InstructionsAreTheTablesWithTheirShapeAndFormats) {
     ASSERT_TRUE(c) << "sm_" << e.arch << " lacks " << e.config << " " << e.scope;
     EXPECT_EQ(c->instruction, e.instruction) << "sm_" << e.arch << " " << e.config;
   }
+  // Every row of Hopper and Blackwell that mma.sync or wgmma runs is named: all of them but
+  // tcgen05's (UTC*) and DMMA.8x8x4, MMA-Sim's other name for DMMA.884.
+  for (const int arch : {90, 100}) {
+    std::set<std::string> names;
+    for (const cuda::MmaKernel& k : cuda::mma_kernels(arch)) names.insert(k.config.instruction);
+    for (const model::MmaInstruction& i : model::all_mma_instructions()) {
+      if (i.arch != cuda::nvidia_architecture(arch) || i.name.rfind("UTC", 0) == 0 || i.name == "DMMA.8x8x4") continue;
+      EXPECT_TRUE(names.count(i.id())) << "sm_" << arch << " names no configuration " << i.id();
+    }
+  }
   EXPECT_TRUE(cuda::mma_kernels(61).empty());
   EXPECT_EQ(cuda::nvidia_architecture(88), "");  // unknown to the tables: no instruction named
   fmt::print("instructions named: {}\n", named.size());
+}
+
+// ---- The images written for GPUPARANOIA_CUDA_CUBIN_DIR ----
+
+TEST(CudaCubinDump, FileNamesAreSanitisedConfigurationNames) {
+  EXPECT_EQ(cuda::image_file_name("64x8x16:binary16,binary16,binary32,binary32", {90, true, true}),
+            "64x8x16_binary16_binary16_binary32_binary32.sm_90a.cubin");
+  EXPECT_EQ(cuda::image_file_name("add(x/y) é", {120, false}), "add_x_y____.compute_120.ptx");  // é: two bytes
+  const std::string long_label(1000, 'x'), other = long_label + "y";
+  const std::string a = cuda::image_file_name(long_label, {90, true}), b = cuda::image_file_name(other, {90, true});
+  EXPECT_LT(a.size(), 200u);
+  EXPECT_NE(a, b);  // cut, yet told apart by the hash of the whole
+}
+
+TEST(CudaCubinDump, FilesAreWrittenWholeOrNotAtAll) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("gpuparanoia-cubin-{}", ::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string bytes("\x7f" "ELF\0\1\2", 7);
+  ASSERT_FALSE(cuda::write_file_atomically(dir.string(), "k.sm_90.cubin", bytes));
+  ASSERT_FALSE(cuda::write_file_atomically(dir.string(), "k.sm_90.cubin", bytes));  // replaced
+  std::ifstream in(dir / "k.sm_90.cubin", std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), bytes);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);  // no temporary left
+  // A folder that does not exist: an Error naming the file, nothing thrown.
+  const auto failed = cuda::write_file_atomically((dir / "absent").string(), "k.cubin", bytes);
+  ASSERT_TRUE(failed);
+  EXPECT_NE(failed->message.find("k.cubin"), std::string::npos) << failed->message;
+  std::filesystem::remove_all(dir);
 }
 
 // ---- The driver, where there is one ----

@@ -97,7 +97,9 @@ Expected<Compiler> compiler() {
   return c;
 }
 
-std::string Target::name() const { return fmt::format("{}_{}", cubin ? "sm" : "compute", arch); }
+std::string Target::name() const {
+  return fmt::format("{}_{}{}", cubin ? "sm" : "compute", arch, arch_specific ? "a" : "");
+}
 
 Target target_for(int device_arch, std::span<const int> archs) {
   if (std::find(archs.begin(), archs.end(), device_arch) != archs.end()) return {device_arch, true};

@@ -63,11 +63,13 @@ Expected<Compiler> compiler();
 
 // What a device's kernels are compiled to: CUBIN for the device's own architecture when NVRTC has it,
 // else PTX for the highest virtual architecture below it, which the driver compiles on loading; arch
-// 0 when NVRTC has nothing at or below the device's.
+// 0 when NVRTC has nothing at or below the device's. `arch_specific` compiles for the architecture's
+// own features ("sm_90a": wgmma), whose code runs on that compute capability alone.
 struct Target {
   int arch = 0;  // major * 10 + minor
   bool cubin = false;
-  std::string name() const;  // "sm_90", "compute_87"
+  bool arch_specific = false;
+  std::string name() const;  // "sm_90", "compute_87", "sm_90a"
 };
 Target target_for(int device_arch, std::span<const int> archs);
 

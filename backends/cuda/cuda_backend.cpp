@@ -2,7 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 
 #include "backends/kernel_source.hpp"
 #include "backends/utf8.hpp"
@@ -68,6 +76,37 @@ std::vector<std::string> cuda::scalar_options(const std::string& fp16_include) {
   std::vector<std::string> options = {"-ftz=false", "-prec-div=true", "-prec-sqrt=true", "-fmad=true"};
   if (!fp16_include.empty()) options.push_back("--include-path=" + fp16_include);
   return options;
+}
+
+std::string cuda::image_file_name(std::string_view label, const Target& target) {
+  constexpr std::size_t kept = 160;  // file names stay within 255 bytes
+  std::string name(label.substr(0, std::min(label.size(), kept)));
+  if (label.size() > kept) name += fmt::format("-{:016x}", std::hash<std::string_view>{}(label));
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != '-') ch = '_';
+  return fmt::format("{}.{}.{}", name, target.name(), target.cubin ? "cubin" : "ptx");
+}
+
+std::optional<Error> cuda::write_file_atomically(const std::string& dir, const std::string& name,
+                                                 std::string_view bytes) {
+  const std::filesystem::path path = std::filesystem::path(dir) / name;
+  std::filesystem::path temporary = path;
+  temporary += fmt::format(".{}.tmp", ::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      return Error{fmt::format("cannot write {}", temporary.string())};
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (!ec) return std::nullopt;
+  std::filesystem::remove(temporary, ec);
+  return Error{fmt::format("cannot rename {} to {}", temporary.string(), path.string())};
 }
 
 // A kernel over n items (tuples, tiles): `inputs` and `output` hold the whole batch, item-major;
@@ -147,13 +186,16 @@ void CudaDevice::add_capabilities(const cuda::Compiler& compiler, int arch, std:
       left_out.push_back(fmt::format("{} {}", k.config.name(), k.config.scope));
       if (target_.arch)
         left_out.back() +=
-            fmt::format(" ({} needs sm_{}; NVRTC compiles for {} at most)", k.ptx, k.min_arch, target_.name());
+            fmt::format(" ({} needs {}; NVRTC compiles for {} at most)", k.ptx,
+                        cuda::Target{k.min_arch, true, k.arch_specific}.name(), target_.name());
       continue;
     }
     caps_.mma.push_back(k.config);
     mma_.push_back(std::move(k));
   }
-  notes.push_back(fmt::format("tensor cores: {} configurations (mma.sync, wmma)", caps_.mma.size()));
+  const bool wgmma = std::any_of(mma_.begin(), mma_.end(), [](const cuda::MmaKernel& k) { return k.warps > 1; });
+  notes.push_back(
+      fmt::format("tensor cores: {} configurations (mma.sync, wmma{})", caps_.mma.size(), wgmma ? ", wgmma" : ""));
   if (!left_out.empty()) {
     notes.push_back(fmt::format("left out: {}", fmt::join(left_out, "; ")));
     caps_.mma_unsupported = no_target.empty() ? notes.back() : no_target + "; " + notes.back();
@@ -186,11 +228,15 @@ Expected<CUcontext> CudaDevice::context() {
 
 // Compiles and loads a kernel source once; the context is current.
 Expected<CUfunction> CudaDevice::function(const std::string& source, const char* name,
-                                          const std::vector<std::string>& options) {
+                                          const std::vector<std::string>& options, const cuda::Target& target,
+                                          std::string_view label) {
   if (const auto it = functions_.find(source); it != functions_.end()) return it->second;
   Expected<CUfunction> made = [&]() -> Expected<CUfunction> {
-    auto image = cuda::compile(source, target_, options);
+    auto image = cuda::compile(source, target, options);
     if (!image) return image.error();
+    if (const char* dir = std::getenv("GPUPARANOIA_CUDA_CUBIN_DIR"); dir && *dir)
+      if (auto failed = cuda::write_file_atomically(dir, cuda::image_file_name(label, target), image->bytes))
+        fmt::print(stderr, "gpuparanoia: warning: GPUPARANOIA_CUDA_CUBIN_DIR: {}\n", failed->message);
     // The driver's JIT log says why it rejects a PTX image.
     std::string log(8192, '\0');
     CUjit_option keys[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -198,7 +244,7 @@ Expected<CUfunction> CudaDevice::function(const std::string& source, const char*
     CUmodule module = nullptr;
     if (auto failed =
             check(api_, "cuModuleLoadDataEx", api_.cuModuleLoadDataEx(&module, image->bytes.data(), 2, keys, values)))
-      return Error{fmt::format("{} ({}):\n{}", failed->message, target_.name(), valid_utf8(log.c_str()))};
+      return Error{fmt::format("{} ({}):\n{}", failed->message, target.name(), valid_utf8(log.c_str()))};
     modules_.push_back(module);
     CUfunction f = nullptr;
     if (auto failed = check(api_, "cuModuleGetFunction", api_.cuModuleGetFunction(&f, module, name))) return *failed;
@@ -259,7 +305,7 @@ Expected<std::vector<std::uint64_t>> CudaDevice::scalar(const ScalarBatch& batch
   if (!context) return context.error();
   const Current current(api_, *context);
   if (auto failed = current.error()) return *failed;
-  auto kernel = function(*source, "gp_eval", cuda::scalar_options(fp16_include_));
+  auto kernel = function(*source, "gp_eval", cuda::scalar_options(fp16_include_), target_, e.to_string());
   if (!kernel) return Error{fmt::format("{} (kernel {})", kernel.error().message, e.to_string())};
   const std::vector<std::uint32_t> in = to_words(*e.input_format, batch.operands);
   std::vector<std::uint32_t> out(*n * std::size_t(words_per_value(*e.output_format)));
@@ -284,12 +330,15 @@ Expected<std::vector<std::uint64_t>> CudaDevice::mma(const MmaBatch& batch) {
   if (!context) return context.error();
   const Current current(api_, *context);
   if (auto failed = current.error()) return *failed;
-  auto kernel = function(cuda::mma_kernel_source(*k), "gp_mma", {});
+  cuda::Target target = target_;
+  target.arch_specific = k->arch_specific;
+  auto kernel = function(cuda::mma_kernel_source(*k), "gp_mma", {}, target, name);
   if (!kernel) return Error{fmt::format("{} ({})", kernel.error().message, k->ptx)};
   const std::vector<std::byte> a = to_bytes(*cfg.a, batch.a), b = to_bytes(*cfg.b, batch.b),
                                c = to_bytes(*cfg.c, batch.c);
   std::vector<std::byte> d(*n * std::size_t(cfg.m * cfg.n) * std::size_t(cfg.d->storage_bits / 8));
-  const Launch launch{*kernel, {a, b, c}, d, {}, 32 * cuda::kMmaWarpsPerBlock, cuda::kMmaWarpsPerBlock};
+  const Launch launch{
+      *kernel, {a, b, c}, d, {}, 32 * cuda::kMmaWarpsPerBlock, cuda::kMmaWarpsPerBlock / unsigned(k->warps)};
   if (auto failed = run(launch, *n)) return Error{fmt::format("{}: {} ({})", info_.id, failed->message, k->ptx)};
   return from_bytes(*cfg.d, d);
 }

@@ -13,10 +13,19 @@
 // compile for (CUDA 13 has no sm_70) is left out and named, with the reason, in
 // caps().mma_unsupported and the description.
 //
+// wgmma (sm_90a) is offered on compute capability 9.0 alone and compiled for sm_90a.
+//
 // Each kernel source is compiled and loaded once per device, in the device's primary context,
 // retained on the first batch. Every CUDA and NVRTC error becomes an Error (a compilation failure
 // carries NVRTC's log, a PTX that the driver rejects its JIT log); a batch larger than the launch
 // limit runs as several launches.
+//
+// GPUPARANOIA_CUDA_CUBIN_DIR (opt-in): every image the backend loads, of an MMA configuration or a
+// scalar expression, is also written to that folder, as
+// "<configuration or expression>.<target>.cubin" (".ptx" where the driver compiles it), every
+// character outside [A-Za-z0-9._-] replaced by '_', so that cuobjdump or nvdisasm can say which
+// instructions ran. Each file is written to a temporary file then renamed; a failure is a warning on
+// stderr, never an error of the batch.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +34,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/cuda/cuda_api.hpp"
@@ -39,6 +49,13 @@ namespace cuda {
 // allowed, which only `mad` can use (every other operation is an intrinsic); the folder of
 // cuda_fp16.h where there is one.
 std::vector<std::string> scalar_options(const std::string& fp16_include);
+
+// The file name of an image of `label` (a configuration's or an expression's name) for the target:
+// "<label>.<target>.cubin" or ".ptx", sanitised; a label too long for a file name is cut and ends
+// with a hash of the whole.
+std::string image_file_name(std::string_view label, const Target& target);
+// Writes the bytes to dir/name through a temporary file renamed over it; an Error saying what failed.
+std::optional<Error> write_file_atomically(const std::string& dir, const std::string& name, std::string_view bytes);
 }  // namespace cuda
 
 class CudaDevice final : public Device {
@@ -62,7 +79,9 @@ class CudaDevice final : public Device {
       : api_(api), device_(device), max_launch_bytes_(max_launch_bytes) {}
   void add_capabilities(const cuda::Compiler& compiler, int arch, std::vector<std::string>& notes);
   Expected<CUcontext> context();
-  Expected<CUfunction> function(const std::string& source, const char* name, const std::vector<std::string>& options);
+  // `label` names the image written to GPUPARANOIA_CUDA_CUBIN_DIR.
+  Expected<CUfunction> function(const std::string& source, const char* name, const std::vector<std::string>& options,
+                                const cuda::Target& target, std::string_view label);
   // One kernel over n items in launches within the byte limit (see the .cpp).
   struct Launch;
   std::optional<Error> run(const Launch& launch, std::size_t n);
