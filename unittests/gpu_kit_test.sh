@@ -7,6 +7,8 @@
 # - gpu-audit on the software Vulkan device in place of an NVIDIA one: a budget too short to start a
 #   phase leaves them to the next call (exit 75), the next call does them (exit 0: a complete quick
 #   result, summary.md with its table row), a third finds nothing left (exit 0, the result untouched).
+#   With the lavapipe 26 fixture (GPUPARANOIA_LAVAPIPE26_ICD, README) the device has cooperative
+#   matrices: each configuration is a phase of its own, its row in summary.md.
 # Usage: gpu_kit_test.sh SOURCE_DIR BUILD_DIR
 set -eu
 src=$1
@@ -26,7 +28,9 @@ expect_exit() {  # expect_exit CODE command...
   set -e
   [ "$got" -eq "$want" ] || fail "$* exited $got, not $want"
 }
-clean() { env -i PATH=/usr/bin:/bin "$@"; }
+icd=${GPUPARANOIA_LAVAPIPE26_ICD:-}
+[ -z "$icd" ] || [ -f "$icd" ] || icd=""
+clean() { env -i PATH=/usr/bin:/bin ${icd:+VK_DRIVER_FILES=$icd} "$@"; }
 
 "$src/scripts/gpu-bundle" --build-dir "$build" "$work/made/kit"
 mkdir "$work/elsewhere"
@@ -55,6 +59,12 @@ for f in quick/vulkan-0-scalar.md quick/vulkan-0-scalar.txt environment.md machi
   [ -s "$work/out/$f" ] || fail "no $f"
 done
 grep -q "^| vulkan:0 | " "$work/out/summary.md" || fail "summary.md has no row of vulkan:0"
+if [ -n "$icd" ]; then
+  configs=$(awk '/^[^ ]/ {id = $1} id == "vulkan:0" && $1 == "mma:"' "$work/out/machine/devices.txt" | wc -l)
+  [ "$configs" -gt 0 ] || fail "the lavapipe 26 device lists no cooperative matrix"
+  [ "$(ls "$work"/out/quick/vulkan-0-mma/*.json | wc -l)" -eq "$configs" ] || fail "not one result per configuration"
+  grep -q "^| vulkan:0 | .* | [0-9]*x[0-9]*x[0-9]*:" "$work/out/summary.md" || fail "summary.md has no MMA row"
+fi
 before=$(cksum <"$result")
 expect_exit 0 clean "$kit/gpu-audit" --device vulkan:0 --quick-only --budget 600 "$work/out"
 [ "$(cksum <"$result")" = "$before" ] || fail "a third call ran the done phase again"
