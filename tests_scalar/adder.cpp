@@ -85,6 +85,13 @@ AdderCases adder_cases(const Format& f, const audit::ProbeContext& ctx) {
       const std::uint64_t a = value(f, false, k - p + 1, ones), b = value(f, false, k - p + 1 - d, ones - 2 * j);
       sums.push_back({{a, b}, fmt::format("{} + {}", show(f, a), show(f, b))});
     }
+  // Overflow: MAX + MAX, and MAX plus half and a quarter of its ulp (a tie, and a rest below one, at
+  // the threshold). With no guard bit it is what tells a nearest mode from the directed mode its
+  // ties follow (rnz from chop, rnu from ru): the one overflows to infinity, the other need not.
+  const std::uint64_t max = f.max_finite_magnitude();
+  for (int e : {f.emax() - p, f.emax() - p - 1})
+    if (e >= f.emin()) sums.push_back({{max, pow2(f, e)}, fmt::format("MAX + 2^{}", e)});
+  sums.push_back({{max, max}, "MAX + MAX"});
   // Every structured sum mirrored: negative results show how ties and directed modes treat signs.
   for (std::size_t c = 0, n0 = sums.size(); c < n0; ++c) {
     Case m = sums[c];
@@ -113,7 +120,8 @@ AdderCases adder_cases(const Format& f, const audit::ProbeContext& ctx) {
 //     smaller one is below a quarter of an ulp;
 //   - with no guard bit the register's rest is 0 or a tie: a nearest mode breaks the tie as the
 //     directed mode of its tie rule does (rnz as chop, rna as ra, rnu as ru, rno as ro; not rnd as
-//     rd: x - x is -0 rounding down only);
+//     rd: x - x is -0 rounding down only), but a sum can overflow, where only rna and ra agree
+//     (probe_support.hpp, rounding_class): rna alone adds as ra;
 //   - chop is rz's arithmetic: named chop when bits were dropped, rz when correctly rounded;
 //   - registers of p' = p + d bits stored to f: stores in the directed mode of an adder with g
 //     guard bits (chopped stores of one that rounds to odd too) are an adder of f in that mode
@@ -130,7 +138,7 @@ AdderParams canonical_adder(int p, AdderParams a) {
   Rounding r = a.rounding.effective();
   if (a.guard_bits && ((a.sticky && *a.guard_bits >= (directed(r) ? 1 : 2)) || (!directed(r) && *a.guard_bits >= p + 1)))
     a = {UnitRounding::ieee(r), std::nullopt, false};
-  if (a.guard_bits && *a.guard_bits == 0) r = tie_directed(r).value_or(r);
+  if (a.guard_bits && *a.guard_bits == 0 && r == Rounding::rna) r = Rounding::ra;
   a.rounding = a.guard_bits && r == Rounding::rz ? UnitRounding::chopped() : UnitRounding::ieee(r);
   return a;
 }
@@ -157,10 +165,9 @@ nlohmann::json adder_answer(const model::ScalarUnit& u, const AdderParams& unit_
   j["rounding"] = model::name(a.rounding);
   j["guard_bits"] = a.guard_bits ? nlohmann::json(*a.guard_bits) : nlohmann::json(nullptr);
   j["sticky"] = a.sticky;
-  // With no guard bit, the class of roundings that add alike (probe_support.hpp, tie_directed; the
-  // adder's overflow is left to the profile's assembly, see adder_profile).
+  // With no guard bit, the class of roundings that add alike, overflow included (probe_support.hpp).
   if (a.guard_bits == 0)
-    if (nlohmann::json names = rounding_class(model::name(a.rounding), false); names.size() > 1) j["equivalent_roundings"] = names;
+    if (nlohmann::json names = rounding_class(model::name(a.rounding), true); names.size() > 1) j["equivalent_roundings"] = names;
   return j;
 }
 

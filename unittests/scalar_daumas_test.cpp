@@ -365,6 +365,32 @@ TEST(Cascade, FirstOfTwoAdditionsOnItsOwnAdder) {
   EXPECT_EQ(same.parameters["zero_from_i"], 26) << same.verdict;
 }
 
+// With no guard bit an adder's rest is 0 or a tie, so a nearest mode adds as the directed mode its
+// ties follow, but for the overflow (MAX + MAX, MAX + half an ulp): rnz is not chop, and chop is not
+// "equivalently rnz"; rna and ra both overflow to infinity and stay one answer.
+TEST(Cascade, NoGuardBitNearestModesAreToldApartAtOverflow) {
+  using model::Rounding;
+  using model::UnitRounding;
+  const struct {
+    UnitRounding rounding;
+    const char* answer;
+    bool merged;
+  } cases[] = {{UnitRounding::ieee(Rounding::rnz), "rnz", false},
+               {UnitRounding::chopped(), "chop", false},
+               {UnitRounding::ieee(Rounding::rnu), "rnu", false},
+               {UnitRounding::ieee(Rounding::rna), "ra", true}};
+  for (const auto& c : cases) {
+    model::ScalarUnit u = model::ieee_unit(binary32);
+    u.add = {c.rounding, 0, false};
+    CascadeDevice d(u);
+    auto add = run(d, "scalar.add.guard_bits", binary32);
+    EXPECT_EQ(add.parameters["rounding"], c.answer) << add.verdict;
+    EXPECT_EQ(add.parameters["guard_bits"], 0) << add.verdict;
+    EXPECT_EQ(add.parameters.contains("equivalent_roundings"), c.merged) << add.verdict;
+    EXPECT_EQ(add.verdict.find("or equivalently") != std::string::npos, c.merged) << add.verdict;
+  }
+}
+
 // Blind recovery: random scalar units (unittests/random_unit.hpp), built as virtual devices; the
 // probes recover each hidden parameter that the arithmetic exposes.
 TEST(Reference, BlindRecovery) {

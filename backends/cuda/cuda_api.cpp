@@ -49,6 +49,7 @@ Expected<NvrtcApi> load_nvrtc() {
   if (!library) return Error{"NVRTC (the CUDA toolkit's run-time compiler): " + library.error().message};
   NvrtcApi api;
   if (const char* missing = resolve(*library, api)) return Error{fmt::format("{} has no {}", library->path, missing)};
+  api.path = library->path;
   return api;
 }
 
@@ -85,6 +86,7 @@ Expected<Compiler> compiler() {
   if (!api) return api.error();
   const NvrtcApi& nv = **api;
   Compiler c;
+  c.path = nv.path;
   int n = 0;
   if (const nvrtcResult r = nv.nvrtcVersion(&c.major, &c.minor); r != NVRTC_SUCCESS)
     return Error{nvrtc_error(nv, "nvrtcVersion", r)};

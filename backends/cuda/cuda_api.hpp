@@ -40,6 +40,7 @@ struct DriverApi {
 
 struct NvrtcApi {
   GP_NVRTC_FUNCTIONS(GP_CUDA_POINTER)
+  std::string path;  // the library file, as the dynamic linker resolved it
 };
 
 #undef GP_CUDA_POINTER
@@ -58,6 +59,7 @@ Error driver_error(const DriverApi& api, const char* call, CUresult r);
 struct Compiler {
   int major = 0, minor = 0;
   std::vector<int> archs;
+  std::string path;  // the NVRTC library's file
 };
 Expected<Compiler> compiler();
 

@@ -165,7 +165,8 @@ void CudaDevice::add_capabilities(const cuda::Compiler& compiler, int arch, std:
                             compiler.archs.empty() ? 0 : compiler.archs.back());
     notes.push_back(no_target + ": no kernel can run");
   } else {
-    notes.push_back(fmt::format("kernels compiled by NVRTC to {}",
+    notes.push_back(fmt::format("kernels compiled by NVRTC {}.{} ({}) to {}", compiler.major, compiler.minor,
+                                compiler.path,
                                 target_.cubin
                                     ? "CUBIN for " + target_.name()
                                     : "PTX for " + target_.name() + ", which the driver compiles on loading"));
