@@ -88,9 +88,13 @@ Judgement judge(const Question& q, std::span<const Candidate> survivors, std::sp
   if (survivors.empty()) {
     j.conclusion = Conclusion::unexplained;
     j.verdict = q.head + ": no candidate of the model reproduces these outputs";
+    // The three closest that read differently: candidates that differ only where the outputs do not
+    // look (a parameter the description leaves out) would say the same thing thrice.
     std::vector<std::string> closest;
-    for (std::size_t i = 0; i < misses.size() && i < 3; ++i)
-      closest.push_back(fmt::format("{} ({} wrong, first {})", misses[i].model, misses[i].wrong, misses[i].first));
+    for (std::size_t i = 0; i < misses.size() && closest.size() < 3; ++i) {
+      std::string m = fmt::format("{} ({} wrong, first {})", misses[i].model, misses[i].wrong, misses[i].first);
+      if (std::find(closest.begin(), closest.end(), m) == closest.end()) closest.push_back(std::move(m));
+    }
     if (!closest.empty()) j.verdict += "; closest: " + joined(closest, "; ");
     return j;
   }

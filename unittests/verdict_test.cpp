@@ -52,8 +52,10 @@ TEST(Judge, NoApplicableAnswerIsNotApplicable) {
   EXPECT_EQ(j.verdict.rfind("not applicable: the carry-out bits is not a property", 0), 0u) << j.verdict;
 }
 
+// The closest three that read differently: the same text twice is said once.
 TEST(Judge, NoSurvivorNamesTheClosest) {
-  const std::vector<audit::Miss> m = {{"fda F 3", 2, "1 + 2^-24: device 3f800000, model 3f800001"}};
+  const std::vector<audit::Miss> m = {{"fda F 3", 2, "1 + 2^-24: device 3f800000, model 3f800001"},
+                                      {"fda F 3", 2, "1 + 2^-24: device 3f800000, model 3f800001"}};
   const audit::Judgement j = audit::judge(kCarries, {}, m);
   EXPECT_EQ(j.conclusion, audit::Conclusion::unexplained);
   EXPECT_EQ(j.verdict, "CARRIES: no candidate of the model reproduces these outputs; closest: fda F 3 (2 wrong, first "
