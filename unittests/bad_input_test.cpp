@@ -153,7 +153,17 @@ TEST(BadInput, ProfileFiles) {
             ": colour: unknown key (known: name, description, device_name, vendor, published, scalar, mma)");
   EXPECT_EQ(error("p9.json", R"({"mma": [{"config": "16x8x16:binary16,binary16,binary32,binary32", "algorithm": "fda",
                                  "parameters": {"F": "wide"}}]})"),
-            ": mma[0]: malformed profile entry: [json.exception.type_error.302] type must be number, but is string");
+            ": mma[0]: parameters.F: must be an integer, not \"wide\"");
+  // A fuzzer finding: a huge number converted to int (undefined behaviour); a float likewise.
+  EXPECT_EQ(error("p10.json", R"({"mma": [{"config": "16x8x16:binary16,binary16,binary32,binary32", "algorithm": "fda",
+                                  "parameters": {"F": 12, "out_fraction_bits": 211111111111111111111111111111113}}]})"),
+            ": mma[0]: parameters.out_fraction_bits: must be an integer, not 2.1111111111111112e+32");
+  EXPECT_EQ(error("p11.json", R"({"mma": [{"config": "16x8x16:binary16,binary16,binary32,binary32", "algorithm": "fda",
+                                  "parameters": {"align_floor": -2.5}}]})"),
+            ": mma[0]: parameters.align_floor: must be null or an integer, not -2.5");
+  EXPECT_EQ(error("p12.json", R"({"mma": [{"config": "16x8x16:binary16,binary16,binary32,binary32", "algorithm": "fda",
+                                  "parameters": {"block": 4294967312}}]})"),
+            ": mma[0]: parameters.block: must be an integer, not 4294967312");
   EXPECT_EQ(error("p5.json", R"({"schema": "gpuparanoia-result/1", "profile": {}, "device": 3})"),
             ": device: must be an object");
   EXPECT_EQ(error("p6.json", R"([{"name": "x", "scalar": {}}, {"name": "y"}])"), ": [1].scalar: missing (an object of formats)");

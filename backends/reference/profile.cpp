@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <tuple>
 
@@ -600,16 +602,31 @@ Expected<model::DotConfig> config_from_entry(const MmaConfig& config, const json
       if (const std::string why = model::check(c); !why.empty()) return Error{why};
       return c;
     }
-    if (p.contains("F")) c.F = p["F"].get<int>();
-    if (p.contains("block")) c.block = p["block"].get<int>();
-    if (p.contains("group")) c.group = p["group"].get<int>();
+    // Integers within int's range: nlohmann converts a float or a huge number to int with
+    // undefined behaviour (a fuzzer finding: "out_fraction_bits": 2e116).
+    const auto integer = [&](const char* key, int& field, bool nullable = false, int null_value = 0) -> std::string {
+      if (!p.contains(key)) return "";
+      const json& v = p[key];
+      if (nullable && v.is_null()) {
+        field = null_value;
+        return "";
+      }
+      constexpr std::int64_t lo = std::numeric_limits<int>::min(), hi = std::numeric_limits<int>::max();
+      if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(hi)) ||
+          v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
+        return fmt::format("parameters.{}: must be {}an integer, not {}", key, nullable ? "null or " : "", v.dump());
+      field = int(v.get<std::int64_t>());
+      return "";
+    };
+    for (const std::string& why : {integer("F", c.F), integer("block", c.block), integer("group", c.group),
+                                   integer("out_fraction_bits", c.out_fraction_bits),
+                                   integer("align_floor", c.align_floor, true, model::kNoAlignFloor)})
+      if (!why.empty()) return Error{why};
     if (p.contains("out_rounding")) {
       const auto r = model::find_rounding(p["out_rounding"].get<std::string>());
       if (!r) return Error{"unknown rounding " + p["out_rounding"].dump()};
       c.out_rounding = *r;
     }
-    if (p.contains("out_fraction_bits")) c.out_fraction_bits = p["out_fraction_bits"].get<int>();
-    if (p.contains("align_floor")) c.align_floor = p["align_floor"].is_null() ? model::kNoAlignFloor : p["align_floor"].get<int>();
     if (p.contains("nan")) c.nan = p["nan"] == "nvidia" ? model::MmaNan::nvidia : model::MmaNan::format;
     if (p.contains("round_down_alignment")) c.round_down_alignment = p["round_down_alignment"].get<bool>();
     if (const std::string why = model::check(c); !why.empty()) return Error{why};
