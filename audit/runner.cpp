@@ -196,11 +196,13 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
   return tally;
 }
 
+bool config_matches(std::string_view glob, const backends::MmaConfig& config) {
+  return glob_match(glob, config.name()) || (!config.instruction.empty() && glob_match(glob, config.instruction));
+}
+
 bool selected_config(const RunSettings& settings, const backends::MmaConfig& config) {
-  return settings.configs.empty() ||
-         std::any_of(settings.configs.begin(), settings.configs.end(), [&](const std::string& g) {
-           return glob_match(g, config.name()) || (!config.instruction.empty() && glob_match(g, config.instruction));
-         });
+  return settings.configs.empty() || std::any_of(settings.configs.begin(), settings.configs.end(),
+                                                 [&](const std::string& g) { return config_matches(g, config); });
 }
 
 bool glob_match(std::string_view p, std::string_view t) {

@@ -45,7 +45,9 @@ using ProgressFn = std::function<void(std::string_view, std::string_view, std::s
 Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, ResultDocument& doc,
                        const ProgressFn& progress = {});
 
-// Whether the settings' configuration globs select the configuration.
+// Whether a glob matches the configuration's name or its instruction; whether the settings'
+// configuration globs select it (no glob: every configuration).
+bool config_matches(std::string_view glob, const backends::MmaConfig& config);
 bool selected_config(const RunSettings& settings, const backends::MmaConfig& config);
 
 // Runs the MMA suite on every (selected) configuration of the device, then identifies and validates each.

@@ -217,15 +217,12 @@ Expected<std::vector<backends::Device*>> choose_devices(const RunArgs& a, const 
   for (const auto& d : found.devices)
     if (matches(a.devices, d->info().id)) chosen.push_back(d.get());
   if (chosen.empty()) return Error{"no device found"};
-  audit::RunSettings globs;
-  for (const std::string& g : a.configs) {
-    globs.configs = {g};
+  for (const std::string& g : a.configs)
     if (std::none_of(chosen.begin(), chosen.end(), [&](const backends::Device* d) {
           return std::any_of(d->caps().mma.begin(), d->caps().mma.end(),
-                             [&](const backends::MmaConfig& c) { return audit::selected_config(globs, c); });
+                             [&](const backends::MmaConfig& c) { return audit::config_matches(g, c); });
         }))
       return Error{fmt::format("--config '{}' matches no MMA configuration of the devices selected", g)};
-  }
   if (!a.json_file.empty() && chosen.size() != 1)
     return Error{fmt::format("--json writes one device's result; {} devices are selected (use --out DIR)", chosen.size())};
   return chosen;
