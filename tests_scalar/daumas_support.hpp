@@ -1,7 +1,7 @@
-// What the probes of Daumas et al. and the special-value probes share: the model's evaluation of a
-// whole expression under a stated policy (the prediction of an "IEEE unit with these options"
-// hypothesis), predictions taken from the device itself (the same steps stored to memory one at a
-// time), exact rounding of wide significands to a chosen precision, and verdict helpers.
+// What the probes of Daumas et al. and the special-value probes share: expressions of one or two
+// operations, the same steps stored to memory one at a time (what registers of the storage format
+// give, taken from the device itself), the candidate adders, multipliers and fused units, and
+// verdict helpers.
 #pragma once
 
 #include <cstdint>
@@ -17,27 +17,6 @@
 
 namespace gp::scalar {
 
-// An IEEE unit with options: the model's correctly rounded operations, plus what happens on load
-// and store. It predicts every node of an Expr (neg flips the sign, mad is fused or not).
-struct ModelPolicy {
-  model::Options o;                 // rounding, ftz_in, ftz_out, saturate, canonical_nan
-  bool flush_load = false;          // subnormal operands read from memory as zeros (sign kept)
-  bool flush_store = false;         // subnormal results written to memory as zeros (sign kept)
-  bool quiet_load = false;          // signalling NaNs quieted when read from memory
-  bool fused_mad = false;           // mad as one rounding (an fma) or as a rounded product then a sum
-};
-
-// The model's output bits for one operand tuple of `expr` under `p`.
-std::uint64_t model_eval(const Expr& expr, std::span<const std::uint64_t> operands, const ModelPolicy& p);
-// The prediction function of a hypothesis "IEEE unit with policy p" for the cases of `expr`.
-std::function<std::uint64_t(const Case&)> model_predictor(const Expr& expr, const ModelPolicy& p);
-
-// Index of a case in its table (hypotheses whose predictions were measured keep them by index).
-inline std::size_t index_of(const std::vector<Case>& cases, const Case& c) { return std::size_t(&c - cases.data()); }
-
-// A hypothesis whose predictions are given case by case (taken from the device or computed ahead).
-Hypothesis tabled(std::string name, const std::vector<Case>& cases, std::vector<std::uint64_t> predictions);
-
 // An expression of the single operation `op` (unary, binary or ternary) in f.
 Expr single(Node op, const Format& f);
 
@@ -47,43 +26,6 @@ Expr compound(Node op1, Node op2, const Format& f);
 // what the compound gives if registers hold exactly the storage format.
 Expected<std::vector<std::uint64_t>> stepwise(backends::Device& device, const Format& f, Node op1, Node op2,
                                               const std::vector<Case>& cases);
-
-// select() for large case tables: every case decides, but only the cases `keep` accepts (KeepFn,
-// with "first" the first hypothesis) become observations.
-// With more than `record_all_up_to` hypotheses, observations carry the predictions of the
-// consistent hypotheses and of the first four only (the references).
-Expected<Selection> select_some(backends::Device& device, const Expr& expr, const std::vector<Case>& cases,
-                                const std::vector<Hypothesis>& hypotheses, audit::Finding& finding, const KeepFn& keep,
-                                bool nan_equivalent = false, std::size_t record_all_up_to = 32);
-// The same on outputs already taken from the device.
-Selection judge(const Expr& expr, const std::vector<Case>& cases, std::vector<std::uint64_t> outputs,
-                const std::vector<Hypothesis>& hypotheses, audit::Finding& finding, const KeepFn& keep,
-                bool nan_equivalent = false, std::size_t record_all_up_to = 32);
-
-// Several expressions, each with its cases (Group), judged by the same hypotheses (same names, same
-// order, built per expression by a factory): the hypotheses consistent with every group.
-using HypothesisFactory = std::function<std::vector<Hypothesis>(const Expr&, const std::vector<Case>&)>;
-struct Battery {
-  std::vector<std::string> consistent;
-  std::vector<std::vector<std::uint64_t>> outputs;  // per group
-};
-Expected<Battery> select_all(backends::Device& device, const std::vector<Group>& groups, const HypothesisFactory& make,
-                             audit::Finding& finding, bool nan_equivalent = false);
-// The notes of the cases whose output differs from `reference` (a hypothesis name of the factory),
-// as "note = output (reference: prediction)", at most `limit` of them.
-std::vector<std::string> deviations(const std::vector<Group>& groups, const Battery& b, const HypothesisFactory& make,
-                                    const std::string& reference, bool nan_equivalent,
-                                    std::size_t limit = 6);
-
-// Rounds the exact magnitude sig * 2^exp to q significant bits with rne or rz (the other modes are
-// not needed); returns the kept significand (at most q bits) and its exponent. sig is nonzero.
-struct Wide {
-  model::u128 sig;
-  int exp;
-};
-Wide round_to_bits(model::u128 sig, int exp, int q, model::Rounding r);
-// A wide exact value with sign, packed into f with rounding r (exact when it fits).
-std::uint64_t pack_wide(const Format& f, model::Rounding r, bool neg, Wide w);
 
 // Adders of model/scalar_unit.hpp as hypotheses. The name, as in Paranoia's voice:
 // "chopped, 2 guard bits, no sticky bit", "correctly rounded (rne)".

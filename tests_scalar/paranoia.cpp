@@ -74,7 +74,7 @@ class RadixProbe final : public ParanoiaProbe {
   audit::Finding body(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     const Consts c(f);
     audit::Finding fi;
-    Bench b(device, f, fi, ieee_and_chopped());
+    Bench b(device, f, fi, ieee_and_chopped(f));
     backends::ExprBuilder e1(f, 3);
     {
       const int w = e1.op(Node::mul, e1.in(0), e1.in(1)), one = e1.in(2);
@@ -140,7 +140,7 @@ class PrecisionProbe final : public ParanoiaProbe {
   audit::Finding body(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     const Consts c(f);
     audit::Finding fi;
-    Bench b(device, f, fi, ieee_and_chopped());
+    Bench b(device, f, fi, ieee_and_chopped(f));
 
     // Digits: the first W = 2^k with (W + 1) - W != 1.
     backends::ExprBuilder e1(f, 3);
@@ -293,7 +293,7 @@ class CompareSubProbe final : public ParanoiaProbe {
   audit::Finding body(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     const Consts c(f);
     audit::Finding fi;
-    Bench b(device, f, fi, ieee_and_chopped());
+    Bench b(device, f, fi, ieee_and_chopped(f));
     backends::ExprBuilder e1(f, 2);
     {
       const int x = e1.in(0), h = e1.in(1);
@@ -385,7 +385,7 @@ class MulGuardProbe final : public ParanoiaProbe {
   audit::Finding body(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     const Consts c(f);
     audit::Finding fi;
-    Bench b(device, f, fi, ieee_and_chopped());
+    Bench b(device, f, fi, ieee_and_chopped(f));
     const u64 two_two_u2 = c.v((std::int64_t{1} << c.P) + 1, 1 - c.P);  // 2 + 2 U2
     const std::vector<u64> o = b.run({
         single(b, Node::mul, c.F9, c.one, "F9 * 1"),
@@ -430,7 +430,7 @@ class DivGuardProbe final : public ParanoiaProbe {
   audit::Finding body(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     const Consts c(f);
     audit::Finding fi;
-    Bench b(device, f, fi, ieee_and_chopped());
+    Bench b(device, f, fi, ieee_and_chopped(f));
     backends::ExprBuilder e(f, 2);
     {
       const int r = e.in(0), one = e.in(1);
@@ -490,8 +490,8 @@ class SubGuardProbe final : public ParanoiaProbe {
   audit::Finding body(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     const Consts c(f);
     audit::Finding fi;
-    std::vector<Hyp> hyps = ieee_and_chopped();
-    for (Hyp& h : guard_bit_adders()) hyps.push_back(h);
+    std::vector<Hyp> hyps = ieee_and_chopped(f);
+    for (Hyp& h : guard_bit_adders(f)) hyps.push_back(h);
     Bench b(device, f, fi, hyps);
     backends::ExprBuilder e1(f, 2);
     {
@@ -572,7 +572,7 @@ class ProductRoundingProbe final : public ParanoiaProbe {
   audit::Finding body(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     const Consts c(f);
     audit::Finding fi;
-    Bench b(device, f, fi, ieee_and_chopped());
+    Bench b(device, f, fi, ieee_and_chopped(f));
     std::vector<Precondition> pre;
     std::vector<Classified> cls;
     if (op_ == Node::mul) {
@@ -662,8 +662,8 @@ class AddSubRoundingProbe final : public ParanoiaProbe {
     const Consts c(f);
     const int P = c.P;
     audit::Finding fi;
-    std::vector<Hyp> hyps = ieee_and_chopped();
-    for (Hyp& h : guard_bit_adders()) hyps.push_back(h);
+    std::vector<Hyp> hyps = ieee_and_chopped(f);
+    for (Hyp& h : guard_bit_adders(f)) hyps.push_back(h);
     Bench b(device, f, fi, hyps);
     const std::int64_t h = std::int64_t{1} << (P - 1);  // 1/2 in units of U2
     const std::vector<u64> o = b.run({
@@ -718,8 +718,8 @@ class StickyProbe final : public ParanoiaProbe {
     const Consts c(f);
     const int P = c.P;
     audit::Finding fi;
-    std::vector<Hyp> hyps = ieee_and_chopped();
-    for (Hyp& h : guard_bit_adders()) hyps.push_back(h);
+    std::vector<Hyp> hyps = ieee_and_chopped(f);
+    for (Hyp& h : guard_bit_adders(f)) hyps.push_back(h);
     Bench b(device, f, fi, hyps);
     const u64 y2 = c.v(1, -P - 1);                                      // U2 / 2
     const u64 x2 = c.v((std::int64_t{1} << P) + 1, -2 * P - 1);        // (1/2 + U1) U2

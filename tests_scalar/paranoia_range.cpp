@@ -34,7 +34,7 @@ class RangeProbe : public audit::ScalarProbe {
   virtual audit::Finding body(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const = 0;
 };
 
-std::vector<Hyp> underflow_hyps() {
+std::vector<Hyp> underflow_hyps(const Format& f) {
   struct Mode {
     const char* name;
     bool in, out;
@@ -43,10 +43,9 @@ std::vector<Hyp> underflow_hyps() {
   for (const Mode m : {Mode{"gradual", false, false}, Mode{"flush to zero", true, true},
                        Mode{"flush results only", false, true}, Mode{"flush operands only", true, false}})
     for (model::Rounding r : {model::Rounding::rne, model::Rounding::rz}) {
-      Hyp h{std::string(m.name) + (r == model::Rounding::rz ? ", chopped" : ""), {}};
-      h.o.rounding = r;
-      h.o.ftz_in = m.in;
-      h.o.ftz_out = m.out;
+      Hyp h{std::string(m.name) + (r == model::Rounding::rz ? ", chopped" : ""), model::ieee_unit(f, r)};
+      h.unit.subnormals.flush_input = m.in;
+      h.unit.subnormals.flush_output = m.out;
       v.push_back(h);
     }
   return v;
@@ -61,7 +60,7 @@ class UnderflowProbe final : public RangeProbe {
   audit::Finding body(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     const Consts c(f);
     audit::Finding fi;
-    Bench b(device, f, fi, underflow_hyps());
+    Bench b(device, f, fi, underflow_hyps(f));
     const int emin = f.emin(), qmin = f.quantum_min();
     const u64 step = u64{1} << f.pad_bits;  // to the next value up
     std::vector<Item> items;
@@ -163,14 +162,6 @@ class UnderflowProbe final : public RangeProbe {
   }
 };
 
-std::vector<Hyp> overflow_hyps() {
-  std::vector<Hyp> v = ieee_and_chopped();
-  Hyp sat{"saturating", {}};
-  sat.o.saturate = true;
-  v.push_back(sat);
-  return v;
-}
-
 class OverflowProbe final : public RangeProbe {
  public:
   std::string_view id() const override { return "scalar.paranoia.overflow"; }
@@ -180,7 +171,7 @@ class OverflowProbe final : public RangeProbe {
   audit::Finding body(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     const Consts c(f);
     audit::Finding fi;
-    Bench b(device, f, fi, overflow_hyps());
+    Bench b(device, f, fi, ieee_and_chopped(f));
     const int emax = f.emax();
     const u64 ulp = c.v(1, emax - c.P);  // ulp(MAX)
     const Expr& mul = b.op(Node::mul);

@@ -34,7 +34,7 @@ class SqrtProbe final : public audit::ScalarProbe {
   audit::Finding body(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const {
     const Consts c(f);
     audit::Finding fi;
-    Bench b(device, f, fi, ieee_and_chopped());
+    Bench b(device, f, fi, ieee_and_chopped(f));
     const Expr& sq = b.op(Node::sqrt);
     const auto one_item = [&](u64 x, std::string note) { return Item{&sq, {x}, std::move(note)}; };
 

@@ -47,91 +47,21 @@ Consts::Consts(const Format& fmt_)
       minnorm(model::pack(f, false, f.man_mask() + 1)),
       minsub(model::pack(f, false, 1)) {}
 
-std::vector<Hyp> ieee_and_chopped() {
-  Hyp ieee{"ieee", {}};
-  Hyp chop{"chopped", {}};
-  chop.o.rounding = model::Rounding::rz;
-  return {ieee, chop};
+std::vector<Hyp> ieee_and_chopped(const Format& f) {
+  return {{"ieee", model::ieee_unit(f)}, {"chopped", model::ieee_unit(f, model::Rounding::rz)}};
 }
 
-std::vector<Hyp> guard_bit_adders() {
+std::vector<Hyp> guard_bit_adders(const Format& f) {
   std::vector<Hyp> v;
   for (model::Rounding r : {model::Rounding::rz, model::Rounding::rne})
     for (int g = 1; g <= 3; ++g) {
       Hyp h{fmt::format("{}, {} guard bit{}, no sticky", r == model::Rounding::rz ? "chopped" : "nearest", g,
                         g > 1 ? "s" : ""),
-            {}};
-      h.o.rounding = r;
-      h.guard_bits = g;
+            model::ieee_unit(f, r)};
+      h.unit.add.guard_bits = g;
       v.push_back(h);
     }
   return v;
-}
-
-namespace {
-
-// The exponent of the leading bit as the exponent field sees it (subnormals at emin).
-int field_exponent(const Format& f, const model::Unpacked& u) {
-  return std::max(u.exp + model::msb(u.sig), f.emin());
-}
-
-}  // namespace
-
-u64 guard_bit_add(const Format& f, const model::Options& o, int g, u64 a, u64 b, bool subtract) {
-  if (subtract && !model::is_nan(model::classify(f, b))) b ^= f.sign_mask();
-  const model::Unpacked ua = model::unpack(f, a, o.ftz_in), ub = model::unpack(f, b, o.ftz_in);
-  if (g < 0 || !model::is_finite_nonzero(ua.cls) || !model::is_finite_nonzero(ub.cls))
-    return model::add(f, o, a, b).bits;
-  // Truncate the operand with the smaller exponent to the quantum 2^-g ulp of the larger one.
-  const bool a_big = field_exponent(f, ua) >= field_exponent(f, ub);
-  const model::Unpacked& big = a_big ? ua : ub;
-  model::Unpacked small = a_big ? ub : ua;
-  const int q = field_exponent(f, big) - f.man_bits - g;
-  if (small.exp < q) {
-    const int shift = q - small.exp;
-    small.sig = shift >= 64 ? 0 : small.sig >> shift;
-    small.exp = q;
-  }
-  // The truncated operand is a value of f (fewer bits, same or larger exponent); the sum is then
-  // rounded once by the model.
-  const u64 s = small.sig == 0 ? model::zero(f, small.neg).bits
-                               : model::round_pack(f, model::Options{}, small.neg, small.exp, small.sig).bits;
-  const u64 other = a_big ? a : b;
-  model::Options o2 = o;
-  o2.ftz_in = false;  // already applied
-  return model::add(f, o2, a_big ? other : s, a_big ? s : other).bits;
-}
-
-u64 evaluate(const Expr& e, const Hyp& h, std::span<const u64> x) {
-  std::vector<u64> v(e.code.size());
-  const model::Options& o = h.o;
-  for (std::size_t i = 0; i < e.code.size(); ++i) {
-    const backends::Instr& in = e.code[i];
-    const Format& f = *in.format;
-    const auto arg = [&](int k) { return v[in.arg[k]]; };
-    switch (in.op) {
-      case Node::input: v[i] = x[in.arg[0]]; break;
-      case Node::add: v[i] = guard_bit_add(f, o, h.guard_bits, arg(0), arg(1), false); break;
-      case Node::sub: v[i] = guard_bit_add(f, o, h.guard_bits, arg(0), arg(1), true); break;
-      case Node::mul: v[i] = model::mul(f, o, arg(0), arg(1)).bits; break;
-      case Node::div: v[i] = model::div(f, o, arg(0), arg(1)).bits; break;
-      case Node::sqrt: v[i] = model::sqrt(f, o, arg(0)).bits; break;
-      case Node::fma:
-      case Node::mad: {
-        const bool fused = in.op == Node::fma ? h.fma_fused : h.mad_fused;
-        if (fused) {
-          v[i] = model::fma(f, o, arg(0), arg(1), arg(2)).bits;
-        } else {
-          const u64 p = model::mul(f, o, arg(0), arg(1)).bits;
-          v[i] = guard_bit_add(f, o, h.guard_bits, p, arg(2), false);
-        }
-        break;
-      }
-      case Node::neg: v[i] = arg(0) ^ f.sign_mask(); break;
-      case Node::cvt: v[i] = model::cvt(f, *e.code[in.arg[0]].format, o, arg(0)).bits; break;
-    }
-  }
-  return v.back();
 }
 
 int compare(const Format& f, u64 a, u64 b) {
@@ -202,12 +132,14 @@ std::vector<u64> Bench::run(const std::vector<Item>& items, bool record) {
                                       idx.size()));
     for (std::size_t k = 0; k < idx.size(); ++k) out[idx[k]] = (*r)[k];
   }
+  std::vector<std::vector<u64>> predicted(hyps_.size());
+  for (std::size_t h = 0; h < hyps_.size(); ++h) predicted[h] = predict(hyps_[h], items);
   for (std::size_t i = 0; i < items.size(); ++i) {
     const Item& it = items[i];
     const Format& of = *it.expr->output_format;
     audit::Observation o;
     for (std::size_t h = 0; h < hyps_.size(); ++h) {
-      const u64 p = evaluate(*it.expr, hyps_[h], it.x);
+      const u64 p = predicted[h][i];
       const bool same = p == out[i] || (model::is_nan(model::classify(of, p)) && model::is_nan(model::classify(of, out[i])));
       if (!same) alive_[h] = false;
       if (record) o.predictions.emplace_back(hyps_[h].name, p);
@@ -236,8 +168,24 @@ std::vector<std::string> Bench::consistent() const {
 
 u64 Bench::predict(const std::string& hyp, const Item& item) const {
   for (const Hyp& h : hyps_)
-    if (h.name == hyp) return evaluate(*item.expr, h, item.x);
+    if (h.name == hyp) return predict(h, {item})[0];
   throw std::logic_error("no hypothesis " + hyp);
+}
+
+std::vector<u64> Bench::predict(const Hyp& h, const std::vector<Item>& items) {
+  std::vector<const Format*> formats;
+  for (const Item& it : items)
+    for (const Format* f : it.expr->formats())
+      if (std::find(formats.begin(), formats.end(), f) == formats.end()) formats.push_back(f);
+  const std::unique_ptr<backends::Device> model = unit_device(h.unit, formats);
+  std::vector<u64> out(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    auto r = model->scalar({items[i].expr, items[i].x});
+    // The model evaluates every expression the device was given: a failure is a probe bug.
+    if (!r) throw std::logic_error(fmt::format("'{}' under {}: {}", items[i].note, h.name, r.error().message));
+    out[i] = r->front();
+  }
+  return out;
 }
 
 nlohmann::json checks_json(const std::vector<Check>& checks) {

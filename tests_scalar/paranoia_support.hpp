@@ -1,10 +1,9 @@
 // What the Paranoia probes share (Kahan's Paranoia, Karpinski's C version, and the GPU subset of
 // Hillesland and Lastra whose 7800GTX log is appendix A of Daumas, da Graca, Defour 2006):
-// Paranoia's named values (U1, U2, F9, B9, ...) built exactly for any format, a model interpreter
-// of expressions under a stated hypothesis (rounding, flushing, fused or unfused fma/mad, an
-// adder that truncates the aligned operand to g guard bits without a sticky bit), and a bench that
-// evaluates a mixed table of expressions on the device and records every output with each
-// hypothesis' prediction.
+// Paranoia's named values (U1, U2, F9, B9, ...) built exactly for any format, hypotheses that are
+// model units (rounding, flushing, fused or unfused fma/mad, an adder that truncates the aligned
+// operand to g guard bits without a sticky bit), and a bench that evaluates a mixed table of
+// expressions on the device and records every output with each hypothesis' prediction.
 //
 // Paranoia runs each test as a few dependent operations on the machine. Here every test isolates
 // the operation it judges: its operands are built exactly on the host (as the log's "LESS MACs"
@@ -61,25 +60,17 @@ struct Consts {
   u64 neg(u64 x) const { return x ^ f.sign_mask(); }
 };
 
-// A hypothesis about the unit: what the model computes under it.
+// A hypothesis about the unit: a name for the reports and the model unit it stands for, whose
+// predictions are the reference interpreter's (backends/reference), as every probe's are.
 struct Hyp {
   std::string name;
-  model::Options o;        // rounding, ftz_in, ftz_out, saturate
-  bool fma_fused = true;   // fma(): one rounding, or the product rounded first
-  bool mad_fused = false;  // a*b+c: contracted into one rounding, or not
-  // Adders: -1 is exact alignment (IEEE); g >= 0 truncates the aligned smaller operand to g bits
-  // below the larger one's last place (no sticky bit) before the sum is rounded.
-  int guard_bits = -1;
+  model::ScalarUnit unit;
 };
-// The usual pair: "ieee" (round to nearest even, gradual underflow, fused fma) and "chopped" (rz).
-std::vector<Hyp> ieee_and_chopped();
+// The usual pair in f: "ieee" (round to nearest even, gradual underflow, fused fma) and "chopped"
+// (every operation rounds toward zero).
+std::vector<Hyp> ieee_and_chopped(const Format& f);
 // Adders with g = 1..3 guard bits and no sticky bit, chopping or rounding to nearest.
-std::vector<Hyp> guard_bit_adders();
-
-// The model's value of the expression under h (the last instruction, stored in its format).
-u64 evaluate(const Expr& e, const Hyp& h, std::span<const u64> operands);
-// The sum a + b (or a - b) of an adder with g guard bits and no sticky bit, rounded by o.
-u64 guard_bit_add(const Format& f, const model::Options& o, int g, u64 a, u64 b, bool subtract);
+std::vector<Hyp> guard_bit_adders(const Format& f);
 
 // Total order of non-NaN values (+0 == -0): -1, 0, 1.
 int compare(const Format& f, u64 a, u64 b);
@@ -116,6 +107,9 @@ class Bench {
   const Format& format() const { return f_; }
 
  private:
+  // h's outputs for the items, by the reference interpreter.
+  static std::vector<u64> predict(const Hyp& h, const std::vector<Item>& items);
+
   backends::Device& device_;
   const Format& f_;
   audit::Finding& finding_;

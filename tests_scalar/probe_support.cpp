@@ -217,19 +217,24 @@ std::string or_equivalently(const nlohmann::json& answer) {
   return ", or equivalently " + join(others, " or ");
 }
 
+std::unique_ptr<backends::Device> unit_device(const model::ScalarUnit& u, const std::vector<const Format*>& formats) {
+  backends::Profile p{"candidate", "candidate unit", "model", "", {u}, {}, {}, {}};
+  for (const Format* f : formats)
+    if (std::none_of(p.units.begin(), p.units.end(), [&](const model::ScalarUnit& x) { return &x.storage_format() == f; }))
+      p.units.push_back(model::ieee_unit(*f));
+  return std::make_unique<backends::ReferenceDevice>(std::move(p));
+}
+
 namespace {
 
-// A candidate as a virtual device: the one interpreter of expressions (backends/reference) on it.
-// Formats of the expression other than the candidate's storage compute in their IEEE units.
+// A candidate on the one interpreter, for the formats of the groups' expressions.
 class Interpreter {
  public:
   Interpreter(const model::ScalarUnit& u, const std::vector<Group>& groups) {
-    backends::Profile p{"candidate", "candidate unit", "model", "", {u}, {}, {}, {}};
+    std::vector<const Format*> formats;
     for (const Group& g : groups)
-      for (const Format* f : g.expr.formats())
-        if (std::none_of(p.units.begin(), p.units.end(), [&](const model::ScalarUnit& x) { return &x.storage_format() == f; }))
-          p.units.push_back(model::ieee_unit(*f));
-    device_ = std::make_unique<backends::ReferenceDevice>(std::move(p));
+      for (const Format* f : g.expr.formats()) formats.push_back(f);
+    device_ = unit_device(u, formats);
   }
   // The outputs of cases [from, to) of a group.
   Expected<std::vector<std::uint64_t>> run(const Group& g, std::size_t from, std::size_t to) {
@@ -238,7 +243,7 @@ class Interpreter {
   }
 
  private:
-  std::unique_ptr<backends::ReferenceDevice> device_;
+  std::unique_ptr<backends::Device> device_;
 };
 
 // A candidate's parameters as the profile writes them, only those that differ from its format's

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -164,6 +165,10 @@ class UnitProbe : public audit::ScalarProbe {
   }
   virtual const UnitQuestion& question() const = 0;
 };
+
+// A unit as a virtual device: the one interpreter of expressions (backends/reference) computing
+// with it; the other `formats` compute in their IEEE units.
+std::unique_ptr<backends::Device> unit_device(const model::ScalarUnit& u, const std::vector<const Format*>& formats);
 
 // Whether the device computes in f: otherwise the probe is unsupported with this reason.
 bool computes_in(const backends::Device& device, const Format& f);

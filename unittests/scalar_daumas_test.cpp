@@ -21,54 +21,32 @@ using model::binary16;
 using model::binary32;
 using model::binary64;
 
-// A test-only device: the model's IEEE operations under a ModelPolicy; optionally every
-// operation computes in a wider register format, converted on load and store (x87 style).
-class ModelDevice final : public backends::Device {
- public:
-  ModelDevice(std::vector<const Format*> formats, ModelPolicy p, const Format* reg = nullptr) : policy_(p), reg_(reg) {
-    info_.id = "test:model";
-    info_.backend = "test";
-    caps_.formats = std::move(formats);
-  }
-  const backends::DeviceInfo& info() const override { return info_; }
-  const backends::Capabilities& caps() const override { return caps_; }
-  Expected<std::vector<std::uint64_t>> scalar(const backends::ScalarBatch& batch) override {
-    const Expr e = reg_ ? widen(*batch.expr) : *batch.expr;
-    std::vector<std::uint64_t> out;
-    const std::size_t n = std::size_t(batch.expr->inputs);
-    for (std::size_t i = 0; i < batch.operands.size(); i += n)
-      out.push_back(model_eval(e, batch.operands.subspan(i, n), policy_));
-    return out;
-  }
-  Expected<std::vector<std::uint64_t>> mma(const backends::MmaBatch&) override { return Error{"no MMA"}; }
-
- private:
-  // Every node of the input format computes in reg_; the result is converted back on the store.
-  Expr widen(const Expr& e) const {
-    Expr w = e;
-    w.code.clear();
-    std::vector<std::uint8_t> map(e.code.size());
-    for (std::size_t i = 0; i < e.code.size(); ++i) {
-      backends::Instr in = e.code[i];
-      if (in.op == Node::input) {
-        w.code.push_back(in);
-        w.code.push_back({Node::cvt, {std::uint8_t(w.code.size() - 1), 0, 0}, reg_});
-      } else {
-        for (auto& a : in.arg) a = map[a];
-        if (in.format == e.input_format) in.format = reg_;
-        w.code.push_back(in);
-      }
-      map[i] = std::uint8_t(w.code.size() - 1);
-    }
-    w.code.push_back({Node::cvt, {std::uint8_t(w.code.size() - 1), 0, 0}, e.output_format});
-    return w;
-  }
-
-  ModelPolicy policy_;
-  const Format* reg_;
-  backends::DeviceInfo info_;
-  backends::Capabilities caps_;
+// What a test device changes from the IEEE units.
+struct Policy {
+  model::Rounding rounding = model::Rounding::rne;
+  bool ftz_in = false, ftz_out = false;  // flushing in every operation
+  bool canonical_nan = false;
+  bool flush_transfer = false;  // subnormals flushed in loads and stores
+  bool quiet_transfer = false;  // signalling NaNs quieted in loads and stores
+  bool fused_mad = false;
 };
+
+// A reference device of one unit per format under the policy; with `reg`, the other formats
+// compute in reg's registers, rounded to their storage on the store (x87 style).
+std::unique_ptr<backends::ReferenceDevice> model_device(const std::vector<const Format*>& formats, const Policy& p,
+                                                        const Format* reg = nullptr) {
+  backends::Profile profile{"test-model", "test device", "model", "", {}, {}, {}, {}};
+  for (const Format* f : formats) {
+    model::ScalarUnit u = model::ieee_unit(reg ? *reg : *f, p.rounding);
+    if (reg && reg != f) u.storage = f;
+    u.subnormals = {p.ftz_in, p.ftz_out, p.flush_transfer};
+    u.nan.canonical = p.canonical_nan;
+    u.nan.quiet_on_transfer = p.quiet_transfer;
+    u.mad_fused = p.fused_mad;
+    profile.units.push_back(u);
+  }
+  return std::make_unique<backends::ReferenceDevice>(std::move(profile));
+}
 
 const audit::ScalarProbe& probe(std::string_view id) {
   for (const audit::ScalarProbe* p : scalar::probes())
@@ -82,38 +60,38 @@ audit::Finding run(backends::Device& d, std::string_view id, const Format& f) {
   return r;
 }
 
-ModelDevice ieee32() { return ModelDevice({&binary32, &binary64}, ModelPolicy{}); }
+std::unique_ptr<backends::ReferenceDevice> ieee32() { return model_device({&binary32, &binary64}, Policy{}); }
 
 TEST(ModelDevice, IeeeVerdicts) {
-  ModelDevice d = ieee32();
+  auto d = ieee32();
   for (const Format* f : {&binary32, &binary64}) {
     SCOPED_TRACE(f->name);
-    auto t = run(d, "scalar.storage.transfer", *f);
+    auto t = run(*d, "scalar.storage.transfer", *f);
     EXPECT_EQ(t.parameters["subnormals"], "preserve");
     EXPECT_EQ(t.parameters["nan"], "preserve");
     EXPECT_EQ(t.profile["subnormals"]["transfer"], "preserve");
-    auto o = run(d, "scalar.storage.operation", *f);
+    auto o = run(*d, "scalar.storage.operation", *f);
     EXPECT_EQ(o.parameters["mul_one"]["nan"], "quiet") << o.verdict;
     EXPECT_EQ(o.parameters["mul_one"]["subnormals"], "preserve") << o.verdict;
-    auto range = run(d, "scalar.register.range", *f);
+    auto range = run(*d, "scalar.register.range", *f);
     EXPECT_EQ(range.parameters["extended_range"], false) << range.verdict;
-    auto prec = run(d, "scalar.register.precision", *f);
+    auto prec = run(*d, "scalar.register.precision", *f);
     EXPECT_EQ(prec.parameters["extended_precision"], false) << prec.verdict;
     EXPECT_EQ(prec.parameters["register_bits"], f->precision());
-    auto mad = run(d, "scalar.mad.extra_precision", *f);
+    auto mad = run(*d, "scalar.mad.extra_precision", *f);
     EXPECT_EQ(mad.parameters["fused"], false) << mad.verdict;
-    auto sym = run(d, "scalar.mul.sign_symmetry", *f);
+    auto sym = run(*d, "scalar.mul.sign_symmetry", *f);
     EXPECT_EQ(sym.parameters["symmetric"], true) << sym.verdict;
-    auto sub = run(d, "scalar.subnormals.flush", *f);
+    auto sub = run(*d, "scalar.subnormals.flush", *f);
     EXPECT_EQ(sub.profile["subnormals"]["input"], "preserve") << sub.verdict;
     EXPECT_EQ(sub.profile["subnormals"]["output"], "preserve") << sub.verdict;
-    auto zero = run(d, "scalar.zero.sign", *f);
+    auto zero = run(*d, "scalar.zero.sign", *f);
     EXPECT_EQ(zero.parameters["conclusion"], "stated") << zero.verdict;
     EXPECT_EQ(zero.parameters["x_minus_x"], "+0") << zero.verdict;
-    auto inf = run(d, "scalar.inf.arithmetic", *f);
+    auto inf = run(*d, "scalar.inf.arithmetic", *f);
     EXPECT_EQ(inf.parameters["overflow"], "infinity") << inf.verdict;
     EXPECT_NE(inf.verdict.find("as IEEE 754"), std::string::npos) << inf.verdict;
-    auto nan = run(d, "scalar.nan.propagation", *f);
+    auto nan = run(*d, "scalar.nan.propagation", *f);
     EXPECT_EQ(nan.parameters["conclusion"], "stated") << nan.verdict;
     EXPECT_EQ(nan.parameters["propagation"], "first") << nan.verdict;
     EXPECT_EQ(nan.parameters["quiet"], true) << nan.verdict;
@@ -125,10 +103,10 @@ TEST(ModelDevice, IeeeVerdicts) {
 }
 
 TEST(ModelDevice, FusedMad) {
-  ModelPolicy p;
+  Policy p;
   p.fused_mad = true;
-  ModelDevice d({&binary32}, p);
-  auto mad = run(d, "scalar.mad.extra_precision", binary32);
+  auto d = model_device({&binary32}, p);
+  auto mad = run(*d, "scalar.mad.extra_precision", binary32);
   EXPECT_EQ(mad.parameters["fused"], true) << mad.verdict;
   EXPECT_EQ(mad.parameters["conclusion"], "stated") << mad.verdict;
 }
@@ -136,23 +114,23 @@ TEST(ModelDevice, FusedMad) {
 TEST(ModelDevice, ExtendedRegisters) {
   // binary16 computed in binary32 registers: 24 bits and binary32's range. The register probes'
   // candidates compute in the formats the device has.
-  ModelDevice d({&binary16, &binary32}, ModelPolicy{}, &binary32);
-  auto range = run(d, "scalar.register.range", binary16);
+  auto d = model_device({&binary16, &binary32}, Policy{}, &binary32);
+  auto range = run(*d, "scalar.register.range", binary16);
   EXPECT_EQ(range.parameters["extended_range"], true) << range.verdict;
-  auto prec = run(d, "scalar.register.precision", binary16);
+  auto prec = run(*d, "scalar.register.precision", binary16);
   EXPECT_EQ(prec.parameters["extended_precision"], true) << prec.verdict;
   EXPECT_EQ(prec.parameters["register_bits"], 24) << prec.verdict;
 }
 
 TEST(ModelDevice, FlushOnTransfer) {
-  ModelPolicy p;
-  p.flush_load = p.flush_store = true;
-  p.quiet_load = true;
-  ModelDevice d({&binary32}, p);
-  auto t = run(d, "scalar.storage.transfer", binary32);
+  Policy p;
+  p.flush_transfer = true;
+  p.quiet_transfer = true;
+  auto d = model_device({&binary32}, p);
+  auto t = run(*d, "scalar.storage.transfer", binary32);
   EXPECT_EQ(t.profile["subnormals"]["transfer"], "flush") << t.verdict;
   EXPECT_EQ(t.parameters["nan"], "quiet") << t.verdict;
-  auto sub = run(d, "scalar.subnormals.flush", binary32);
+  auto sub = run(*d, "scalar.subnormals.flush", binary32);
   EXPECT_EQ(sub.parameters["transfer"], "flush") << sub.verdict;
   // The operations keep subnormals in registers: the chains show it, operation by operation.
   for (const char* op : {"add", "mul", "fma", "div"}) {
@@ -162,36 +140,36 @@ TEST(ModelDevice, FlushOnTransfer) {
 }
 
 TEST(ModelDevice, FlushInOperations) {
-  ModelPolicy p;
-  p.o.ftz_in = true;
-  ModelDevice d({&binary32, &binary64}, p);
-  auto sub = run(d, "scalar.subnormals.flush", binary32);
+  Policy p;
+  p.ftz_in = true;
+  auto d = model_device({&binary32, &binary64}, p);
+  auto sub = run(*d, "scalar.subnormals.flush", binary32);
   EXPECT_EQ(sub.profile["subnormals"]["input"], "flush") << sub.verdict;
   EXPECT_EQ(sub.profile["subnormals"]["output"], "preserve") << sub.verdict;
   EXPECT_EQ(sub.parameters["transfer"], "preserve") << sub.verdict;
-  ModelPolicy q;
-  q.o.ftz_out = true;
-  ModelDevice e({&binary32, &binary64}, q);
-  auto out = run(e, "scalar.subnormals.flush", binary32);
+  Policy q;
+  q.ftz_out = true;
+  auto e = model_device({&binary32, &binary64}, q);
+  auto out = run(*e, "scalar.subnormals.flush", binary32);
   EXPECT_EQ(out.profile["subnormals"]["input"], "preserve") << out.verdict;
   EXPECT_EQ(out.profile["subnormals"]["output"], "flush") << out.verdict;
 }
 
 TEST(ModelDevice, RoundingDownAndCanonicalNan) {
-  ModelPolicy p;
-  p.o.rounding = model::Rounding::rd;
-  p.o.canonical_nan = true;
-  ModelDevice d({&binary32}, p);
-  auto zero = run(d, "scalar.zero.sign", binary32);
+  Policy p;
+  p.rounding = model::Rounding::rd;
+  p.canonical_nan = true;
+  auto d = model_device({&binary32}, p);
+  auto zero = run(*d, "scalar.zero.sign", binary32);
   EXPECT_EQ(zero.parameters["x_minus_x"], "-0") << zero.verdict;
   EXPECT_NE(zero.verdict.find("rounding down"), std::string::npos) << zero.verdict;
-  auto nan = run(d, "scalar.nan.propagation", binary32);
+  auto nan = run(*d, "scalar.nan.propagation", binary32);
   EXPECT_EQ(nan.parameters["propagation"], "canonical") << nan.verdict;
   EXPECT_EQ(nan.profile["nan"]["canonical"], true) << nan.verdict;
   EXPECT_NE(nan.verdict.find("canonical NaN"), std::string::npos) << nan.verdict;
-  auto sym = run(d, "scalar.mul.sign_symmetry", binary32);
+  auto sym = run(*d, "scalar.mul.sign_symmetry", binary32);
   EXPECT_EQ(sym.parameters["symmetric"], false) << sym.verdict;
-  auto inf = run(d, "scalar.inf.arithmetic", binary32);
+  auto inf = run(*d, "scalar.inf.arithmetic", binary32);
   EXPECT_EQ(inf.verdict.find("as IEEE 754:"), std::string::npos) << inf.verdict;
 }
 
