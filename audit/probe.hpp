@@ -3,6 +3,11 @@
 // with each hypothesis' prediction from the model. It never knows which backend it runs on.
 #pragma once
 
+#include <any>
+#include <map>
+#include <memory>
+#include <mutex>
+
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -18,11 +23,20 @@ namespace gp::audit {
 // Test intensity: quick in CI, standard by default, exhaustive on demand.
 enum class Tier { quick, standard, full };
 
+// What one device's probes measured that others build on (its adders, identified once), by key.
+// Values are what the device's outputs imply, so a context must serve one device: the runner makes
+// one per device.
+struct ProbeMemo {
+  std::mutex lock;
+  std::map<std::string, std::any> values;
+};
+
 struct ProbeContext {
   Tier tier = Tier::standard;
   std::uint64_t seed = 1;
   // Random tiles of an MMA configuration's final validation; 0: the tier's (10^4, 10^5, 10^6).
   std::uint64_t validation_tiles = 0;
+  std::shared_ptr<ProbeMemo> memo = std::make_shared<ProbeMemo>();
   // Random-case counts scaled by the tier: quick / standard / full.
   std::uint64_t cases(std::uint64_t quick, std::uint64_t standard, std::uint64_t full) const {
     return tier == Tier::quick ? quick : tier == Tier::standard ? standard : full;

@@ -323,8 +323,7 @@ class CascadedProbe final : public UnitProbe {
 
 }  // namespace
 
-Expected<std::vector<model::ScalarUnit>> reproducing_adders(backends::Device& device, const Format& f,
-                                                            const audit::ProbeContext& ctx) {
+static Expected<std::vector<model::ScalarUnit>> identify_adders(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) {
   auto all = survivors(device, adder_groups(f, ctx), candidates(device, f, adder_space(), unit_roundings()));
   if (!all) return all.error();
   std::vector<model::ScalarUnit> out;
@@ -335,6 +334,11 @@ Expected<std::vector<model::ScalarUnit>> reproducing_adders(backends::Device& de
             .second)
       out.push_back(u);
   return out;
+}
+
+Expected<std::vector<model::ScalarUnit>> reproducing_adders(backends::Device& device, const Format& f,
+                                                            const audit::ProbeContext& ctx) {
+  return remembered<std::vector<model::ScalarUnit>>(ctx, "adders " + std::string(f.name), [&] { return identify_adders(device, f, ctx); });
 }
 
 void add_adder_probes(std::vector<const audit::ScalarProbe*>& out) {

@@ -85,6 +85,15 @@ Expected<std::vector<model::ScalarUnit>> fusion_candidates(backends::Device& dev
   return out;
 }
 
+Expected<std::vector<model::ScalarUnit>> division_candidates(backends::Device& device, const Format& f,
+                                                             const audit::ProbeContext& ctx) {
+  std::vector<model::DivParams> divisions;
+  for (const model::UnitRounding& ur : unit_roundings())
+    for (model::DivMethod m : {model::DivMethod::correctly_rounded, model::DivMethod::reciprocal}) divisions.push_back({m, ur});
+  return with_reproducing_multipliers(
+      device, candidates(device, f, [&](const Format&) { Space s; s.divisions = divisions; return s; }, unit_roundings()), ctx);
+}
+
 nlohmann::json fusion_answer(const model::ScalarUnit& u, bool fused) {
   const Format& f = u.storage_format();
   if (u.format == &f) return {{"fused", fused}};

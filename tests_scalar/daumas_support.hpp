@@ -42,6 +42,10 @@ std::vector<model::AdderParams> adder_hypotheses(int gmax);
 // The question of scalar.add.guard_bits (tests_scalar/adder.cpp): the adder of f that computes the
 // same sums of values of f as the unit, or its wider registers' adder where none does.
 const UnitQuestion& adder_question();
+// The answer of scalar.mul.truncated_columns (tests_scalar/multiplier.cpp): the multiplier of f
+// that computes the same products as the unit ({rounding, truncated_columns}), or its wider
+// registers' multiplier ({registers, ...}) where none does.
+nlohmann::json truncation_answer(const model::ScalarUnit& u);
 Expected<std::vector<model::ScalarUnit>> reproducing_adders(backends::Device& device, const Format& f,
                                                             const audit::ProbeContext& ctx);
 Expected<std::vector<model::MultiplierParams>> reproducing_multipliers(backends::Device& device, const Format& f,
@@ -51,6 +55,11 @@ Expected<std::vector<model::MultiplierParams>> reproducing_multipliers(backends:
 // or chopped); each with fma() fused or not.
 Expected<std::vector<model::ScalarUnit>> fusion_candidates(backends::Device& device, const Format& f,
                                                            const audit::ProbeContext& ctx);
+
+// The candidates of the division probe: every method and rounding, with each multiplier that
+// reproduces the device's products (in f, or in the wider registers' format).
+Expected<std::vector<model::ScalarUnit>> division_candidates(backends::Device& device, const Format& f,
+                                                             const audit::ProbeContext& ctx);
 
 // The fusion probes' answer for a unit whose a*b+c (fma() or MAD) is `fused` or not: {"fused"},
 // with the registers' format for a unit of wider registers, unless those compute the function of

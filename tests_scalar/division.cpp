@@ -76,13 +76,7 @@ class DivisionMethodProbe final : public UnitProbe {
       triples.push_back({{x, y, one_of(f)}, fmt::format("{} * (1 / {})", show(f, x), show(f, y))});
       ones.push_back({{one_of(f), y}, fmt::format("1 / {}", show(f, y))});
     }
-    // The candidates: every method and rounding, with each multiplier that reproduces the
-    // device's products (in f, or in the wider registers' format).
-    std::vector<model::DivParams> divisions;
-    for (const model::UnitRounding& ur : unit_roundings())
-      for (model::DivMethod m : {model::DivMethod::correctly_rounded, model::DivMethod::reciprocal}) divisions.push_back({m, ur});
-    auto reproducing = with_reproducing_multipliers(
-        device, candidates(device, f, [&](const Format&) { Space s; s.divisions = divisions; return s; }, unit_roundings()), ctx);
+    auto reproducing = division_candidates(device, f, ctx);
     if (!reproducing) return audit::failed(reproducing.error().message);
     std::vector<model::ScalarUnit> units = std::move(*reproducing);
     if (units.empty()) units = {model::ieee_unit(f)};  // no multiplier fits: nothing reproduces, said so

@@ -553,8 +553,10 @@ class CorrectionProbe final : public MultiplierProbe {
 
 }  // namespace
 
-Expected<std::vector<model::MultiplierParams>> reproducing_multipliers(backends::Device& device, const Format& f,
-                                                                       const audit::ProbeContext& ctx) {
+nlohmann::json truncation_answer(const model::ScalarUnit& u) { return multiplier_answer(u, false); }
+
+static Expected<std::vector<model::MultiplierParams>> identify_multipliers(backends::Device& device, const Format& f,
+                                                                    const audit::ProbeContext& ctx) {
   std::vector<std::vector<Case>> sets = column_sets(f, ctx);
   auto id = identify(device, f, sets, ctx.seed);
   if (!id) return id.error();
@@ -565,6 +567,12 @@ Expected<std::vector<model::MultiplierParams>> reproducing_multipliers(backends:
       if (std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
     }
   return out;
+}
+
+Expected<std::vector<model::MultiplierParams>> reproducing_multipliers(backends::Device& device, const Format& f,
+                                                                       const audit::ProbeContext& ctx) {
+  return remembered<std::vector<model::MultiplierParams>>(ctx, "multipliers " + std::string(f.name),
+                                                          [&] { return identify_multipliers(device, f, ctx); });
 }
 
 void add_multiplier_probes(std::vector<const audit::ScalarProbe*>& out) {

@@ -170,6 +170,21 @@ class UnitProbe : public audit::ScalarProbe {
 // with it; the other `formats` compute in their IEEE units.
 std::unique_ptr<backends::Device> unit_device(const model::ScalarUnit& u, const std::vector<const Format*>& formats);
 
+// make()'s value under `key` in the device's memo (audit::ProbeContext), made once; errors are not kept.
+template <class T, class Make>
+Expected<T> remembered(const audit::ProbeContext& ctx, const std::string& key, Make make) {
+  {
+    std::lock_guard<std::mutex> hold(ctx.memo->lock);
+    if (auto it = ctx.memo->values.find(key); it != ctx.memo->values.end()) return std::any_cast<T>(it->second);
+  }
+  Expected<T> v = make();
+  if (v) {
+    std::lock_guard<std::mutex> hold(ctx.memo->lock);
+    ctx.memo->values.emplace(key, *v);
+  }
+  return v;
+}
+
 // Whether the device computes in f: otherwise the probe is unsupported with this reason.
 bool computes_in(const backends::Device& device, const Format& f);
 audit::Finding no_format(const Format& f);

@@ -6,14 +6,19 @@
 // so the same probe serves every format and operation. The candidates are the units whose operation
 // is correctly rounded in each mode (for fma, also unfused: the product and the sum rounded in one
 // mode). Nearest modes square-root alike (a square root of a value of f is never a tie): one class,
-// stated as rne. Of a unit whose operation is not correctly rounded (guard bits, truncated columns,
-// wider registers) the probe asks nothing: the guard-bit and truncated-column probes do; its
-// verdict then says which modes come closest.
+// stated as rne. Beside them the candidates hold the units of the device's kind that the other
+// probes' measurements leave, computing in f (an adder with guard bits, a truncated multiplier, a
+// reciprocal division): the question does not apply to them (the guard-bit, truncated-column and
+// division probes say what they do). Without them, a mode that happens to fit the tables'
+// cases would be stated of an operation that does not round that way: chopping with guard bits and
+// no sticky bit is rz on these cases, not on 1.5 - 2^-30.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <random>
 
+#include "backends/reference/profile.hpp"
+#include "tests_scalar/daumas_support.hpp"
 #include "tests_scalar/families.hpp"
 #include "tests_scalar/probe_support.hpp"
 
@@ -29,27 +34,64 @@ struct ResultClass {
   int index() const { return (rest - 1) * 4 + neg * 2 + odd; }  // 12 classes
 };
 
-// The operation's rounding where the unit computes it correctly rounded in f, else null.
+// The operation's rounding where the unit computes it correctly rounded in f, else null. The adder
+// and the multiplier are read as the guard-bit and truncated-column probes read them: as the adder
+// or multiplier of f that no input tells apart from the unit's (an adder with a sticky bit and
+// enough guard bits is correctly rounded, tests_scalar/adder.cpp).
 nlohmann::json rounding_answer(Node op, const model::ScalarUnit& u) {
-  if (u.format != &u.storage_format()) return nullptr;
-  const auto cr_adder = [](const model::AdderParams& a) { return !a.guard_bits || (a.sticky && *a.guard_bits >= 2); };
   const auto named = [](const model::UnitRounding& r) { return std::string(model::name(r.effective())); };
+  // The rounding of a canonical adder or multiplier answer that is correctly rounded in f.
+  const auto exact_then_rounded = [&](const nlohmann::json& a, const char* key) -> std::optional<std::string> {
+    if (a.contains("registers") || !a[key].is_null()) return std::nullopt;
+    return named(*model::find_unit_rounding(a["rounding"].get<std::string>()));
+  };
+  // A conversion into the storage format rounds once, by the store's rounding, whatever the registers.
+  if (op == Node::cvt) return {{"rounding", named(u.convert)}};
   switch (op) {
     case Node::add:
     case Node::sub:
-      if (!cr_adder(u.add)) return nullptr;
-      return {{"rounding", named(u.add.rounding)}};
-    case Node::mul:
-      if (u.mul.truncated_columns) return nullptr;
-      return {{"rounding", named(u.mul.rounding)}};
+      if (const auto r = exact_then_rounded(adder_question().ask(u), "guard_bits")) return {{"rounding", *r}};
+      return nullptr;
+    case Node::mul: {
+      if (const auto r = exact_then_rounded(truncation_answer(u), "truncated_columns")) return {{"rounding", *r}};
+      // Registers of 2p bits and the range of every product of f hold it exactly: the store rounds it once.
+      const Format &f = u.storage_format(), &reg = *u.format;
+      if (&reg != &f && !u.mul.truncated_columns && reg.precision() >= 2 * f.precision() &&
+          reg.emax() >= 2 * f.emax() + 1 && reg.emin() <= 2 * f.quantum_min())
+        return {{"rounding", named(u.convert)}};
+      return nullptr;
+    }
+    default: break;
+  }
+  // Wider registers: a quotient or square root rounded there, then by the store, is the store's
+  // rounding once where the register's range holds every result exactly enough: in the same
+  // directed mode (nested grids), or both to nearest even with p' >= 2p + 2 (Figueroa, "When is
+  // double rounding innocuous?", 1995). Otherwise the question does not apply.
+  std::optional<Rounding> once;  // the one rounding of a correctly rounded div or sqrt
+  const Format& f = u.storage_format();
+  const auto through_registers = [&](const model::UnitRounding& op_rounding, bool quotient) -> std::optional<Rounding> {
+    if (u.format == &f) return op_rounding.effective();
+    const Format& reg = *u.format;
+    const int spread = quotient ? f.emax() - f.quantum_min() + 1 : 0;  // quotients reach 2^(emax - qmin + 1)
+    if (reg.emax() < f.emax() + spread || reg.emin() > f.quantum_min() - spread) return std::nullopt;
+    const Rounding r1 = op_rounding.effective(), r2 = u.convert.effective();
+    const bool directed = r1 == Rounding::rz || r1 == Rounding::ru || r1 == Rounding::rd || r1 == Rounding::ra;
+    if (r1 == r2 && (directed || (r1 == Rounding::rne && reg.precision() >= 2 * f.precision() + 2))) return r2;
+    return std::nullopt;
+  };
+  switch (op) {
     case Node::div:
       if (u.div.method != model::DivMethod::correctly_rounded) return nullptr;
-      return {{"rounding", named(u.div.rounding)}};
+      once = through_registers(u.div.rounding, true);
+      if (!once) return nullptr;
+      return {{"rounding", std::string(model::name(*once))}};
     case Node::sqrt: {
+      once = through_registers(u.sqrt, false);
+      if (!once) return nullptr;
       // A square root is never a tie (x = m^2 / 4 with m odd has more bits than f holds) nor
       // negative but -0 (exact): the nearest modes, rz and rd, ra and ru give the same results
       // on every input. Each class is stated by its first name.
-      const Rounding r = u.sqrt.effective();
+      const Rounding r = *once;
       const std::vector<std::vector<Rounding>> classes = {
           {Rounding::rne, Rounding::rna, Rounding::rnz, Rounding::rnu, Rounding::rnd, Rounding::rno},
           {Rounding::rz, Rounding::rd},
@@ -60,15 +102,18 @@ nlohmann::json rounding_answer(Node op, const model::ScalarUnit& u) {
           for (Rounding n : c) names.push_back(std::string(model::name(n)));
           return {{"rounding", names[0]}, {"equivalent_roundings", names}};
         }
-      return {{"rounding", named(u.sqrt)}};
+      return {{"rounding", std::string(model::name(r))}};
     }
     case Node::fma:
-      if (!cr_adder(u.add)) return nullptr;
-      if (u.fma_fused) return {{"fused", true}, {"rounding", named(u.add.rounding)}};
+      if (u.format != &f) return nullptr;
+      // A fused fma (or an unfused one that is the unit's fused MAD) is the exact a*b+c rounded
+      // once in the adder's mode, whatever its guard bits.
+      if (u.fma_fused || u.mad_fused) return {{"fused", true}, {"rounding", named(u.add.rounding)}};
       // Unfused: the product and the sum, each correctly rounded in one mode.
-      if (u.mul.truncated_columns || u.mul.rounding.effective() != u.add.rounding.effective()) return nullptr;
-      return {{"fused", false}, {"rounding", named(u.add.rounding)}};
-    default: return {{"rounding", named(u.convert)}};
+      if (const auto a = rounding_answer(Node::add, u), m = rounding_answer(Node::mul, u); !a.is_null() && a == m)
+        return {{"fused", false}, {"rounding", a["rounding"]}};
+      return nullptr;
+    default: return nullptr;
   }
 }
 
@@ -119,12 +164,6 @@ class RoundingProbe final : public UnitProbe {
     return f.man_bits >= 2 && (op_ != Node::cvt || wider(f));
   }
   const UnitQuestion& question() const override { return q_; }
-  // Units whose operation is not correctly rounded are not asked (see the file's comment).
-  std::optional<nlohmann::json> ask(const model::ScalarUnit& u) const override {
-    nlohmann::json a = rounding_answer(op_, u);
-    if (a.is_null()) return std::nullopt;
-    return a;
-  }
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
     const Format* from = op_ == Node::cvt ? wider(f) : &f;
@@ -162,6 +201,11 @@ class RoundingProbe final : public UnitProbe {
         u.fma_fused = fused;
         units.push_back(u);
       }
+    auto kind = own_kind(device, f, ctx);
+    if (!kind) return audit::failed(kind.error().message);
+    for (const model::ScalarUnit& u : *kind)  // the correctly rounded ones are there already
+      if (std::none_of(units.begin(), units.end(), [&](const model::ScalarUnit& c) { return backends::unit_to_json(c) == backends::unit_to_json(u); }))
+        units.push_back(u);
     audit::Finding finding;
     finding.title = title_;
     auto out = conclude(device, {{expr, cases}}, units, question(), finding);
@@ -170,6 +214,24 @@ class RoundingProbe final : public UnitProbe {
   }
 
  private:
+  // The units of the device's kind for the operation that compute in f (see the file's comment).
+  Expected<std::vector<model::ScalarUnit>> own_kind(backends::Device& device, const Format& f,
+                                                    const audit::ProbeContext& ctx) const {
+    Expected<std::vector<model::ScalarUnit>> units = std::vector<model::ScalarUnit>{};
+    switch (op_) {
+      case Node::add:
+      case Node::sub: units = reproducing_adders(device, f, ctx); break;
+      case Node::mul: units = with_reproducing_multipliers(device, {model::ieee_unit(f)}, ctx); break;
+      case Node::div: units = division_candidates(device, f, ctx); break;
+      case Node::fma: units = fusion_candidates(device, f, ctx); break;
+      default: break;
+    }
+    // Wider registers, whose double roundings the tables' cases do not tell from one, are the
+    // register probes' question.
+    if (units) std::erase_if(*units, [&](const model::ScalarUnit& u) { return u.format != &f; });
+    return units;
+  }
+
   static const Format* wider(const Format& f) {
     if (f.precision() < model::binary32.precision() && f.storage_bits <= 32) return &model::binary32;
     if (&f == &model::binary32) return &model::binary64;
