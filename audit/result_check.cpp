@@ -78,7 +78,8 @@ const Shape& result_shape() {
       {"mad", object({{"fused", of(Kind::boolean)}, {"rounding", of(Kind::string)}})},
       {"subnormals", object({{"input", of(Kind::string)}, {"output", of(Kind::string)}, {"transfer", of(Kind::string)}})},
       {"nan", object({{"canonical", of(Kind::boolean)}, {"quiet_on_transfer", of(Kind::boolean)}, {"propagation", of(Kind::string)},
-                      {"quiet", of(Kind::boolean)}, {"sub_flips", of(Kind::boolean)}, {"default", of(Kind::string)}})},
+                      {"quiet", of(Kind::boolean)}, {"sub_flips", of(Kind::boolean)}, {"default", of(Kind::string)},
+                      {"fma_order", of(Kind::string)}})},
       {"registers", of(Kind::string)},
       {"validation", object({{"cases", of(Kind::count)}, {"mismatches", of(Kind::count)}})},
   });

@@ -73,10 +73,11 @@ Result fma(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b, 
   const bool a_inf = ua.cls == Class::infinite, b_inf = ub.cls == Class::infinite;
   const bool a_zero = ua.cls == Class::zero, b_zero = ub.cls == Class::zero;
   const bool zero_times_inf = (a_inf && b_zero) || (a_zero && b_inf);
-  if (auto n = detail::nan_operands(f, o, {&ua, &ub, &uc})) {
+  if (is_nan(ua.cls) || is_nan(ub.cls) || is_nan(uc.cls)) {
+    Result n = detail::fma_nan_operands(f, o, ua, ub, uc);
     // 0 * inf + qNaN is invalid too (IEEE 754 leaves it to the implementation; x86 signals it).
-    if (zero_times_inf) n->flags |= Flag::invalid;
-    return *n;
+    if (zero_times_inf) n.flags |= Flag::invalid;
+    return n;
   }
   if (zero_times_inf) return invalid_result(f, o);
   if (a_inf || b_inf) {

@@ -15,7 +15,7 @@ namespace gp::model {
 namespace detail {
 
 // A NaN operand decides the result: the first one (or the one Options::nan_propagation picks),
-// quieted; any signalling one raises invalid.
+// quieted; any signalling one raises invalid. Null when no operand is a NaN.
 inline std::optional<Result> nan_operands(const Format& f, const Options& o,
                                           std::initializer_list<const Unpacked*> xs) {
   const Unpacked* first = nullptr;
@@ -31,6 +31,18 @@ inline std::optional<Result> nan_operands(const Format& f, const Options& o,
   Result r = propagate_nan(f, f, *first, o);
   r.flags |= flags;
   return r;
+}
+
+// The result of an fma with a NaN operand: the first NaN in Options::nan_fma_order where it has
+// one, else as nan_operands; quieting, canonical NaNs and the invalid flag alike.
+inline Result fma_nan_operands(const Format& f, const Options& o, const Unpacked& a, const Unpacked& b,
+                               const Unpacked& c) {
+  if (!o.nan_fma_order) return *nan_operands(f, o, {&a, &b, &c});
+  const Unpacked* x[3] = {&a, &b, &c};
+  const std::uint8_t* k = fma_nan_order_indices[std::size_t(*o.nan_fma_order)];
+  Options in_order = o;
+  in_order.nan_propagation = NanPropagation::first;
+  return *nan_operands(f, in_order, {x[k[0]], x[k[1]], x[k[2]]});
 }
 
 // The sign of an exact zero sum of operands with signs a and b (IEEE 754 section 6.3).
@@ -176,7 +188,7 @@ constexpr bool both_finite(const Format& f, std::uint64_t a, std::uint64_t b) {
 
 Result div(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b);
 Result sqrt(const Format& f, const Options& o, std::uint64_t a);
-// a * b + c with one rounding.
+// a * b + c with one rounding; NaN operands taken in Options::nan_fma_order where it has one.
 Result fma(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b, std::uint64_t c);
 // Conversion of `bits` of format `from` to format `to`; ftz_in applies to the source.
 Result cvt(const Format& to, const Format& from, const Options& o, std::uint64_t bits);

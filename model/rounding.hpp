@@ -20,8 +20,9 @@
 //   (positive, quiet bit only). Options::canonical_nan makes every NaN result canonical.
 //   Options' other nan_ fields model hardware that differs (model/scalar_unit.hpp's NanPolicy):
 //   the last NaN operand or the one with the larger fraction field (x87) instead of the first,
-//   signalling NaNs kept signalling, a - NaN flipping the NaN's sign, and another default NaN
-//   (x86's negative one, NVIDIA's all-ones) for invalid operations and canonical results.
+//   signalling NaNs kept signalling, a - NaN flipping the NaN's sign, an fma that takes its NaN
+//   operands in an order of its own, and another default NaN (x86's negative one, NVIDIA's
+//   all-ones) for invalid operations and canonical results.
 //   Signalling NaN operands raise invalid. Formats with one NaN encoding per sign keep the sign;
 //   FNUZ has one NaN; a format without NaN gives its largest finite value, raising invalid.
 #pragma once
@@ -58,6 +59,13 @@ inline constexpr Flags inexact = 1, underflow = 2, overflow = 4, divbyzero = 8, 
 // Which NaN operand an operation with several returns: the first (a, b, c order), the last, or the
 // one whose fraction field (quiet bit included) is the larger, the first of equal ones (x87).
 enum class NanPropagation : std::uint8_t { first, last, larger_payload };
+// The order in which an fma takes its NaN operands where it has one of its own: the first NaN of
+// that order comes out (bac: b's NaN if b is one, else a's, else c's). fma_nan_order_indices[order]
+// lists the operands' indices (a = 0, b = 1, c = 2) in that order.
+enum class FmaNanOrder : std::uint8_t { abc, acb, bac, bca, cab, cba };
+inline constexpr FmaNanOrder all_fma_nan_orders[] = {FmaNanOrder::abc, FmaNanOrder::acb, FmaNanOrder::bac,
+                                                     FmaNanOrder::bca, FmaNanOrder::cab, FmaNanOrder::cba};
+inline constexpr std::uint8_t fma_nan_order_indices[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
 // The NaN of invalid operations and of canonical results: the quiet NaN without payload, its
 // negative (x86 SSE), the all-ones pattern (NVIDIA), its negative. default_nan() gives the bits.
 enum class DefaultNan : std::uint8_t { quiet, negative_quiet, all_ones, negative_all_ones };
@@ -75,6 +83,7 @@ struct Options {
   bool nan_keep_signaling = false;  // a signalling NaN operand comes out unquieted
   bool nan_sub_flips = false;       // a - NaN returns the NaN with its sign flipped
   DefaultNan nan_default = DefaultNan::quiet;
+  std::optional<FmaNanOrder> nan_fma_order = std::nullopt;  // fma's own NaN order; null: nan_propagation's rule
 };
 
 struct Result {

@@ -16,6 +16,7 @@ std::optional<UnitRounding> find_unit_rounding(std::string_view n) {
 namespace {
 constexpr std::array<std::string_view, 3> propagation_names = {"first", "last", "larger_payload"};
 constexpr std::array<std::string_view, 4> default_nan_names = {"quiet", "negative_quiet", "all_ones", "negative_all_ones"};
+constexpr std::array<std::string_view, 6> fma_nan_order_names = {"abc", "acb", "bac", "bca", "cab", "cba"};
 // The enumerator whose name is n: names[i] names E(i).
 template <class E>
 std::optional<E> find_name(std::span<const std::string_view> names, std::string_view n) {
@@ -31,10 +32,18 @@ std::string_view name(NanPropagation p) { return propagation_names[std::size_t(p
 std::optional<NanPropagation> find_nan_propagation(std::string_view n) { return find_name<NanPropagation>(propagation_names, n); }
 std::string_view name(DefaultNan d) { return default_nan_names[std::size_t(d)]; }
 std::optional<DefaultNan> find_default_nan(std::string_view n) { return find_name<DefaultNan>(default_nan_names, n); }
+std::string_view name(FmaNanOrder o) { return fma_nan_order_names[std::size_t(o)]; }
+std::string words(FmaNanOrder o) {
+  const std::string_view n = name(o);
+  return {n[0], ',', ' ', n[1], ',', ' ', n[2]};
+}
+std::optional<FmaNanOrder> find_fma_nan_order(std::string_view n) { return find_name<FmaNanOrder>(fma_nan_order_names, n); }
 
 std::string check(const ScalarUnit& u) {
   if (!u.format) return "scalar unit has no format";
   if (std::size_t(u.fma_zero_addend) >= std::size(zero_addend_names)) return "fma.zero_addend must be ieee or product";
+  if (u.nan.fma_order && std::size_t(*u.nan.fma_order) >= fma_nan_order_names.size())
+    return "nan.fma_order must be a permutation of a, b, c";
   auto bad_guard = [](const AdderParams& a) {
     return a.guard_bits && (*a.guard_bits < 0 || *a.guard_bits > max_guard_bits);
   };
@@ -189,6 +198,12 @@ Result unit_fma(const ScalarUnit& u, std::uint64_t a, std::uint64_t b, std::uint
     if (unpack(f, c, ftz_c).cls == Class::zero && finite(ua) && finite(ub)) return unit_mul(u, read(ua, a), read(ub, b));
   }
   if (u.fma_fused) return fma(*u.format, unit_options(u, u.add.rounding, FlushOp::fma), a, b, c);
+  // The fma's NaN order is the operation's, fused or not: a NaN operand gives the fused result.
+  if (u.nan.fma_order) {
+    const Format& f = *u.format;
+    if (is_nan(classify(f, a)) || is_nan(classify(f, b)) || is_nan(classify(f, c)))
+      return fma(f, unit_options(u, u.mul.rounding, FlushOp::mul), a, b, c);
+  }
   return unit_mad(u, a, b, c);
 }
 
@@ -316,7 +331,8 @@ std::string describe(const ScalarUnit& u) {
        (u.nan.canonical ? "canonical NaN results"
                         : std::string(which[std::size_t(u.nan.propagation)]) + " NaN operand propagated, " +
                               (u.nan.quiet ? "quieted" : "signalling ones kept") +
-                              (u.nan.sub_flips ? ", a - NaN flips its sign" : "")) +
+                              (u.nan.sub_flips ? ", a - NaN flips its sign" : "") +
+                              (u.nan.fma_order ? "; fma takes its NaN operands in the order " + words(*u.nan.fma_order) : "")) +
        (u.nan.default_nan != DefaultNan::quiet ? "; default NaN " + std::string(name(u.nan.default_nan)) : "") +
        (u.nan.quiet_on_transfer ? "; signalling NaNs quieted on transfer\n" : "; NaNs unchanged on transfer\n");
   return s;

@@ -74,6 +74,18 @@
 // the NaN with its sign flipped (as if b's sign were flipped before the addition); invalid
 // operations and canonical results give another default NaN (x86's negative quiet NaN, NVIDIA's
 // all-ones pattern). Conversions propagate their operand's NaN with the same quieting.
+// [nan.fma_order] An fma may take its NaN operands in an order of its own, a permutation of a, b,
+// c (rusticl's and lavapipe's fma: b, a, c while their add and mul take the first): the result of an
+// fma with a NaN operand is the first NaN of that order ("bac": b's NaN if b is one, else a's, else
+// c's) in place of the one `propagation` picks, larger_payload included. Everything else is as for
+// any NaN result: quieted unless `quiet` is false, the canonical NaN with `canonical` (the order is
+// then moot), invalid raised for a signalling operand wherever it lies in the order (and for
+// 0 * inf + NaN); sub_flips does not apply, an fma subtracting nothing. The order is the fma
+// operation's, fused or not: an unfused fma with a NaN operand returns the fused fma's result
+// (lavapipe's binary16 fma is unfused and has an order of its own); a fused MAD takes it too, an
+// unfused MAD being its multiplier then its adder with their rule. Null (the default): the fma
+// applies `propagation` to (a, b, c) as the other operations do; first amounts to "abc" and last
+// to "cba" (fma_order_of).
 //
 // Register precision and range: the unit computes in `format` (its registers) and loads and stores
 // `storage`; a register format wider than the storage (a Format descriptor with more exponent or
@@ -184,14 +196,26 @@ struct NanPolicy {
   bool sub_flips = false;
   // The NaN of invalid operations, and the canonical NaN [nan.default].
   DefaultNan default_nan = DefaultNan::quiet;
+  // The fma's own order of its NaN operands (see above) [nan.fma_order]; null: `propagation`.
+  std::optional<FmaNanOrder> fma_order = std::nullopt;
   friend constexpr bool operator==(const NanPolicy&, const NanPolicy&) = default;
 };
+// The fma order a propagation rule amounts to: abc for first, cba for last, none for larger_payload.
+constexpr std::optional<FmaNanOrder> fma_order_of(NanPropagation p) {
+  if (p == NanPropagation::first) return FmaNanOrder::abc;
+  if (p == NanPropagation::last) return FmaNanOrder::cba;
+  return std::nullopt;
+}
 // Profile names: "first", "last", "larger_payload"; "quiet", "negative_quiet", "all_ones",
-// "negative_all_ones". The find_ functions are their inverses.
+// "negative_all_ones"; "abc", "acb", "bac", "bca", "cab", "cba". The find_ functions are their inverses.
 std::string_view name(NanPropagation p);
 std::optional<NanPropagation> find_nan_propagation(std::string_view name);
 std::string_view name(DefaultNan d);
 std::optional<DefaultNan> find_default_nan(std::string_view name);
+std::string_view name(FmaNanOrder o);
+std::optional<FmaNanOrder> find_fma_nan_order(std::string_view name);
+// "b, a, c" for bac: the order in words.
+std::string words(FmaNanOrder o);
 
 struct ScalarUnit {
   std::string_view name;             // the built-in units use their ref:<profile> names
@@ -233,6 +257,7 @@ constexpr void set_nan_options(Options& o, const NanPolicy& p) {
   o.nan_keep_signaling = !p.quiet;
   o.nan_sub_flips = p.sub_flips;
   o.nan_default = p.default_nan;
+  o.nan_fma_order = p.fma_order;
 }
 
 // The model::Options an operation of the unit rounds with.

@@ -1,7 +1,9 @@
 // NaN propagation and the default NaN (IEEE 754-2019 section 6.2): which operand's NaN comes out
 // of an operation with NaN operands (the first, the last, the one with the larger payload as x87
 // does, or always a canonical NaN), whether signalling NaNs are quieted, whether the payload and the
-// sign survive, whether subtraction flips the sign of a NaN subtrahend; and which NaN an invalid
+// sign survive, whether subtraction flips the sign of a NaN subtrahend, in which order an fma takes
+// its NaN operands where it has an order of its own (rusticl's and lavapipe's b, a, c; PoCL's a, b, c
+// under -cl-fast-relaxed-math, whose add and mul take the last); and which NaN an invalid
 // operation (0 * inf, inf - inf, 0 / 0, sqrt(-1)) returns: the quiet NaN with no payload (IEEE's
 // usual choice, the model's canonical NaN), x86's negative one, or NVIDIA's all-ones pattern.
 // Candidates: units with every NaN policy of the model (model::NanPolicy), transfers quieting
@@ -36,9 +38,11 @@ std::string_view describe(model::DefaultNan d) {
   return "?";
 }
 
-// The question's answer: {propagation, quiet, sub_flips, default_nan, default_nan_bits}. A canonical
-// unit has no propagation details; quiet is what comes out of arithmetic (a transfer that quiets
-// signalling NaNs hides whether the operation would); it is asked only where f has signalling NaNs.
+// The question's answer: {propagation, quiet, sub_flips, fma_order, default_nan, default_nan_bits}. A
+// canonical unit has no propagation details; quiet is what comes out of arithmetic (a transfer that
+// quiets signalling NaNs hides whether the operation would); it and fma_order are asked only where
+// f has signalling NaNs (payloads that tell operands apart). fma_order is there only where the fma's
+// order is not the propagation rule's (an order "abc" with first is the unit without one).
 nlohmann::json nan_answer(const model::ScalarUnit& u) {
   const Format& f = u.storage_format();
   const model::NanPolicy& p = u.nan;
@@ -47,6 +51,8 @@ nlohmann::json nan_answer(const model::ScalarUnit& u) {
   if (!p.canonical) {
     if (ieee_nans(f)) a["quiet"] = p.quiet || p.quiet_on_transfer;
     a["sub_flips"] = p.sub_flips;
+    if (ieee_nans(f) && p.fma_order && p.fma_order != model::fma_order_of(p.propagation))
+      a["fma_order"] = model::name(*p.fma_order);
   }
   const model::DefaultNan d = distinct(f, p.default_nan);
   a["default_nan"] = model::name(d);
@@ -64,6 +70,8 @@ std::string say(const nlohmann::json& a) {
                                                                                : "the NaN operand with the larger payload comes out";
     if (a.contains("quiet")) s += a["quiet"].get<bool>() ? ", quieted" : ", signalling ones unchanged";
     s += a.value("sub_flips", false) ? "; a - NaN flips the NaN's sign" : "; a - NaN keeps the NaN's sign";
+    if (const auto o = model::find_fma_nan_order(a.value("fma_order", "")))
+      s += "; fma takes its NaN operands in the order " + model::words(*o);
   }
   const auto d = model::find_default_nan(a.value("default_nan", ""));
   return fmt::format("{}; invalid operations give the {} ({})", s, d ? describe(*d) : "?", a.value("default_nan_bits", ""));
@@ -77,9 +85,20 @@ nlohmann::json nan_profile(const nlohmann::json& a) {
     if (a["propagation"] != "first") n["propagation"] = a["propagation"];
     if (a.contains("quiet") && !a["quiet"].get<bool>()) n["quiet"] = false;
     if (a.value("sub_flips", false)) n["sub_flips"] = true;
+    if (a.contains("fma_order")) n["fma_order"] = a["fma_order"];
   }
   if (a.value("default_nan", "quiet") != "quiet") n["default"] = a["default_nan"];
   return {{"nan", n}};
+}
+
+// The fma orders of a propagation rule's units: none (the rule's own) and, where the cases tell
+// them apart, every order the rule does not amount to.
+std::vector<std::optional<model::FmaNanOrder>> fma_orders(const Format& f, model::NanPropagation c) {
+  std::vector<std::optional<model::FmaNanOrder>> v = {std::nullopt};
+  if (ieee_nans(f))
+    for (model::FmaNanOrder o : model::all_fma_nan_orders)
+      if (o != model::fma_order_of(c)) v.push_back(o);
+  return v;
 }
 
 // Every NaN policy whose arithmetic the cases tell apart, transfers quieting or not.
@@ -88,16 +107,18 @@ std::vector<model::NanPolicy> nan_policies(const Format& f) {
   for (bool transfer : {false, true})
     for (model::DefaultNan d : default_nans(f)) {
       for (model::NanPropagation c : {model::NanPropagation::first, model::NanPropagation::last, model::NanPropagation::larger_payload})
-        for (bool quiet : {true, false})
-          for (bool flips : {false, true}) {
-            model::NanPolicy p;
-            p.quiet_on_transfer = transfer;
-            p.propagation = c;
-            p.quiet = quiet;
-            p.sub_flips = flips;
-            p.default_nan = d;
-            v.push_back(p);
-          }
+        for (const std::optional<model::FmaNanOrder>& order : fma_orders(f, c))
+          for (bool quiet : {true, false})
+            for (bool flips : {false, true}) {
+              model::NanPolicy p;
+              p.quiet_on_transfer = transfer;
+              p.propagation = c;
+              p.quiet = quiet;
+              p.sub_flips = flips;
+              p.default_nan = d;
+              p.fma_order = order;
+              v.push_back(p);
+            }
       model::NanPolicy p;
       p.canonical = true;
       p.quiet_on_transfer = transfer;
@@ -140,15 +161,19 @@ std::vector<Group> propagation_groups(const Format& f) {
                {{{n.qa, two}, "qNaN(1) * 2"}, {{two, n.qb}, "2 * -qNaN(big)"}, {{n.qa, n.qb}, "qNaN(1) * -qNaN(big)"}}});
   v.push_back({backends::binary(Node::div, f), {{{n.qa, two}, "qNaN(1) / 2"}, {{two, n.qb}, "2 / -qNaN(big)"}}});
   v.push_back({backends::unary(Node::sqrt, f), {{{n.qa}, "sqrt(qNaN(1))"}, {{n.qb}, "sqrt(-qNaN(big))"}}});
-  // Two NaN factors in both orders: the larger payload is not an operand order (x86's FMA forms
-  // take their operands in the order the compiler chose).
+  // Every pair of NaN operands in both orders: which of the two wins decides the fma's order of
+  // its own (three pairs, a total order), and the larger payload is not an operand order (x86's
+  // FMA forms take their operands in the order the compiler chose).
   v.push_back({backends::ternary(Node::fma, f),
                {{{n.qa, one_, one_}, "fma(qNaN(1), 1, 1)"},
                 {{one_, n.qa, one_}, "fma(1, qNaN(1), 1)"},
                 {{one_, one_, n.qa}, "fma(1, 1, qNaN(1))"},
                 {{n.qa, n.qb, one_}, "fma(qNaN(1), -qNaN(big), 1)"},
                 {{n.qb, n.qa, one_}, "fma(-qNaN(big), qNaN(1), 1)"},
-                {{one_, n.qb, n.qa}, "fma(1, -qNaN(big), qNaN(1))"}}});
+                {{one_, n.qb, n.qa}, "fma(1, -qNaN(big), qNaN(1))"},
+                {{one_, n.qa, n.qb}, "fma(1, qNaN(1), -qNaN(big))"},
+                {{n.qa, one_, n.qb}, "fma(qNaN(1), 1, -qNaN(big))"},
+                {{n.qb, one_, n.qa}, "fma(-qNaN(big), 1, qNaN(1))"}}});
   return v;
 }
 

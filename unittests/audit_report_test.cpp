@@ -246,6 +246,28 @@ TEST(ProfileFiles, NanPolicyRoundTrips) {
   }
 }
 
+// nan.fma_order: written only when set, read back, a bad value named with its key.
+TEST(ProfileFiles, FmaNanOrderRoundTrips) {
+  EXPECT_FALSE(backends::unit_to_json(model::ieee_unit(model::binary32))["nan"].contains("fma_order"));
+  model::ScalarUnit u = model::ieee_unit(model::binary16);
+  for (model::FmaNanOrder o : model::all_fma_nan_orders) {
+    u.nan.fma_order = o;
+    const json j = backends::unit_to_json(u);
+    EXPECT_EQ(j["nan"]["fma_order"], std::string(model::name(o))) << j.dump();
+    auto back = backends::unit_from_json(model::binary16, j, "test");
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(back->nan, u.nan);
+  }
+  for (const json& value : {json("abd"), json("ABC"), json("ba"), json(1), json(nullptr)}) {
+    json bad = backends::unit_to_json(u);
+    bad["nan"]["fma_order"] = value;
+    auto e = backends::unit_from_json(model::binary16, bad, "p");
+    ASSERT_FALSE(e) << value.dump();
+    EXPECT_EQ(e.error().message, "p.nan.fma_order: must be a permutation of a, b, c (\"abc\", \"acb\", \"bac\", \"bca\", "
+                                 "\"cab\" or \"cba\"), not " + value.dump());
+  }
+}
+
 TEST(ProfileFiles, ErrorsNameTheKey) {
   const auto error = [](const json& j) {
     auto r = backends::parse_profiles(j, "f.json");

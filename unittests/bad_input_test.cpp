@@ -149,6 +149,9 @@ TEST(BadInput, ProfileFiles) {
             ": scalar.binary32.add.guard_bits: must be null or an integer from 0 to 64");
   EXPECT_EQ(error("p4.json", R"({"name": "x", "scalar": {"binary32": {"add": {"sticky": true, "guard": 1}}}})"),
             ": scalar.binary32.add.guard: unknown key (known: rounding, guard_bits, sticky, subnormals)");
+  EXPECT_EQ(error("p13.json", R"({"name": "x", "scalar": {"binary32": {"nan": {"fma_order": "bad"}}}})"),
+            ": scalar.binary32.nan.fma_order: must be a permutation of a, b, c (\"abc\", \"acb\", \"bac\", \"bca\", "
+            "\"cab\" or \"cba\"), not \"bad\"");
   EXPECT_EQ(error("p8.json", R"({"name": "x", "scalar": {}, "mma": [], "colour": 1})"),
             ": colour: unknown key (known: name, description, device_name, vendor, published, scalar, mma)");
   EXPECT_EQ(error("p9.json", R"({"mma": [{"config": "16x8x16:binary16,binary16,binary32,binary32", "algorithm": "fda",

@@ -98,6 +98,9 @@ std::string differences(const ScalarUnit& hidden, const ScalarUnit& found) {
     note(hidden.subnormals.flush_output == found.subnormals.flush_output, "subnormals.output");
   }
   note(hidden.subnormals.flush_transfer == found.subnormals.flush_transfer, "subnormals.transfer");
+  // The fma's NaN order, or the one its propagation rule amounts to; moot with canonical NaNs.
+  const auto fma_order = [](const model::NanPolicy& n) { return n.fma_order ? n.fma_order : model::fma_order_of(n.propagation); };
+  note(hidden.nan.canonical || fma_order(hidden.nan) == fma_order(found.nan), "nan.fma_order");
   note(hidden.format == found.format, "registers");
   note(&hidden.storage_format() == hidden.format || hidden.convert.effective() == found.convert.effective(), "cvt (the stores' rounding)");
   return d;

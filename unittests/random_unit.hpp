@@ -2,7 +2,7 @@
 // chop or a rounding mode, truncated multiplier columns and constants, fused or unfused MAD,
 // flushing on input, output or transfer, NaNs quieted on transfer or not, an fma returning the
 // product for a zero addend or not, and NaN arithmetic: which
-// operand's NaN, quieted or not, a - NaN's sign, the default NaN).
+// operand's NaN, quieted or not, a - NaN's sign, the fma's own order of NaN operands, the default NaN).
 #pragma once
 
 #include <random>
@@ -43,6 +43,8 @@ inline model::ScalarUnit random_unit(std::mt19937_64& rng, const model::Format& 
     u.nan.sub_flips = rng() % 2;
     u.nan.default_nan = model::all_default_nans[rng() % std::size(model::all_default_nans)];
     u.nan.canonical = rng() % 4 == 0;
+    // Half of those an fma with an order of its own (rusticl's b, a, c), the rule's own included.
+    if (rng() % 2) u.nan.fma_order = model::all_fma_nan_orders[rng() % std::size(model::all_fma_nan_orders)];
   }
   return u;
 }

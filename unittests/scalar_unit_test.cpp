@@ -702,6 +702,65 @@ TEST(ScalarUnitNan, Propagation) {
   EXPECT_EQ(unit_fma(mad, f32(1.0f), qb, qa).bits, qa);
 }
 
+// An fma's own order of its NaN operands (NanPolicy::fma_order): the first NaN of the order comes
+// out, whatever the propagation rule of the other operations.
+TEST(ScalarUnitNan, FmaOrder) {
+  const std::uint64_t one = f32(1.0f), qc = 0x7fc00003;  // a third quiet NaN
+  for (NanPropagation rule : {NanPropagation::first, NanPropagation::last, NanPropagation::larger_payload})
+    for (FmaNanOrder o : all_fma_nan_orders) {
+      SCOPED_TRACE(std::string(name(rule)) + " " + std::string(name(o)));
+      NanPolicy p = policy(rule);
+      p.fma_order = o;
+      const ScalarUnit u = with(p);
+      const std::uint64_t nans[3] = {qa, qb, qc};
+      const std::uint8_t* k = fma_nan_order_indices[std::size_t(o)];
+      const std::string named = {char('a' + k[0]), char('a' + k[1]), char('a' + k[2])};
+      EXPECT_EQ(named, name(o));
+      EXPECT_EQ(unit_fma(u, qa, qb, qc).bits, nans[k[0]]);
+      // Two NaNs: the one earlier in the order; the non-NaN operand is skipped.
+      for (int absent = 0; absent < 3; ++absent) {
+        std::uint64_t x[3] = {qa, qb, qc};
+        x[absent] = one;
+        const int first = k[0] != absent ? k[0] : k[1];
+        EXPECT_EQ(unit_fma(u, x[0], x[1], x[2]).bits, nans[first]) << "operand " << absent << " not a NaN";
+      }
+      // The other operations keep the rule.
+      EXPECT_EQ(unit_add(u, qa, qb).bits, unit_add(with(policy(rule)), qa, qb).bits);
+      // As the rule amounts to (fma_order_of), or instead of it.
+      if (fma_order_of(rule) == o) {
+        EXPECT_EQ(unit_fma(u, qb, qa, one).bits, unit_fma(with(policy(rule)), qb, qa, one).bits);
+      }
+    }
+  NanPolicy bac = policy(NanPropagation::first, false);
+  bac.fma_order = FmaNanOrder::bac;
+  // rusticl's: b over a and over c, a over c; a signalling NaN raises invalid wherever it lies, and
+  // comes out unquieted (quiet false) when it is the one taken.
+  const ScalarUnit u = with(bac);
+  EXPECT_EQ(unit_fma(u, qa, qb, one).bits, qb);
+  EXPECT_EQ(unit_fma(u, qb, qa, one).bits, qa);
+  EXPECT_EQ(unit_fma(u, one, qb, qa).bits, qb);
+  EXPECT_EQ(unit_fma(u, qa, one, qb).bits, qa);
+  EXPECT_EQ(unit_fma(u, sa, qb, one).bits, qb);
+  EXPECT_EQ(unit_fma(u, sa, qb, one).flags, Flag::invalid);
+  EXPECT_EQ(unit_fma(u, sa, one, qb).bits, sa);
+  EXPECT_EQ(fma(binary32, Options{.nan_fma_order = FmaNanOrder::bac}, sa, one, qb).bits, 0x7fc00002u);
+  EXPECT_EQ(unit_fma(u, 0, 0x7f800000, qb).flags, Flag::invalid);  // 0 * inf + NaN
+  // The canonical NaN makes the order moot.
+  NanPolicy canonical = bac;
+  canonical.canonical = true;
+  EXPECT_EQ(unit_fma(with(canonical), qa, qb, one).bits, canonical_nan(binary32));
+  // The order is the fma operation's, fused or not, and a fused MAD's; an unfused MAD is its
+  // multiplier then adder, with their rule.
+  ScalarUnit unfused = u;
+  unfused.fma_fused = false;
+  EXPECT_EQ(unit_fma(unfused, qa, qb, one).bits, qb);
+  EXPECT_EQ(unit_fma(unfused, 0, 0x7f800000, qb).bits, qb);
+  EXPECT_EQ(unit_fma(unfused, f32(2.0f), f32(3.0f), one).bits, f32(7.0f));
+  EXPECT_EQ(unit_mad(unfused, qa, qb, one).bits, qa);
+  unfused.mad_fused = true;
+  EXPECT_EQ(unit_mad(unfused, qa, qb, one).bits, qb);
+}
+
 TEST(ScalarUnitNan, SignallingNaNsKept) {
   const ScalarUnit u = with(policy(NanPropagation::first, false));
   EXPECT_EQ(unit_add(u, sa, f32(1.0f)).bits, sa);
@@ -762,9 +821,20 @@ TEST(ScalarUnitNan, NamesAndDescription) {
     EXPECT_EQ(find_nan_propagation(name(p)), p);
   EXPECT_FALSE(find_nan_propagation("canonical"));
   EXPECT_FALSE(find_default_nan("nvidia"));
+  for (FmaNanOrder o : all_fma_nan_orders) EXPECT_EQ(find_fma_nan_order(name(o)), o);
+  EXPECT_FALSE(find_fma_nan_order("abd"));
+  EXPECT_FALSE(find_fma_nan_order("ab"));
+  EXPECT_EQ(words(FmaNanOrder::bac), "b, a, c");
+  EXPECT_EQ(fma_order_of(NanPropagation::first), FmaNanOrder::abc);
+  EXPECT_EQ(fma_order_of(NanPropagation::last), FmaNanOrder::cba);
+  EXPECT_FALSE(fma_order_of(NanPropagation::larger_payload));
   NanPolicy p = policy(NanPropagation::last, false, true, DefaultNan::negative_quiet);
   EXPECT_NE(describe(with(p)).find("NaN: last NaN operand propagated, signalling ones kept, a - NaN flips its sign; "
                                    "default NaN negative_quiet"),
+            std::string::npos)
+      << describe(with(p));
+  p.fma_order = FmaNanOrder::bac;
+  EXPECT_NE(describe(with(p)).find("a - NaN flips its sign; fma takes its NaN operands in the order b, a, c; default NaN"),
             std::string::npos)
       << describe(with(p));
 }

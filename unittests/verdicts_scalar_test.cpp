@@ -30,39 +30,45 @@ std::uint64_t verdicts_seed() {
   return seed;
 }
 
-// Checks every asking probe's findings on every format of the device against its true units.
-void check_device(backends::ReferenceDevice& device, const std::string& label) {
+// Checks a probe's finding on one format of the device against the unit's true answer; returns the
+// finding (status unsupported where the probe does not ask the unit or apply to the format).
+audit::Finding check_probe(backends::ReferenceDevice& device, const model::ScalarUnit& unit,
+                           const audit::ScalarProbe& probe, const std::string& label) {
   audit::ProbeContext ctx;
   ctx.tier = audit::Tier::quick;
   ctx.seed = 1;
-  for (const model::ScalarUnit& unit : device.profile().units) {
-    const model::Format& f = unit.storage_format();
-    for (const audit::ScalarProbe* probe : scalar::probes()) {
-      const std::optional<nlohmann::json> truth = probe->ask(unit);
-      if (!truth || !probe->applies(f)) continue;
-      const audit::Finding finding = probe->run(device, f, ctx);
-      const std::string where =
-          fmt::format("seed {} (GPUPARANOIA_VERDICTS_SEED), device {}, format {}, probe {}\n  verdict: {}\n  true answer: {}",
-                      verdicts_seed(), label, f.name, probe->id(), finding.verdict, truth->dump());
-      // A probe that reads a format the device lacks (a conversion's source) claims nothing.
-      if (finding.status == audit::Status::unsupported && finding.message.starts_with("the device does not compute in")) continue;
-      ASSERT_EQ(finding.status, audit::Status::ok) << where << "\n  message: " << finding.message;
-      const nlohmann::json& par = finding.parameters;
-      const std::string conclusion = par.value("conclusion", "");
-      EXPECT_NE(conclusion, "unexplained") << where << ": the true unit reproduces the outputs, yet no candidate does";
-      std::set<std::string> answers;
-      for (const nlohmann::json& c : par.value("candidates", nlohmann::json::array())) answers.insert(c["answer"].dump());
-      EXPECT_TRUE(answers.count(truth->dump())) << where << "\n  survivors' answers: " << par["candidates"].dump();
-      if (conclusion == "stated") {
-        EXPECT_EQ(answers, std::set<std::string>{truth->dump()}) << where;
-        if (!truth->is_null()) {
-          EXPECT_EQ(finding.profile, probe->profile_of(*truth)) << where << "\n  profile: " << finding.profile.dump();
-        }
-      } else {
-        EXPECT_EQ(finding.profile, nlohmann::json::object()) << where << ": a profile fragment from an unstated answer";
-      }
+  const model::Format& f = unit.storage_format();
+  const std::optional<nlohmann::json> truth = probe.ask(unit);
+  if (!truth || !probe.applies(f)) return audit::unsupported("not asked");
+  const audit::Finding finding = probe.run(device, f, ctx);
+  const std::string where =
+      fmt::format("seed {} (GPUPARANOIA_VERDICTS_SEED), device {}, format {}, probe {}\n  verdict: {}\n  true answer: {}",
+                  verdicts_seed(), label, f.name, probe.id(), finding.verdict, truth->dump());
+  // A probe that reads a format the device lacks (a conversion's source) claims nothing.
+  if (finding.status == audit::Status::unsupported && finding.message.starts_with("the device does not compute in")) return finding;
+  EXPECT_EQ(finding.status, audit::Status::ok) << where << "\n  message: " << finding.message;
+  if (finding.status != audit::Status::ok) return finding;
+  const nlohmann::json& par = finding.parameters;
+  const std::string conclusion = par.value("conclusion", "");
+  EXPECT_NE(conclusion, "unexplained") << where << ": the true unit reproduces the outputs, yet no candidate does";
+  std::set<std::string> answers;
+  for (const nlohmann::json& c : par.value("candidates", nlohmann::json::array())) answers.insert(c["answer"].dump());
+  EXPECT_TRUE(answers.count(truth->dump())) << where << "\n  survivors' answers: " << par["candidates"].dump();
+  if (conclusion == "stated") {
+    EXPECT_EQ(answers, std::set<std::string>{truth->dump()}) << where;
+    if (!truth->is_null()) {
+      EXPECT_EQ(finding.profile, probe.profile_of(*truth)) << where << "\n  profile: " << finding.profile.dump();
     }
+  } else {
+    EXPECT_EQ(finding.profile, nlohmann::json::object()) << where << ": a profile fragment from an unstated answer";
   }
+  return finding;
+}
+
+// Checks every asking probe's findings on every format of the device against its true units.
+void check_device(backends::ReferenceDevice& device, const std::string& label) {
+  for (const model::ScalarUnit& unit : device.profile().units)
+    for (const audit::ScalarProbe* probe : scalar::probes()) check_probe(device, unit, *probe, label);
 }
 
 TEST(VerdictsScalar, ReferenceDevices) {
@@ -95,6 +101,38 @@ TEST(VerdictsScalar, ChoppedUnit) {
     // Neither is correctly rounded: no mode may be stated of them.
     EXPECT_NE(f.parameters.value("conclusion", ""), "stated") << probe->id() << ": " << f.verdict;
   }
+}
+
+// A hidden fma order under each propagation rule, fused or not: the NaN probe states it (none where
+// it is the rule's own), and its profile fragment carries it.
+TEST(VerdictsScalar, FmaNanOrders) {
+  const audit::ScalarProbe* nan = nullptr;
+  for (const audit::ScalarProbe* p : scalar::probes())
+    if (p->id() == "scalar.nan.propagation") nan = p;
+  ASSERT_TRUE(nan);
+  std::vector<std::optional<model::FmaNanOrder>> orders = {std::nullopt};
+  for (model::FmaNanOrder o : model::all_fma_nan_orders) orders.push_back(o);
+  for (const model::Format* f : {&model::binary32, &model::binary16})
+    for (model::NanPropagation rule : {model::NanPropagation::first, model::NanPropagation::last, model::NanPropagation::larger_payload})
+      for (const std::optional<model::FmaNanOrder>& o : orders) {
+        model::ScalarUnit u = model::ieee_unit(*f);
+        u.nan.propagation = rule;
+        u.nan.fma_order = o;
+        u.fma_fused = f == &model::binary32;
+        backends::Profile p{"fma-order", "hidden fma order", "test", "hidden parameters", {u}, {}, {}, {}};
+        if (f != &model::binary32) p.units.insert(p.units.begin(), model::ieee_unit(model::binary32));
+        backends::ReferenceDevice device(p);
+        const std::string label = fmt::format("{} unit, propagation {}, fma order {}", f->name, model::name(rule),
+                                              o ? model::name(*o) : "none");
+        SCOPED_TRACE(label);
+        const audit::Finding finding = check_probe(device, u, *nan, label);
+        EXPECT_EQ(finding.parameters.value("conclusion", ""), "stated") << finding.verdict;
+        const bool own = o && o != model::fma_order_of(rule);
+        EXPECT_EQ(finding.verdict.find("fma takes its NaN operands in the order " + (own ? model::words(*o) : "")) != std::string::npos,
+                  own)
+            << finding.verdict;
+        EXPECT_EQ(finding.profile["nan"].contains("fma_order"), own) << finding.profile.dump();
+      }
 }
 
 // Random units through a virtual device made of each, as the blind tests make them.

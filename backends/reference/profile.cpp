@@ -329,7 +329,7 @@ class Reader {
   Expected<bool> named(const char* key, Lookup lookup, std::string_view names, T& out) const {
     if (const json* v = find(key)) {
       const std::optional<T> x = v->is_string() ? lookup(v->get<std::string>()) : std::nullopt;
-      if (!x) return Error{fmt::format("{}: must be {}", at(key), names)};
+      if (!x) return Error{fmt::format("{}: must be {}, not {}", at(key), names, v->dump())};
       out = *x;
     }
     return true;
@@ -402,6 +402,7 @@ json unit_to_json(const model::ScalarUnit& u) {
   if (u.nan.quiet != ieee_nan.quiet) nan["quiet"] = u.nan.quiet;
   if (u.nan.sub_flips != ieee_nan.sub_flips) nan["sub_flips"] = u.nan.sub_flips;
   if (u.nan.default_nan != ieee_nan.default_nan) nan["default"] = model::name(u.nan.default_nan);
+  if (u.nan.fma_order) nan["fma_order"] = model::name(*u.nan.fma_order);
   if (u.storage && u.storage != u.format) j["registers"] = u.format->name;
   if (u.add_cascaded) j["add_cascaded"] = adder_json(*u.add_cascaded);
   if (u.fma_zero_addend != model::ZeroAddend::ieee) j["fma"]["zero_addend"] = model::name(u.fma_zero_addend);
@@ -511,7 +512,7 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
   if (const json* v = top.find("nan")) {
     const Reader r(*v, top.at("nan"));
     GP_TRY(r.check_object());
-    GP_TRY(r.only({"canonical", "quiet_on_transfer", "propagation", "quiet", "sub_flips", "default"}));
+    GP_TRY(r.only({"canonical", "quiet_on_transfer", "propagation", "quiet", "sub_flips", "default", "fma_order"}));
     GP_TRY(r.boolean("canonical", u.nan.canonical));
     GP_TRY(r.boolean("quiet_on_transfer", u.nan.quiet_on_transfer));
     GP_TRY(r.boolean("quiet", u.nan.quiet));
@@ -520,6 +521,12 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
                    u.nan.propagation));
     GP_TRY(r.named("default", model::find_default_nan,
                    "\"quiet\", \"negative_quiet\", \"all_ones\" or \"negative_all_ones\"", u.nan.default_nan));
+    if (r.find("fma_order")) {
+      model::FmaNanOrder order{};
+      GP_TRY(r.named("fma_order", model::find_fma_nan_order,
+                     "a permutation of a, b, c (\"abc\", \"acb\", \"bac\", \"bca\", \"cab\" or \"cba\")", order));
+      u.nan.fma_order = order;
+    }
   }
   if (const json* v = top.find("registers")) {
     const auto rf = v->is_string() ? model::find_format(v->get<std::string>()) : std::nullopt;
