@@ -7,9 +7,10 @@
 // is correctly rounded in each mode (for fma, also unfused: the product and the sum rounded in one
 // mode). Nearest modes square-root alike (a square root of a value of f is never a tie): one class,
 // stated as rne. Beside them the candidates hold the units of the device's kind that the other
-// probes' measurements leave, computing in f (an adder with guard bits, a truncated multiplier, a
-// reciprocal division): the question does not apply to them (the guard-bit, truncated-column and
-// division probes say what they do). Without them, a mode that happens to fit the tables'
+// probes' measurements leave (an adder with guard bits, a truncated multiplier, a reciprocal
+// division, wider registers): the question does not apply to them (the guard-bit, truncated-column,
+// division and register probes say what they do), except where no input tells them from a
+// correctly rounded operation (see rounding_answer). Without them, a mode that happens to fit the tables'
 // cases would be stated of an operation that does not round that way: chopping with guard bits and
 // no sticky bit is rz on these cases, not on 1.5 - 2^-30.
 #include <fmt/format.h>
@@ -56,17 +57,18 @@ nlohmann::json rounding_answer(Node op, const model::ScalarUnit& u) {
       if (const auto r = exact_then_rounded(truncation_answer(u), "truncated_columns")) return {{"rounding", *r}};
       // Registers of 2p bits and the range of every product of f hold it exactly: the store rounds it once.
       const Format &f = u.storage_format(), &reg = *u.format;
-      if (&reg != &f && !u.mul.truncated_columns && reg.precision() >= 2 * f.precision() &&
+      if (&reg != &f && truncation_answer(u)["truncated_columns"].is_null() && reg.precision() >= 2 * f.precision() &&
           reg.emax() >= 2 * f.emax() + 1 && reg.emin() <= 2 * f.quantum_min())
         return {{"rounding", named(u.convert)}};
       return nullptr;
     }
     default: break;
   }
-  // Wider registers: a quotient or square root rounded there, then by the store, is the store's
-  // rounding once where the register's range holds every result exactly enough: in the same
-  // directed mode (nested grids), or both to nearest even with p' >= 2p + 2 (Figueroa, "When is
-  // double rounding innocuous?", 1995). Otherwise the question does not apply.
+  // Wider registers: a quotient or square root of values of f is never nearer to a value of f or a
+  // midpoint between two than about 2^-2p of itself, unless it is one exactly (Figueroa, "When is
+  // double rounding innocuous?", 1995): registers of p' >= 2p + 2 bits and the range of every such
+  // result round it, in any mode, to a value on the same side of each, and the store's rounding
+  // then gives what it gives of the exact result. Otherwise the question does not apply.
   std::optional<Rounding> once;  // the one rounding of a correctly rounded div or sqrt
   const Format& f = u.storage_format();
   const auto through_registers = [&](const model::UnitRounding& op_rounding, bool quotient) -> std::optional<Rounding> {
@@ -74,10 +76,8 @@ nlohmann::json rounding_answer(Node op, const model::ScalarUnit& u) {
     const Format& reg = *u.format;
     const int spread = quotient ? f.emax() - f.quantum_min() + 1 : 0;  // quotients reach 2^(emax - qmin + 1)
     if (reg.emax() < f.emax() + spread || reg.emin() > f.quantum_min() - spread) return std::nullopt;
-    const Rounding r1 = op_rounding.effective(), r2 = u.convert.effective();
-    const bool directed = r1 == Rounding::rz || r1 == Rounding::ru || r1 == Rounding::rd || r1 == Rounding::ra;
-    if (r1 == r2 && (directed || (r1 == Rounding::rne && reg.precision() >= 2 * f.precision() + 2))) return r2;
-    return std::nullopt;
+    if (reg.precision() < 2 * f.precision() + 2) return std::nullopt;
+    return u.convert.effective();
   };
   switch (op) {
     case Node::div:
@@ -214,7 +214,7 @@ class RoundingProbe final : public UnitProbe {
   }
 
  private:
-  // The units of the device's kind for the operation that compute in f (see the file's comment).
+  // The units of the device's kind for the operation (see the file's comment).
   Expected<std::vector<model::ScalarUnit>> own_kind(backends::Device& device, const Format& f,
                                                     const audit::ProbeContext& ctx) const {
     Expected<std::vector<model::ScalarUnit>> units = std::vector<model::ScalarUnit>{};
@@ -226,9 +226,6 @@ class RoundingProbe final : public UnitProbe {
       case Node::fma: units = fusion_candidates(device, f, ctx); break;
       default: break;
     }
-    // Wider registers, whose double roundings the tables' cases do not tell from one, are the
-    // register probes' question.
-    if (units) std::erase_if(*units, [&](const model::ScalarUnit& u) { return u.format != &f; });
     return units;
   }
 
