@@ -356,7 +356,10 @@ Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& dev
     }
     std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first.count < b.first.count; });
     for (std::size_t i = 0; i < all.size() && i < 3; ++i) {
-      misses.push_back({fmt::format("{} ({})", unit_label(*all[i].second), audit::render(q.ask(*all[i].second))),
+      // Named by its answer, or by its parameters where the question does not apply to it.
+      const nlohmann::json answer = q.ask(*all[i].second);
+      const nlohmann::json named = answer.is_null() ? unit_parameters(*all[i].second) : answer;
+      misses.push_back({fmt::format("{} ({})", unit_label(*all[i].second), audit::render(named)),
                         all[i].first.count, all[i].first.first});
       shown.push_back(all[i].second);
     }

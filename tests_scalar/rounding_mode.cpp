@@ -105,7 +105,13 @@ nlohmann::json rounding_answer(Node op, const model::ScalarUnit& u) {
       return {{"rounding", std::string(model::name(r))}};
     }
     case Node::fma:
-      if (u.format != &f) return nullptr;
+      if (u.format != &f) {
+        // Registers that round a*b+c once and then the store's rounding alone (the fusion probes'
+        // answer: round to odd, Boldo and Melquiond) are a fused fma of f in the store's mode.
+        const nlohmann::json fa = fusion_answer(u, u.fma_fused || u.mad_fused);
+        if (fa.contains("registers")) return nullptr;
+        return {{"fused", true}, {"rounding", named(u.convert)}};
+      }
       // A fused fma (or an unfused one that is the unit's fused MAD) is the exact a*b+c rounded
       // once in the adder's mode, whatever its guard bits.
       if (u.fma_fused || u.mad_fused) return {{"fused", true}, {"rounding", named(u.add.rounding)}};
@@ -189,6 +195,8 @@ class RoundingProbe final : public UnitProbe {
       for (bool neg : {false, true})
         cases.push_back({{one_u_s, neg ? negate(f, one_u) : one_u, value(f, !neg, 1 - p + s, (std::uint64_t{1} << (p - 1)) + 2)},
                          neg ? fmt::format("-(1 + u)^2{0} + (1 + 2u){0}", scale) : fmt::format("(1 + u)^2{0} - (1 + 2u){0}", scale)});
+      // Sums just off a tie of f that wider registers round onto it: a fused fma of f rounds once.
+      for (const Case& c : double_rounding_cases(f)) cases.push_back(c);
     }
     // The candidates: the operation correctly rounded in every mode (IEEE rne first).
     std::vector<model::ScalarUnit> units;
