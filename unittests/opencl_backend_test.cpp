@@ -504,9 +504,12 @@ TEST(OpenClCommandLine, QuickScalarSuiteOnEveryDevice) {
   if (!devices()) GTEST_SKIP() << "no OpenCL device: " << devices().error().message;
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "gpuparanoia-opencl-results";
   std::filesystem::remove_all(dir);
+  // Under ASan, LeakSanitizer's tracer crashes at the exit of this child (signal 11 in the tracer,
+  // after every probe ended ok) with PoCL's and rusticl's threads still running: leak checking is
+  // left to the other tests for this one process.
   const testing::CliRun run =
       testing::run_cli(fmt::format("run --device 'opencl:*' --suite scalar --quick --seed 1 --out '{}'", dir.string()),
-                       "gpuparanoia-opencl-cli");
+                       "gpuparanoia-opencl-cli", "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0");
   ASSERT_EQ(run.exit_status, 0) << run.tail();
   for (const auto& d : *devices()) {
     const std::string slug = audit::slug(d->info().id);
