@@ -54,10 +54,11 @@ nlohmann::json rounding_answer(Node op, const model::ScalarUnit& u) {
       if (const auto r = exact_then_rounded(adder_question().ask(u), "guard_bits")) return {{"rounding", *r}};
       return nullptr;
     case Node::mul: {
-      if (const auto r = exact_then_rounded(truncation_answer(u), "truncated_columns")) return {{"rounding", *r}};
+      const nlohmann::json m = truncation_answer(u);
+      if (const auto r = exact_then_rounded(m, "truncated_columns")) return {{"rounding", *r}};
       // Registers of 2p bits and the range of every product of f hold it exactly: the store rounds it once.
       const Format &f = u.storage_format(), &reg = *u.format;
-      if (&reg != &f && truncation_answer(u)["truncated_columns"].is_null() && reg.precision() >= 2 * f.precision() &&
+      if (&reg != &f && m["truncated_columns"].is_null() && reg.precision() >= 2 * f.precision() &&
           reg.emax() >= 2 * f.emax() + 1 && reg.emin() <= 2 * f.quantum_min())
         return {{"rounding", named(u.convert)}};
       return nullptr;
@@ -211,9 +212,11 @@ class RoundingProbe final : public UnitProbe {
       }
     auto kind = own_kind(device, f, ctx);
     if (!kind) return audit::failed(kind.error().message);
-    for (const model::ScalarUnit& u : *kind)  // the correctly rounded ones are there already
-      if (std::none_of(units.begin(), units.end(), [&](const model::ScalarUnit& c) { return backends::unit_to_json(c) == backends::unit_to_json(u); }))
+    for (const model::ScalarUnit& u : *kind) {  // the correctly rounded ones are there already
+      const nlohmann::json params = backends::unit_to_json(u);
+      if (std::none_of(units.begin(), units.end(), [&](const model::ScalarUnit& c) { return backends::unit_to_json(c) == params; }))
         units.push_back(u);
+    }
     audit::Finding finding;
     finding.title = title_;
     auto out = conclude(device, {{expr, cases}}, units, question(), finding);
@@ -225,16 +228,14 @@ class RoundingProbe final : public UnitProbe {
   // The units of the device's kind for the operation (see the file's comment).
   Expected<std::vector<model::ScalarUnit>> own_kind(backends::Device& device, const Format& f,
                                                     const audit::ProbeContext& ctx) const {
-    Expected<std::vector<model::ScalarUnit>> units = std::vector<model::ScalarUnit>{};
     switch (op_) {
       case Node::add:
-      case Node::sub: units = reproducing_adders(device, f, ctx); break;
-      case Node::mul: units = with_reproducing_multipliers(device, {model::ieee_unit(f)}, ctx); break;
-      case Node::div: units = division_candidates(device, f, ctx); break;
-      case Node::fma: units = fusion_candidates(device, f, ctx); break;
-      default: break;
+      case Node::sub: return reproducing_adders(device, f, ctx);
+      case Node::mul: return with_reproducing_multipliers(device, {model::ieee_unit(f)}, ctx);
+      case Node::div: return division_candidates(device, f, ctx);
+      case Node::fma: return fusion_candidates(device, f, ctx);
+      default: return std::vector<model::ScalarUnit>{};
     }
-    return units;
   }
 
   static const Format* wider(const Format& f) {
