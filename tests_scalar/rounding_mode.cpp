@@ -6,7 +6,7 @@
 // so the same probe serves every format and operation. The candidates are the units whose operation
 // is correctly rounded in each mode (for fma, also unfused: the product and the sum rounded in one
 // mode). Nearest modes square-root alike (a square root of a value of f is never a tie): one class,
-// stated as rne. Beside them the candidates hold the units of the device's kind that the other
+// stated as rne. A quotient is a tie only below the smallest normal: those cases are built. Beside them the candidates hold the units of the device's kind that the other
 // probes' measurements leave (an adder with guard bits, a truncated multiplier, a reciprocal
 // division, wider registers): the question does not apply to them (the guard-bit, truncated-column,
 // division and register probes say what they do), except where no input tells them from a
@@ -199,6 +199,20 @@ class RoundingProbe final : public UnitProbe {
       // Sums just off a tie of f that wider registers round onto it: a fused fma of f rounds once.
       for (const Case& c : double_rounding_cases(f)) cases.push_back(c);
     }
+    // A quotient of values of f is a tie only below the smallest normal's quantum, (2k + 1) / 2
+    // quanta exactly; k = 1 and 2 give both parities of the kept part. Normal operands: a subnormal
+    // one read as zero would show flushing, not rounding (a unit that flushes its subnormal
+    // results shows no tie, and its nearest modes stay apart only where the tables part them).
+    if (op_ == Node::div && f.has_subnormals() && f.man_bits + 2 <= f.emax()) {
+      const int m = f.man_bits + 2;
+      const std::uint64_t y = value(f, false, m, 1);
+      for (bool neg : {false, true})
+        for (std::uint64_t odd : {3, 5}) {
+          const std::uint64_t x = value(f, neg, f.quantum_min() - 1 + m, odd);
+          cases.push_back({{x, y}, fmt::format("{} / {} (a tie below the smallest normal, kept part {})", show(f, x),
+                                               show(f, y), odd == 3 ? "odd" : "even")});
+        }
+    }
     // The candidates: the operation correctly rounded in every mode (IEEE rne first).
     std::vector<model::ScalarUnit> units;
     for (Rounding r : model::all_roundings)
@@ -212,11 +226,26 @@ class RoundingProbe final : public UnitProbe {
       }
     auto kind = own_kind(device, f, ctx);
     if (!kind) return audit::failed(kind.error().message);
-    for (const model::ScalarUnit& u : *kind) {  // the correctly rounded ones are there already
-      const nlohmann::json params = backends::unit_to_json(u);
-      if (std::none_of(units.begin(), units.end(), [&](const model::ScalarUnit& c) { return backends::unit_to_json(c) == params; }))
-        units.push_back(u);
-    }
+    std::vector<nlohmann::json> seen;
+    for (const model::ScalarUnit& u : units) seen.push_back(backends::unit_to_json(u));
+    const auto add = [&](const model::ScalarUnit& u) {  // the correctly rounded ones are there already
+      nlohmann::json params = backends::unit_to_json(u);
+      if (std::find(seen.begin(), seen.end(), params) != seen.end()) return;
+      seen.push_back(std::move(params));
+      units.push_back(u);
+    };
+    for (const model::ScalarUnit& u : *kind) add(u);
+    // The quotient ties are subnormal results: each candidate also flushing them, in the operation
+    // or in the store.
+    if (op_ == Node::div)
+      for (std::size_t i = 0, n = units.size(); i < n; ++i)
+        for (bool output : {false, true})
+          for (bool transfer : {false, true}) {
+            model::ScalarUnit v = units[i];
+            v.subnormals.flush_output = output;
+            v.subnormals.flush_transfer = transfer;
+            add(v);
+          }
     audit::Finding finding;
     finding.title = title_;
     auto out = conclude(device, {{expr, cases}}, units, question(), finding);
@@ -282,8 +311,9 @@ class RoundingProbe final : public UnitProbe {
     return ResultClass{rest, model::sign_of(f, z.bits), (z.bits >> f.pad_bits & 1) != 0};
   }
 
-  // Classes the operation can reach: a quotient or a square root of p-bit numbers is never a
-  // tie (outside the subnormal range), and a square root is never negative.
+  // Classes the search can reach: a quotient or a square root of p-bit numbers is never a tie of
+  // normal results (quotient ties below the smallest normal are added in run), and a square root
+  // is never negative.
   bool reachable(const ResultClass& c) const {
     if ((op_ == Node::div || op_ == Node::sqrt) && c.rest == 2) return false;
     return !(op_ == Node::sqrt && c.neg);

@@ -89,9 +89,16 @@ std::string differences(const ScalarUnit& hidden, const ScalarUnit& found) {
   const auto same_without_ties = [&](model::Rounding a, model::Rounding b) {
     return a == b || (nearest(a) && nearest(b));
   };
-  // A reciprocal 1/y is a tie only when exact, too.
+  // A reciprocal 1/y is a tie only when exact, too. A quotient is one below the smallest normal
+  // (the rounding probe's cases there): a unit dividing in its storage format and keeping subnormal
+  // quotients shows its tie rule.
   note(hidden.div.method == found.div.method, "div.method");
-  note(same_without_ties(hidden.div.rounding.effective(), found.div.rounding.effective()), "div.rounding");
+  const bool quotient_ties = hidden.div.method == model::DivMethod::correctly_rounded &&
+                             hidden.format == &hidden.storage_format() &&
+                             !model::flushing(hidden, model::FlushOp::div).flush_output && !hidden.subnormals.flush_transfer;
+  note(quotient_ties ? hidden.div.rounding.effective() == found.div.rounding.effective()
+                     : same_without_ties(hidden.div.rounding.effective(), found.div.rounding.effective()),
+       "div.rounding");
   note(same_without_ties(hidden.sqrt.effective(), found.sqrt.effective()), "sqrt.rounding");
   if (!hidden.subnormals.flush_transfer) {
     note(hidden.subnormals.flush_input == found.subnormals.flush_input, "subnormals.input");
