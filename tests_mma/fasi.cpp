@@ -71,19 +71,19 @@ class ExactProductsProbe final : public ProbeBase {
       return audit::unsupported(fmt::format("products of {} and {} need {} bits, far beyond {}", fa.name, fb.name, pa + pb,
                                             fd.name));
     // The largest values below 2: every significand bit set.
-    const Val xa = {false, (std::uint64_t{1} << pa) - 1, 1 - pa}, xb = {false, (std::uint64_t{1} << pb) - 1, 1 - pb};
-    const Val p = {false, xa.sig * xb.sig, xa.exp + xb.exp};
+    const Exact xa = {false, (std::uint64_t{1} << pa) - 1, 1 - pa}, xb = {false, (std::uint64_t{1} << pb) - 1, 1 - pb};
+    const Exact p = {false, xa.sig * xb.sig, xa.exp + xb.exp};
     std::vector<DotCase> cases;
     std::map<std::string, std::uint64_t> exact, rounded_d, rounded_a;
-    const auto round_d = [&](Val v) { return decode(fd, round_to(fd, fd.man_bits, Rounding::rne, v)); };
-    const auto round_a = [&](Val v) { return decode(fa, model::round_pack(fa, model::Options{}, v.neg, v.exp, v.sig).bits); };
+    const auto round_d = [&](Exact v) { return decode(fd, round_to(fd, fd.man_bits, Rounding::rne, v)); };
+    const auto round_a = [&](Exact v) { return decode(fa, model::round_pack(fa, model::Options{}, v).bits); };
     // (a) two products x_a x_b, c = 0: 2 x_a x_b, exact in whatever order a unit adds (with every
     // product, as Fasi et al., a unit that rounds its partial sums would not show exact products).
     {
       CaseBuilder b(cfg);
       const int n = std::min(K, 2);
       for (int k = 0; k < n; ++k) b.product(k, p);
-      Val sum{}, sd{}, sa{};
+      Exact sum{}, sd{}, sa{};
       for (int k = 0; k < n; ++k) {
         sum = add(sum, p);
         sd = add(sd, round_d(p));
@@ -100,13 +100,13 @@ class ExactProductsProbe final : public ProbeBase {
     }
     // (b) x_a b_0 + x_a b_1 with b_0 + b_1 a power of two: x_a 2^s exactly, though x_a b_0 is long.
     for (int s : {pb - 1, 0}) {
-      const Val b0 = {false, xb.sig, 1 - pb + s}, b1 = pow2(1 - pb + s);
+      const Exact b0 = {false, xb.sig, 1 - pb + s}, b1 = pow2(1 - pb + s);
       CaseBuilder b(cfg);
       const auto a0 = encode(fa, xa), e0 = encode(fb, b0), e1 = encode(fb, b1);
       if (!a0 || !e0 || !e1 || K < 2) continue;
       b.raw(0, *a0, *e0);
       b.raw(1, *a0, *e1);
-      const Val q0 = {false, xa.sig * b0.sig, xa.exp + b0.exp}, q1 = {false, xa.sig, xa.exp + b1.exp};
+      const Exact q0 = {false, xa.sig * b0.sig, xa.exp + b0.exp}, q1 = {false, xa.sig, xa.exp + b1.exp};
       const auto e = encode(fd, add(q0, q1));
       if (!e) continue;
       const std::string note = fmt::format("({}) ({}) + ({}) ({})", show(xa), show(b0), show(xa), show(b1));
@@ -120,10 +120,10 @@ class ExactProductsProbe final : public ProbeBase {
     // long and, rounded first, the two roundings add up (they separate where (b) cannot: d as
     // narrow as a).
     if (K >= 2) {
-      const Val u = pow2(1 - pb), one = pow2(0);
-      const Val b0 = add(one, u), b1 = add(one, {true, u.sig, u.exp});
+      const Exact u = pow2(1 - pb), one = pow2(0);
+      const Exact b0 = add(one, u), b1 = add(one, {true, u.sig, u.exp});
       const auto a0 = encode(fa, xa), e0 = encode(fb, b0), e1 = encode(fb, b1);
-      const Val q0 = {false, xa.sig * b0.sig, xa.exp + b0.exp}, q1 = {false, xa.sig * b1.sig, xa.exp + b1.exp};
+      const Exact q0 = {false, xa.sig * b0.sig, xa.exp + b0.exp}, q1 = {false, xa.sig * b1.sig, xa.exp + b1.exp};
       const auto e = encode(fd, add(q0, q1));
       if (a0 && e0 && e1 && e) {
         CaseBuilder b(cfg);
@@ -171,8 +171,8 @@ class OrderProbe final : public ProbeBase {
     const Format& fd = *cfg.d;
     auto kept = kept_bits(device, cfg);
     if (!kept) return audit::failed(kept.error().message);
-    const Val y = pow2(-(kept->F + 1));
-    Val exact = pow2(0);
+    const Exact y = pow2(-(kept->F + 1));
+    Exact exact = pow2(0);
     for (int k = 0; k < K; ++k) exact = add(exact, y);
     const std::uint64_t one = *encode(fd, pow2(0));
     const std::uint64_t rz = round_to(fd, fd.man_bits, Rounding::rz, exact), rne = round_to(fd, fd.man_bits, Rounding::rne, exact);
@@ -218,12 +218,12 @@ class AccumulationRoundingProbe final : public ProbeBase {
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const Format& fd = *cfg.d;
-    const Val small = {false, 3, -1 - fd.man_bits};  // 0.75 ulp(2) in d
+    const Exact small = {false, 3, -1 - fd.man_bits};  // 0.75 ulp(2) in d
     std::vector<DotCase> cases;
     for (bool negative : {false, true}) {
       CaseBuilder b(cfg);
       b.product(0, pow2(1, negative));
-      Val s = small;
+      Exact s = small;
       s.neg = negative;
       if (cfg.k >= 2) b.product(1, s);
       if (!b.ok() || cfg.k < 2) {
@@ -244,7 +244,7 @@ class AccumulationRoundingProbe final : public ProbeBase {
     audit::Finding f;
     auto sel = select(device, cfg, cases, hyps, f);
     if (!sel) return audit::failed(sel.error().message);
-    const Val up = add(pow2(1), pow2(1 - fd.man_bits));
+    const Exact up = add(pow2(1), pow2(1 - fd.man_bits));
     const bool pos_up = sel->outputs[0] == *encode(fd, up);
     const bool neg_away = sel->outputs[1] == *encode(fd, neg(up));
     const std::string mode = !pos_up && !neg_away ? "toward zero" : !pos_up && neg_away ? "down" : pos_up && !neg_away ? "up"
@@ -273,21 +273,21 @@ class OutputRoundingProbe final : public ProbeBase {
     const int q = fd.quantum_min();  // the smallest subnormal is 2^q
     struct Row {
       const char* text;
-      std::vector<Val> terms;
+      std::vector<Exact> terms;
     };
     const std::vector<Row> rows = {{"0.75", {pow2(q - 1), pow2(q - 2)}},
                                    {"0.25", {pow2(q - 2)}},
                                    {"0.5", {pow2(q - 1)}},
                                    {"1.5", {pow2(q), pow2(q - 1)}}};
     std::vector<DotCase> cases;
-    std::vector<Val> exact;
+    std::vector<Exact> exact;
     for (const Row& r : rows)
       for (bool negative : {false, true}) {
         if (int(r.terms.size()) > cfg.k) continue;
         CaseBuilder b(cfg);
-        Val sum{};
+        Exact sum{};
         for (std::size_t i = 0; i < r.terms.size(); ++i) {
-          Val t = r.terms[i];
+          Exact t = r.terms[i];
           t.neg = negative;
           b.product(int(i), t);
           sum = add(sum, t);
@@ -332,7 +332,7 @@ class AlignmentBitsProbe final : public ProbeBase {
     std::vector<DotCase> cases;
     std::vector<int> ts;
     for (int t = 1; t <= std::max(pc, pp) && t <= 60; ++t) {
-      const Val x = {true, (std::uint64_t{1} << t) - 1, -t};  // -(1 - 2^-t)
+      const Exact x = {true, (std::uint64_t{1} << t) - 1, -t};  // -(1 - 2^-t)
       CaseBuilder b(cfg);
       if (t <= pc) {
         b.product(0, pow2(0));
@@ -368,7 +368,7 @@ class AlignmentBitsProbe final : public ProbeBase {
                               kept, kept);
       return f;
     }
-    const Val got = decode(fd, sel->outputs[first_bad]);
+    const Exact got = decode(fd, sel->outputs[first_bad]);
     const int t = ts[first_bad];
     f.verdict = fmt::format("ALIGNMENT: 1 - (1 - 2^-{}) gives {}: {} bits kept below the leading bit of the largest "
                             "summand, no guard bit beyond them{}",
@@ -397,8 +397,8 @@ class NormalizationProbe final : public ProbeBase {
     auto kept = kept_bits(device, cfg);
     if (!kept) return audit::failed(kept.error().message);
     const int q = std::min(fc.precision(), kept->F + 1);
-    const Val c = {sub_, (std::uint64_t{1} << q) - 1, -q};  // +-(1 - 2^-q)
-    std::vector<Val> terms = {c};
+    const Exact c = {sub_, (std::uint64_t{1} << q) - 1, -q};  // +-(1 - 2^-q)
+    std::vector<Exact> terms = {c};
     CaseBuilder b(cfg);
     b.c(c);
     if (!sub_) {
@@ -408,7 +408,7 @@ class NormalizationProbe final : public ProbeBase {
       }
     } else {
       if (K < 2) return audit::unsupported("K = 1 leaves no room for 1 and -2^-(F+1)");
-      const Val y = pow2(-(kept->F + 1), true);
+      const Exact y = pow2(-(kept->F + 1), true);
       b.product(0, pow2(0));
       b.product(1, y);
       terms = {pow2(0), c, y};
@@ -424,7 +424,7 @@ class NormalizationProbe final : public ProbeBase {
     hyps.push_back({"normalized after each addition (to nearest)", [nrne](const DotCase&) { return nrne; }});
     if (sub_) {
       // Fasi's other order: (-2^-(F+1) + 1) + c.
-      const std::vector<Val> other = {terms[2], terms[0], terms[1]};
+      const std::vector<Exact> other = {terms[2], terms[0], terms[1]};
       const std::uint64_t orz = ieee_sum(fd, Rounding::rz, other);
       hyps.push_back({"normalized, smallest first (toward zero)", [orz](const DotCase&) { return orz; }});
     }
@@ -475,14 +475,14 @@ class CarryBitsProbe final : public ProbeBase {
     // Two bits: c = 1 + 2^-(f-1) + 2^-f, products 1, 1, 1, 2^-f in every order: 4 + 2^-(f-2).
     const int f2 = std::min({kept->F, fc.precision() - 1, fd.man_bits});
     if (f2 >= 2) {
-      const Val c = {false, (std::uint64_t{1} << f2) + 3, -f2};
-      const Val sum = {false, (std::uint64_t{1} << f2) + 1, 2 - f2};
+      const Exact c = {false, (std::uint64_t{1} << f2) + 3, -f2};
+      const Exact sum = {false, (std::uint64_t{1} << f2) + 1, 2 - f2};
       for (int small = 0; small < 4; ++small) {
         CaseBuilder b(cfg);
         b.c(c);
-        std::vector<Val> terms = {c};
+        std::vector<Exact> terms = {c};
         for (int k = 0; k < 4; ++k) {
-          const Val v = k == small ? pow2(-f2) : pow2(0);
+          const Exact v = k == small ? pow2(-f2) : pow2(0);
           b.product(k, v);
           terms.push_back(v);
         }
@@ -535,8 +535,8 @@ class CarryBitsProbe final : public ProbeBase {
     if (two_n)
       parts.push_back(two_ok == two_n ? fmt::format("at least 2 carry-out bits ({} + 1 + 1 + 1 + 2^-{} = {} in all 4 "
                                                     "orders)",
-                                                    show(Val{false, (std::uint64_t{1} << f2) + 3, -f2}), f2,
-                                                    show(Val{false, (std::uint64_t{1} << f2) + 1, 2 - f2}))
+                                                    show(Exact{false, (std::uint64_t{1} << f2) + 3, -f2}), f2,
+                                                    show(Exact{false, (std::uint64_t{1} << f2) + 1, 2 - f2}))
                                       : fmt::format("carries lost in {} of 4 orders", two_n - two_ok));
     if (three)
       parts.push_back(*three ? "a third one (1.875 + 1 + 1.5 + 1.75 + 1.875 = 8, not 0)"
@@ -566,10 +566,10 @@ class MonotonicityProbe final : public ProbeBase {
     {
       // Fasi's pair: c just below 1, then c = 1, with K copies of 2^-(F+1).
       const int q = std::min(fc.precision(), kept->F + 1);
-      const Val y = pow2(-(kept->F + 1));
+      const Exact y = pow2(-(kept->F + 1));
       bool ok = true;
       std::vector<DotCase> pair;
-      for (const Val& c : {Val{false, (std::uint64_t{1} << q) - 1, -q}, pow2(0)}) {
+      for (const Exact& c : {Exact{false, (std::uint64_t{1} << q) - 1, -q}, pow2(0)}) {
         CaseBuilder b(cfg);
         b.c(c);
         for (int k = 0; k < K; ++k) b.product(k, y);
@@ -586,7 +586,7 @@ class MonotonicityProbe final : public ProbeBase {
       // with 2^-F beside it in every other summand: equal summands, different sums.
       const auto a1 = encode(fa, {false, 3, -1}), b1 = encode(fb, {false, 3, -1});
       const auto a2 = encode(fa, {false, 9, -3}), b2 = encode(fb, pow2(1));
-      const Val y = pow2(-kept->F);
+      const Exact y = pow2(-kept->F);
       if (a1 && b1 && a2 && b2 && K >= 2) {
         bool ok = true;
         std::vector<DotCase> pair;
@@ -620,7 +620,7 @@ class MonotonicityProbe final : public ProbeBase {
     for (std::size_t p = 0; p < labels.size(); ++p) {
       const std::uint64_t x = o[2 * p], y = o[2 * p + 1];
       const bool finite = model::is_finite_nonzero(model::classify(fd, x)) && model::is_finite_nonzero(model::classify(fd, y));
-      const Val diff = add(decode(fd, x), neg(decode(fd, y)));
+      const Exact diff = add(decode(fd, x), neg(decode(fd, y)));
       const std::string text = fmt::format("{} gives {}, {} gives {}", cases[2 * p].note, show(fd, x), cases[2 * p + 1].note,
                                            show(fd, y));
       (finite && diff.sig != 0 && !diff.neg ? shown : held).push_back(text);

@@ -28,7 +28,7 @@ std::vector<int> blocks_of(int K) {
 }
 
 // v = m * 2^e exactly: m, else nullopt.
-std::optional<std::int64_t> multiple_of(Val v, int e) {
+std::optional<std::int64_t> multiple_of(Exact v, int e) {
   if (v.sig == 0) return 0;
   if (v.exp >= e) {
     if (v.exp - e + model::msb(v.sig) > 60) return std::nullopt;
@@ -432,7 +432,7 @@ class FloorProbe final : public ProbeBase {
     // Variants: 2^e - 2^(e-t), 2^e + 2^(e-t), tie + 2^(e-t), tie - 2^(e-t): one of them shows
     // the small summand whatever the output rounding.
     static constexpr const char* names[] = {"2^e - 2^(e-t)", "2^e + 2^(e-t)", "tie + 2^(e-t)", "tie - 2^(e-t)"};
-    const auto place = [&](CaseBuilder& b, Val lead_value, Val small) {
+    const auto place = [&](CaseBuilder& b, Exact lead_value, Exact small) {
       b.product(0, lead_value);
       if (small.sig == 0) return;
       if (K >= 2) b.product(1, small);
@@ -442,11 +442,11 @@ class FloorProbe final : public ProbeBase {
       for (int variant = 0; variant < 4; ++variant) {
         // The tie: halfway between 2^e and the next output above it.
         const int ulp = std::max(q, e - fd.man_bits);
-        const Val lead_value = variant < 2 ? pow2(e) : e < q ? pow2(q - 1) : add(pow2(e), pow2(ulp - 1));
+        const Exact lead_value = variant < 2 ? pow2(e) : e < q ? pow2(q - 1) : add(pow2(e), pow2(ulp - 1));
         if (e < q - 1) continue;
         if (variant < 2 && e < q) continue;
         CaseBuilder r(cfg);
-        place(r, lead_value, Val{});
+        place(r, lead_value, Exact{});
         if (!r.ok()) continue;
         Series s{e, variant, cases.size(), 0, 0};
         cases.push_back(r.done(fmt::format("{} without the small summand, e = {}", names[variant], e)));
@@ -578,7 +578,7 @@ class CAlignmentProbe final : public ProbeBase {
     for (int g = std::max(1, F - 4); g <= F + 34; ++g)
       for (bool negative : {true, false}) {
         // c = +-(1 + 2^-(pc-1)) 2^(e(X) - g): a low bit that alignment must drop.
-        const Val c = {negative, (std::uint64_t{1} << (pc - 1)) + 1, ex - g - (pc - 1)};
+        const Exact c = {negative, (std::uint64_t{1} << (pc - 1)) + 1, ex - g - (pc - 1)};
         CaseBuilder b(cfg);
         b.product(0, pow2(ex));
         b.product(1, pow2(ex, true));
@@ -605,9 +605,9 @@ class CAlignmentProbe final : public ProbeBase {
     int down = 0, toward_zero = 0;
     std::string example;
     for (std::size_t i = 0; i < cases.size(); ++i) {
-      const Val c = decode(fc, cases[i].c), o = decode(fd, sel->outputs[i]);
+      const Exact c = decode(fc, cases[i].c), o = decode(fd, sel->outputs[i]);
       if (!c.neg || model::is_nan(model::classify(fd, sel->outputs[i]))) continue;
-      const Val diff = add(o, neg(c));  // output - c
+      const Exact diff = add(o, neg(c));  // output - c
       if (diff.sig != 0 && diff.neg) {
         ++down;
         if (example.empty()) example = cases[i].note + " gives " + show(fd, sel->outputs[i]);
@@ -661,7 +661,7 @@ class RoundingProbe final : public ProbeBase {
     auto cal = measure_kept_bits(device, cfg, &f.observations);
     if (!cal) return audit::failed(cal.error().message);
     // n ones (n a power of two) and a small summand: c when it can hold it, else product n.
-    const auto build = [&](int n, Val small, bool negative, CaseBuilder& b) {
+    const auto build = [&](int n, Exact small, bool negative, CaseBuilder& b) {
       const int ones_in_products = std::min(n, K);
       for (int k = 0; k < ones_in_products; ++k) b.product(k, pow2(0, negative));
       const bool c_free = ones_in_products == n;
@@ -719,13 +719,13 @@ class RoundingProbe final : public ProbeBase {
     };
     static constexpr Entry entries[] = {{"0.75u", 3}, {"0.25u", 1}, {"0.5u", 2}, {"1.5u", 6}};
     std::vector<DotCase> cases;
-    std::vector<Val> exact;
+    std::vector<Exact> exact;
     for (const Entry& e : entries)
       for (bool negative : {false, true}) {
         CaseBuilder b(cfg);
-        build(n, Val{false, e.r, L - ob - 2}, negative, b);
+        build(n, Exact{false, e.r, L - ob - 2}, negative, b);
         if (!b.ok()) continue;
-        const Val v = add(Val{negative, std::uint64_t(n), 0}, Val{negative, e.r, L - ob - 2});
+        const Exact v = add(Exact{negative, std::uint64_t(n), 0}, Exact{negative, e.r, L - ob - 2});
         cases.push_back(b.done(fmt::format("{}({} + {})", negative ? "-" : "", n, e.text)));
         exact.push_back(v);
       }

@@ -84,7 +84,7 @@ class SubnormalProbe final : public ProbeBase {
     }
     // A subnormal sum: 1.5 e + (-e), e = 2^emin(d), from products or c.
     {
-      const Val big = {false, 3, fd.emin() - 1}, small = pow2(fd.emin(), true);
+      const Exact big = {false, 3, fd.emin() - 1}, small = pow2(fd.emin(), true);
       const auto kept = encode(fd, pow2(fd.emin() - 1));
       for (int layout = 0; layout < 3 && kept; ++layout) {
         CaseBuilder b(cfg);
@@ -238,11 +238,11 @@ class SpecialsProbe final : public ProbeBase {
       push(b, "sum_overflow", fmt::format("2^{0} + 2^{0} - 2^{0}", fd.emax()));
     }
     // Overflow rounding edges: (2 - u) 2^E +- r u 2^E, u = 2^-p(d) + 1.
-    const Val top = {false, (std::uint64_t{2} << fd.man_bits) - 1, fd.emax() - fd.man_bits};
+    const Exact top = {false, (std::uint64_t{2} << fd.man_bits) - 1, fd.emax() - fd.man_bits};
     for (std::uint64_t r : {3u, 2u, 1u})
       for (bool negative : {false, true}) {
         CaseBuilder b(cfg);
-        Val t = top, s = {false, r, fd.emax() - fd.man_bits - 2};
+        Exact t = top, s = {false, r, fd.emax() - fd.man_bits - 2};
         t.neg = s.neg = negative;
         if (!b.c(t)) {
           b = CaseBuilder(cfg);

@@ -10,6 +10,7 @@
 namespace gp::mma {
 
 using model::Class;
+using model::u128;
 
 namespace {
 
@@ -22,8 +23,8 @@ std::string power(int k) { return k >= 0 && k <= 10 ? std::to_string(1u << k) : 
 
 }  // namespace
 
-Val add(Val x, Val y) {
-  if (x.sig == 0) return y.sig == 0 ? Val{x.neg && y.neg, 0, 0} : y;
+Exact add(Exact x, Exact y) {
+  if (x.sig == 0) return y.sig == 0 ? Exact{x.neg && y.neg, 0, 0} : y;
   if (y.sig == 0) return x;
   const int e = std::min(x.exp, y.exp);
   // Exact in 128 bits; a sum wider than 63 bits keeps its leading 63 (probes never build one).
@@ -37,15 +38,13 @@ Val add(Val x, Val y) {
     s >>= 1;
     ++exp;
   }
-  return {negative, std::uint64_t(s), exp};
+  return {negative, u128(s), exp};
 }
 
-int lead(Val v) { return v.exp + model::msb(v.sig); }
-
-std::string show(Val v) {
+std::string show(Exact v) {
   if (v.sig == 0) return v.neg ? "-0" : "0";
-  const int tz = ctz(v.sig);
-  const std::uint64_t s = v.sig >> tz;
+  const int tz = ctz(std::uint64_t(v.sig));
+  const std::uint64_t s = std::uint64_t(v.sig >> tz);
   const int e = v.exp + tz;
   std::string body;
   if (std::popcount(s) <= 3) {
@@ -63,7 +62,7 @@ std::string show(Val v) {
   return (v.neg ? "-" : "") + body;
 }
 
-std::optional<std::uint64_t> encode(const Format& f, Val v) {
+std::optional<std::uint64_t> encode(const Format& f, Exact v) {
   if (v.neg && !f.has_sign()) return std::nullopt;
   if (v.sig == 0) {
     if (!f.has_zero() || (v.neg && !f.has_negative_zero())) return std::nullopt;
@@ -71,14 +70,14 @@ std::optional<std::uint64_t> encode(const Format& f, Val v) {
   }
   model::Options o;
   o.rounding = model::Rounding::rz;
-  const model::Result r = model::round_pack(f, o, v.neg, v.exp, v.sig);
+  const model::Result r = model::round_pack(f, o, v);
   if (r.flags & (model::Flag::inexact | model::Flag::overflow | model::Flag::invalid)) return std::nullopt;
   const Class c = model::classify(f, r.bits);
   if (!model::is_finite_nonzero(c)) return std::nullopt;
   return r.bits;
 }
 
-Val decode(const Format& f, std::uint64_t bits) {
+Exact decode(const Format& f, std::uint64_t bits) {
   const model::Unpacked u = model::unpack(f, bits);
   if (!model::is_finite_nonzero(u.cls)) return {u.neg, 0, 0};
   return {u.neg, u.sig, u.exp};
@@ -94,7 +93,7 @@ std::string show(const Format& f, std::uint64_t bits) {
   return show(decode(f, bits));
 }
 
-std::optional<std::pair<std::uint64_t, std::uint64_t>> factor(const Format& fa, const Format& fb, Val v) {
+std::optional<std::pair<std::uint64_t, std::uint64_t>> factor(const Format& fa, const Format& fb, Exact v) {
   if (v.sig == 0) {
     // A zero product: the sign goes on a where it can.
     const auto a = encode(fa, {v.neg && fa.has_sign(), 0, 0});
@@ -102,8 +101,8 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> factor(const Format& fa, 
     if (!a || !b) return std::nullopt;
     return std::pair{*a, *b};
   }
-  const int tz = ctz(v.sig);
-  const std::uint64_t s = v.sig >> tz;
+  const int tz = ctz(std::uint64_t(v.sig));
+  const std::uint64_t s = std::uint64_t(v.sig >> tz);
   const int e = v.exp + tz;
   const bool sign_on_a = fa.has_sign();
   if (v.neg && !fa.has_sign() && !fb.has_sign()) return std::nullopt;
@@ -142,28 +141,28 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> factor(const Format& fa, 
   return best;
 }
 
-std::uint64_t round_to(const Format& d, int bits, model::Rounding r, Val v) {
+std::uint64_t round_to(const Format& d, int bits, model::Rounding r, Exact v) {
   model::Options o;
   o.rounding = r;
-  if (bits >= d.man_bits) return model::round_pack(d, o, v.neg, v.exp, v.sig).bits;
+  if (bits >= d.man_bits) return model::round_pack(d, o, v).bits;
   Format narrow = d;
   narrow.name = "narrowed output";
   narrow.man_bits = bits;
   narrow.storage_bits = d.storage_bits - d.pad_bits - (d.man_bits - bits);
   narrow.pad_bits = 0;
-  const std::uint64_t x = model::round_pack(narrow, o, v.neg, v.exp, v.sig).bits;
+  const std::uint64_t x = model::round_pack(narrow, o, v).bits;
   const std::uint64_t m = model::magnitude_of(narrow, x);
   const std::uint64_t widened = ((m >> narrow.man_bits) << d.man_bits) | ((m & narrow.man_mask()) << (d.man_bits - bits));
   return model::pack(d, model::sign_of(narrow, x), widened);
 }
 
-std::uint64_t ieee_sum(const Format& d, model::Rounding r, const std::vector<Val>& terms) {
+std::uint64_t ieee_sum(const Format& d, model::Rounding r, const std::vector<Exact>& terms) {
   model::Options o;
   o.rounding = r;
   std::uint64_t acc = 0;
   bool first = true;
-  for (const Val& t : terms) {
-    const std::uint64_t x = t.sig == 0 ? model::zero(d, t.neg).bits : model::round_pack(d, o, t.neg, t.exp, t.sig).bits;
+  for (const Exact& t : terms) {
+    const std::uint64_t x = t.sig == 0 ? model::zero(d, t.neg).bits : model::round_pack(d, o, t).bits;
     acc = first ? x : model::add(d, o, acc, x).bits;
     first = false;
   }
@@ -184,7 +183,7 @@ CaseBuilder::CaseBuilder(const MmaConfig& cfg) : cfg_(&cfg), k_(cfg.k) {
   case_.c = model::zero(*cfg.c, false).bits;
 }
 
-bool CaseBuilder::set(int s, Val v) {
+bool CaseBuilder::set(int s, Exact v) {
   if (s < 0 || s > k_) {
     ok_ = false;
     return false;
@@ -465,9 +464,9 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
         a[j] = a[i] ^ fa.sign_mask();
         b[j] = b[i];
       }
-      const Val x = [&] {
-        const Val va = decode(fa, a[i]), vb = decode(fb, b[i]);
-        return Val{va.neg != vb.neg, va.sig * vb.sig, va.exp + vb.exp};
+      const Exact x = [&] {
+        const Exact va = decode(fa, a[i]), vb = decode(fb, b[i]);
+        return Exact{va.neg != vb.neg, va.sig * vb.sig, va.exp + vb.exp};
       }();
       const auto cx = encode(fc, neg(x));
       if (j == i && cx) c = *cx;
@@ -488,7 +487,7 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
       c = model::zero(fc, false).bits;
       const int lo = fd.has_subnormals() ? fd.quantum_min() - 2 : fd.emin() - 1;
       const int eb = lo + int(rng_() % std::uint64_t(fd.emin() + 3 - lo));
-      const auto put = [&](int slot, Val v) {
+      const auto put = [&](int slot, Exact v) {
         if (slot == K) {
           if (const auto x = encode(fc, v)) c = *x;
         } else if (const auto p = factor(fa, fb, v)) {
@@ -519,7 +518,7 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
         if (x && y) {
           const int k = int(rng_() % std::uint64_t(K));
           a[k] = *x, b[k] = *y;
-          const Val tiny = {rng_() % 2 == 0, 1, ea + eb - ob - 2 - int(rng_() % 40)};
+          const Exact tiny = {rng_() % 2 == 0, 1, ea + eb - ob - 2 - int(rng_() % 40)};
           const auto ct = encode(fc, tiny);
           c = rng_() % 4 == 0 || !ct ? model::zero(fc, false).bits : *ct;
           return;
@@ -531,10 +530,10 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
       const int ec = bottom + int(rng_() % std::uint64_t(std::max(1, top - bottom + 1)));
       c = random_finite(fc, ec, ec, false);
       const int j = int(rng_() % std::uint64_t(fd.man_bits + 6));
-      const Val target = {rng_() % 2 == 0, 1 + 2 * (rng_() % 2), ec - j - 1};
+      const Exact target = {rng_() % 2 == 0, 1 + 2 * (rng_() % 2), ec - j - 1};
       if (const auto p = factor(fa, fb, target)) a[0] = p->first, b[0] = p->second;
       if (K > 1 && rng_() % 2) {
-        const Val tiny = {rng_() % 2 == 0, 1, ec - j - 2 - int(rng_() % 30)};
+        const Exact tiny = {rng_() % 2 == 0, 1, ec - j - 2 - int(rng_() % 30)};
         if (const auto p = factor(fa, fb, tiny)) a[1] = p->first, b[1] = p->second;
       }
       for (int k = 2; k < K; ++k)

@@ -19,52 +19,48 @@
 #include <vector>
 
 #include "audit/probe.hpp"
+#include "model/exact.hpp"
 #include "model/mma_algorithms.hpp"
 
 namespace gp::mma {
 
 using backends::MmaConfig;
 using model::DotConfig;
+using model::Exact;
 using model::Format;
 using model::MmaAlgorithm;
 
-// An exact value (-1)^neg * sig * 2^exp; sig = 0 is a zero of that sign.
-struct Val {
-  bool neg = false;
-  std::uint64_t sig = 0;
-  int exp = 0;
-};
-inline Val pow2(int e, bool neg = false) { return {neg, 1, e}; }
-inline Val neg(Val v) { return {!v.neg, v.sig, v.exp}; }
+// Summands are exact values (model/exact.hpp) of at most 63 significant bits, never sticky.
+inline Exact pow2(int e, bool neg = false) { return {neg, 1, e}; }
+inline Exact neg(Exact v) { return {!v.neg, v.sig, v.exp}; }
 // sig * 2^exp with a signed sig.
-inline Val val(std::int64_t sig, int exp) {
+inline Exact val(std::int64_t sig, int exp) {
   return {sig < 0, sig < 0 ? std::uint64_t(-sig) : std::uint64_t(sig), exp};
 }
-// Exact sum of two values (the significands must fit 62 bits once aligned).
-Val add(Val x, Val y);
-// The exponent of the leading bit (sig != 0).
-int lead(Val v);
+// Exact sum of two values (a sum wider than 63 bits keeps its leading 63: probes never build one).
+Exact add(Exact x, Exact y);
+using model::lead;
 // "1 + 2^-23", "-3 * 2^-25", "2^-24", "-0".
-std::string show(Val v);
+std::string show(Exact v);
 
 // The bits of v in f when v is exactly representable and finite there.
-std::optional<std::uint64_t> encode(const Format& f, Val v);
+std::optional<std::uint64_t> encode(const Format& f, Exact v);
 // The exact value of finite bits.
-Val decode(const Format& f, std::uint64_t bits);
+Exact decode(const Format& f, std::uint64_t bits);
 // A raw output rendered for a verdict: its value, or inf / NaN with its bits.
 std::string show(const Format& f, std::uint64_t bits);
 bool is_nan(const Format& f, std::uint64_t bits);
 
 // a * b = v with a in fa and b in fb: both normal where possible, and one of them a power of two
 // where possible (so that the product's alignment exponent is that of its leading bit).
-std::optional<std::pair<std::uint64_t, std::uint64_t>> factor(const Format& fa, const Format& fb, Val v);
+std::optional<std::pair<std::uint64_t, std::uint64_t>> factor(const Format& fa, const Format& fb, Exact v);
 
 // v rounded to d with `bits` fraction bits (d's exponent range) in mode r: a fused sum's final
 // rounding (MMA-Sim IV-C step 5; 13 bits for Ada QMMA and Hopper QGMMA).
-std::uint64_t round_to(const Format& d, int bits, model::Rounding r, Val v);
+std::uint64_t round_to(const Format& d, int bits, model::Rounding r, Exact v);
 // The terms added one after the other with IEEE additions in d, each partial sum rounded and
 // normalized (each term first rounded to d): the "normalized after each addition" hypothesis.
-std::uint64_t ieee_sum(const Format& d, model::Rounding r, const std::vector<Val>& terms);
+std::uint64_t ieee_sum(const Format& d, model::Rounding r, const std::vector<Exact>& terms);
 
 // The lowest exponent a summand (a product, c) can have: an alignment floor at or below it never
 // binds, and is the same as none.
@@ -87,9 +83,9 @@ class CaseBuilder {
   int summands() const { return k_ + 1; }
   // Sets summand s (product s, or c for s == K) to v; false (and the builder spoiled) when the
   // formats cannot hold it exactly.
-  bool set(int s, Val v);
-  bool product(int k, Val v) { return set(k, v); }
-  bool c(Val v) { return set(k_, v); }
+  bool set(int s, Exact v);
+  bool product(int k, Exact v) { return set(k, v); }
+  bool c(Exact v) { return set(k_, v); }
   void raw(int k, std::uint64_t a, std::uint64_t b);
   void raw_c(std::uint64_t c);
   bool ok() const { return ok_; }

@@ -32,10 +32,10 @@ class TruncationProbe final : public ProbeBase {
     for (int e : {40, F + 1, F + 2, F + 8, F + 15})
       if (e > F - 1 && std::find(exps.begin(), exps.end(), e) == exps.end()) exps.push_back(e);
     std::vector<DotCase> cases;
-    std::vector<Val> exact;
+    std::vector<Exact> exact;
     for (int e : exps)
       for (bool negative_two : {false, true}) {
-        const Val small = pow2(-e, !negative_two);
+        const Exact small = pow2(-e, !negative_two);
         CaseBuilder b(cfg);
         b.product(0, pow2(1, negative_two));
         if (!b.c(small)) {
@@ -100,7 +100,7 @@ class CarryOutProbe final : public ProbeBase {
     const Format& fd = *cfg.d;
     // n summands of 1.75 (2 - 2^-2): their sum needs ceil(log2(1.75 n)) integer bits, i.e.
     // floor(log2(1.75 n)) carry-out bits beyond the leading one of a summand.
-    const Val v = {false, 7, -2};
+    const Exact v = {false, 7, -2};
     std::vector<DotCase> cases;
     std::vector<int> counts;
     std::map<std::string, std::uint64_t> exact, fewer;
@@ -109,7 +109,7 @@ class CarryOutProbe final : public ProbeBase {
       CaseBuilder b(cfg);
       b.c(v);
       for (int k = 0; k < n - 1; ++k) b.product(k, v);
-      const Val sum = {false, 7 * std::uint64_t(n), -2};
+      const Exact sum = {false, 7 * std::uint64_t(n), -2};
       const auto e = encode(fd, sum);
       if (!b.ok() || !e) continue;
       const int bits = model::msb(sum.sig) + sum.exp;  // carry-out bits the sum needs
@@ -118,7 +118,7 @@ class CarryOutProbe final : public ProbeBase {
       counts.push_back(n);
       exact[note] = *e;
       // With one carry bit fewer the integer part wraps modulo 2^bits.
-      const std::uint64_t wrapped = sum.sig % (std::uint64_t{1} << (bits + 2));
+      const std::uint64_t wrapped = std::uint64_t(sum.sig % (std::uint64_t{1} << (bits + 2)));
       fewer[note] = round_to(fd, fd.man_bits, Rounding::rz, {false, wrapped, -2});
     }
     if (cases.empty()) return audit::unsupported("1.75 cannot be expressed in these formats, or K < 2");
@@ -133,7 +133,7 @@ class CarryOutProbe final : public ProbeBase {
     for (std::size_t i = 0; i < cases.size(); ++i) {
       const bool ok = sel->outputs[i] == exact[cases[i].note];
       all &= ok;
-      const Val sum = {false, 7 * std::uint64_t(counts[i]), -2};
+      const Exact sum = {false, 7 * std::uint64_t(counts[i]), -2};
       const int bits = model::msb(sum.sig) + sum.exp;
       parts.push_back(fmt::format("{} summands: {} ({} carry-out bits {})", counts[i], show(fd, sel->outputs[i]), bits,
                                   ok ? "kept" : "not kept"));

@@ -15,15 +15,15 @@ using model::msb;
 
 constexpr int kLead = 120;  // leading bit of wide significands
 
-ExactValue from(bool neg, u128 sig, int exp, bool sticky = false) {
-  if (sig == 0 && !sticky) return ExactValue{neg, true, 0, 0, false};
-  return ExactValue{neg, false, sig, exp, sticky};
+Exact from(bool neg, u128 sig, int exp, bool sticky = false) {
+  if (sig == 0 && !sticky) return Exact{neg, 0, 0, false};
+  return Exact{neg, sig, exp, sticky};
 }
 
 // ±as*2^ae + ±bs*2^be: the operand with the larger leading bit is put at bit 120, the other one
 // aligned to it, its bits beyond 128 jammed into a sticky bit (only when it lies more than 60
 // bits below, so that the sum keeps its leading bit near 120 and the jam stays out of the way).
-ExactValue exact_sum(bool an, int ae, u128 as, bool bn, int be, u128 bs) {
+Exact exact_sum(bool an, int ae, u128 as, bool bn, int be, u128 bs) {
   if (as == 0 && bs == 0) return from(an && bn, 0, 0);
   if (as == 0) return from(bn, bs, be);
   if (bs == 0) return from(an, as, ae);
@@ -53,7 +53,7 @@ ExactValue exact_sum(bool an, int ae, u128 as, bool bn, int be, u128 bs) {
 }
 
 // a / b on significands (nonzero), 121 quotient bits and a sticky bit.
-ExactValue exact_quotient(bool neg, u128 a, int ea, u128 b, int eb) {
+Exact exact_quotient(bool neg, u128 a, int ea, u128 b, int eb) {
   int e = ea - eb;
   const int s = msb(b) - msb(a);
   if (s > 0) {
@@ -78,7 +78,7 @@ ExactValue exact_quotient(bool neg, u128 a, int ea, u128 b, int eb) {
 }
 
 // sqrt(a * 2^ea), a nonzero: the root of a * 2^(ea + 188) digit by digit (121 bits), sticky if inexact.
-ExactValue exact_root(u128 a, int ea) {
+Exact exact_root(u128 a, int ea) {
   if (ea & 1) {
     a <<= 1;
     ea -= 1;
@@ -114,7 +114,7 @@ u128 scaled(u128 sig, int k) {
 
 }  // namespace
 
-std::optional<ExactValue> exact_result(const model::Format& f, backends::Node op, std::span<const std::uint64_t> x) {
+std::optional<Exact> exact_result(const model::Format& f, backends::Node op, std::span<const std::uint64_t> x) {
   using backends::Node;
   const model::Unpacked a = model::unpack(f, x[0]);
   const bool unary = op == Node::sqrt;
@@ -140,12 +140,12 @@ std::optional<ExactValue> exact_result(const model::Format& f, backends::Node op
   }
 }
 
-std::optional<i128> error_q64(const model::Format& f, const ExactValue& x, std::uint64_t d) {
+std::optional<i128> error_q64(const model::Format& f, const Exact& x, std::uint64_t d) {
   const model::Unpacked u = model::unpack(f, d);
   if (u.cls != model::Class::zero && !model::is_finite_nonzero(u.cls)) return std::nullopt;
-  const int eu = x.zero ? f.quantum_min() : std::max(x.exp + msb(x.sig), f.emin()) - f.man_bits;
+  const int eu = x.zero() ? f.quantum_min() : std::max(x.exp + msb(x.sig), f.emin()) - f.man_bits;
   const int base = eu - 64;  // the unit of the fixed-point values
-  const i128 xv = x.zero ? 0 : i128(scaled(x.sig, x.exp - base));
+  const i128 xv = x.zero() ? 0 : i128(scaled(x.sig, x.exp - base));
   const i128 dv = u.cls == model::Class::zero ? 0 : i128(scaled(u.sig, u.exp - base));
   return (u.neg ? -dv : dv) - (x.neg ? -xv : xv);
 }

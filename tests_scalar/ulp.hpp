@@ -13,30 +13,24 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/expr.hpp"
-#include "model/wide.hpp"
+#include "model/exact.hpp"
 
 namespace gp::scalar::paranoia {
 
 __extension__ typedef __int128 i128;
 using model::u128;
 
-// (-1)^neg * (sig + d) * 2^exp with 0 < d < 1 when sticky is set, d = 0 otherwise. Quotients and
-// roots carry 121 significant bits, sums at least 120 bits below the larger operand's leading bit.
-struct ExactValue {
-  bool neg = false;
-  bool zero = true;
-  u128 sig = 0;
-  int exp = 0;
-  bool sticky = false;
-};
+// Exact results (model/exact.hpp): quotients and roots carry 121 significant bits and a sticky bit,
+// sums at least 120 bits below the larger operand's leading bit.
+using model::Exact;
 
 // The exact result of add, sub, mul, div or sqrt on finite operands of f; nullopt for NaN or
 // infinite operands, division by zero and square roots of negative numbers.
-std::optional<ExactValue> exact_result(const model::Format& f, backends::Node op, std::span<const std::uint64_t> x);
+std::optional<Exact> exact_result(const model::Format& f, backends::Node op, std::span<const std::uint64_t> x);
 
 // (d - x) / ulp(x) * 2^64, rounded toward zero (within 2^-64 ulp); nullopt when d is not finite.
 // Errors beyond 2^60 ulps are clamped there.
-std::optional<i128> error_q64(const model::Format& f, const ExactValue& x, std::uint64_t d);
+std::optional<i128> error_q64(const model::Format& f, const Exact& x, std::uint64_t d);
 double q64_to_double(i128 q);
 
 // The range of errors over a set of results, with the cases that reached its ends.

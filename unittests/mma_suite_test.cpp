@@ -147,28 +147,28 @@ TEST(MmaSupport, EncodeFactorAndPlace) {
     // 1 and the largest value below 2 are exact everywhere; 2^(emax + 1) never is.
     ASSERT_TRUE(encode(*f, pow2(0))) << f->name;
     EXPECT_FALSE(encode(*f, pow2(f->emax() + 1))) << f->name;
-    const Val top = {false, (std::uint64_t{1} << f->precision()) - 1, 1 - f->precision()};
+    const Exact top = {false, (std::uint64_t{1} << f->precision()) - 1, 1 - f->precision()};
     const auto t = encode(*f, top);
     ASSERT_TRUE(t) << f->name;
-    const Val back = decode(*f, *t);
+    const Exact back = decode(*f, *t);
     EXPECT_EQ(back.sig << (back.exp - top.exp), top.sig) << f->name;
   }
   // Products factor exactly, normal factors where possible.
   for (const model::Format* f : {&model::binary16, &model::bfloat16, &model::e4m3, &model::e5m2, &model::e2m1}) {
     for (int e = -6; e <= 6; ++e)
       for (std::uint64_t sig : {1u, 3u, 5u, 9u}) {
-        const Val v = {e % 2 != 0, sig, e};
+        const Exact v = {e % 2 != 0, sig, e};
         const auto ab = factor(*f, *f, v);
         if (!ab) continue;
-        const Val a = decode(*f, ab->first), b = decode(*f, ab->second);
+        const Exact a = decode(*f, ab->first), b = decode(*f, ab->second);
         EXPECT_EQ(a.neg != b.neg, v.neg);
-        EXPECT_EQ(show(Val{false, a.sig * b.sig, a.exp + b.exp}), show(Val{false, v.sig, v.exp})) << f->name;
+        EXPECT_EQ(show(Exact{false, a.sig * b.sig, a.exp + b.exp}), show(Exact{false, v.sig, v.exp})) << f->name;
       }
   }
   EXPECT_TRUE(factor(model::binary16, model::binary16, pow2(30)));   // 2^15 * 2^15
   EXPECT_FALSE(factor(model::binary16, model::binary16, pow2(33)));  // beyond 65504^2
   EXPECT_EQ(show(add(pow2(0), pow2(-23))), "1 + 2^-23");
-  EXPECT_EQ(show(Val{true, (1u << 24) - 1, -24}), "-(1 - 2^-24)");
+  EXPECT_EQ(show(Exact{true, (1u << 24) - 1, -24}), "-(1 - 2^-24)");
   // Every case comes back from its own element: distinct c, no products.
   backends::Device& d = device("hopper:HGMMA.64x8x16.F32");
   const backends::MmaConfig& cfg = d.caps().mma.front();
