@@ -222,16 +222,20 @@ class NanProbe final : public UnitProbe {
     audit::Finding finding;
     auto out = conclude(device, groups, candidates(device, f, space), question(), finding);
     if (!out) return audit::failed(out.error().message);
-    // The conversion to a wider format: a measurement against the IEEE conversion (first operand's
-    // payload, quieted), the conversion's unit being another one.
+    // The conversion to a wider format: a measurement against the model's IEEE conversion (the
+    // payload and sign kept, quieted), the conversion's NaN being no question of f's unit.
     if (const Format* g = wider_on(device, f)) {
       const Group c = conversion_group(f, *g);
-      const Hypothesis ieee{"IEEE conversion (payload kept, quieted)", [&f, g](const Case& k) {
-                              return model::cvt(*g, f, model::Options{}, k.operands[0]).bits;
-                            }};
-      auto sel = select(device, c.expr, c.cases, {ieee}, finding);
-      if (!sel) return audit::failed(sel.error().message);
-      const bool as_ieee = !sel->consistent.empty();
+      auto outs = run_cases(device, c.expr, c.cases);
+      if (!outs) return audit::failed(outs.error().message);
+      bool as_ieee = true;
+      for (std::size_t i = 0; i < c.cases.size(); ++i) {
+        const std::uint64_t ieee = model::cvt(*g, f, model::Options{}, c.cases[i].operands[0]).bits;
+        as_ieee = as_ieee && ieee == (*outs)[i];
+        audit::Observation o = observation(c.expr, c.cases[i], (*outs)[i]);
+        o.predictions.emplace_back("IEEE conversion (payload kept, quieted)", ieee);
+        finding.observations.push_back(std::move(o));
+      }
       finding.parameters["conversion_as_ieee"] = as_ieee;
       finding.verdict += fmt::format("; conversion to {}: {}", g->name,
                                      as_ieee ? "payload and sign kept, quieted" : "other NaNs than IEEE's (see the observations)");

@@ -37,34 +37,14 @@ Expected<std::vector<std::uint64_t>> run_cases(backends::Device& device, const E
   return out;
 }
 
-Expected<Selection> select(backends::Device& device, const Expr& expr, const std::vector<Case>& cases,
-                           const std::vector<Hypothesis>& hypotheses, audit::Finding& finding, bool nan_equivalent) {
-  auto out = run_cases(device, expr, cases);
-  if (!out) return out.error();
-  const Format& of = *expr.output_format;
-  const auto same = [&](std::uint64_t a, std::uint64_t b) {
-    if (a == b) return true;
-    return nan_equivalent && model::is_nan(model::classify(of, a)) && model::is_nan(model::classify(of, b));
-  };
-  Selection s{{}, *out};
-  std::vector<bool> alive(hypotheses.size(), true);
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    audit::Observation o;
-    o.inputs = cases[i].operands;
-    o.output = s.outputs[i];
-    o.input_bits = expr.input_format->storage_bits;
-    o.output_bits = of.storage_bits;
-    o.note = cases[i].note;
-    for (std::size_t h = 0; h < hypotheses.size(); ++h) {
-      const std::uint64_t p = hypotheses[h].predict(cases[i]);
-      o.predictions.emplace_back(hypotheses[h].name, p);
-      if (!same(p, s.outputs[i])) alive[h] = false;
-    }
-    finding.observations.push_back(std::move(o));
-  }
-  for (std::size_t h = 0; h < hypotheses.size(); ++h)
-    if (alive[h]) s.consistent.push_back(hypotheses[h].name);
-  return s;
+audit::Observation observation(const Expr& expr, const Case& c, std::uint64_t output) {
+  audit::Observation o;
+  o.inputs = c.operands;
+  o.output = output;
+  o.input_bits = expr.input_format->storage_bits;
+  o.output_bits = expr.output_format->storage_bits;
+  o.note = c.note;
+  return o;
 }
 
 KeepFn keep_all() {
@@ -385,12 +365,7 @@ Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& dev
     const KeepFn k = gi < keep.size() && keep[gi] ? keep[gi] : keep_all();
     for (std::size_t i = 0; i < g.cases.size(); ++i) {
       if (!k(i, !same(*g.expr.output_format, (*reference)[i], outputs[gi][i]))) continue;
-      audit::Observation o;
-      o.inputs = g.cases[i].operands;
-      o.output = outputs[gi][i];
-      o.input_bits = g.expr.input_format->storage_bits;
-      o.output_bits = g.expr.output_format->storage_bits;
-      o.note = g.cases[i].note;
+      audit::Observation o = observation(g.expr, g.cases[i], outputs[gi][i]);
       for (std::size_t h = 0; h < shown.size(); ++h) o.predictions.emplace_back(names[h], predictions[h][i]);
       finding.observations.push_back(std::move(o));
     }

@@ -44,22 +44,8 @@ struct Case {
 Expected<std::vector<std::uint64_t>> run_cases(backends::Device& device, const Expr& expr,
                                                const std::vector<Case>& cases);
 
-// A hypothesis: a name and the output it predicts for a case.
-struct Hypothesis {
-  std::string name;
-  std::function<std::uint64_t(const Case&)> predict;
-};
-
-// Runs the cases and keeps the hypotheses that predict every output bit for bit. Fills the finding's
-// observations (inputs, output, every hypothesis' prediction). NaN outputs match any NaN prediction
-// of the same format when `nan_equivalent` is set.
-struct Selection {
-  std::vector<std::string> consistent;
-  std::vector<std::uint64_t> outputs;
-};
-Expected<Selection> select(backends::Device& device, const Expr& expr, const std::vector<Case>& cases,
-                           const std::vector<Hypothesis>& hypotheses, audit::Finding& finding,
-                           bool nan_equivalent = false);
+// The observation of one case: its operands, the device's output, the case's note.
+audit::Observation observation(const Expr& expr, const Case& c, std::uint64_t output);
 
 // One expression and its cases.
 struct Group {
