@@ -179,7 +179,7 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
       if (f.status == Status::ok && !f.parameters.contains("conclusion")) {
         const std::string why = id.message.empty() ? id.verdict : id.message;
         f.verdict = "inconclusive: no candidate model was judged, the identification ended" + (why.empty() ? "" : ": " + why);
-        f.parameters = {{"conclusion", "inconclusive"}, {"candidates", nlohmann::json::array()}};
+        f.parameters = {{"conclusion", "inconclusive"}, {"candidates", nlohmann::json::array()}, {"survivors", 0}};
         f.profile = nlohmann::json::object();
       }
       doc.replace(slots[i], f);

@@ -73,6 +73,7 @@ std::string render(const nlohmann::json& answer) {
 
 Judgement judge(const Question& q, std::span<const Candidate> survivors, std::span<const Miss> misses) {
   Judgement j;
+  j.survivors = survivors.size();
   // The survivors to list: every distinct (model, answer), so that every answer left is on the
   // list, then more up to kListed.
   {
@@ -152,6 +153,7 @@ void apply(const Judgement& j, Finding& f) {
   static constexpr const char* kNames[] = {"stated", "inconclusive", "not applicable", "unexplained"};
   f.parameters["conclusion"] = kNames[int(j.conclusion)];
   f.parameters["candidates"] = j.candidates;
+  f.parameters["survivors"] = j.survivors;
   if (j.conclusion == Conclusion::stated && j.answer.is_object())
     for (const auto& [k, v] : j.answer.items()) f.parameters[k] = v;
 }

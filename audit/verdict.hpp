@@ -47,6 +47,7 @@ struct Judgement {
   nlohmann::json answer;  // the one answer (stated), else null
   std::string verdict;
   nlohmann::json candidates = nlohmann::json::array();
+  std::size_t survivors = 0;  // how many candidates reproduce every observation (candidates lists some)
 };
 
 // `question` names what the probe asks ("CARRIES", "the carry-out bits of a fixed-point
@@ -62,8 +63,8 @@ struct Question {
 // used only when no candidate survives: the closest first.
 Judgement judge(const Question& q, std::span<const Candidate> survivors, std::span<const Miss> misses = {});
 
-// Writes a judgement into a finding: the verdict, parameters.candidates, parameters.conclusion,
-// and the stated answer's values as parameters (only when one answer is left).
+// Writes a judgement into a finding: the verdict, parameters.candidates, parameters.survivors,
+// parameters.conclusion, and the stated answer's values as parameters (only when one answer is left).
 void apply(const Judgement& j, Finding& f);
 
 // The values of an answer as "key value, key value" (strings bare, others as JSON).

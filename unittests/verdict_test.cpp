@@ -31,6 +31,24 @@ TEST(Judge, OneAnswerIsStated) {
   EXPECT_EQ(f.parameters["conclusion"], "stated");
   EXPECT_EQ(f.parameters["carry_bits"], 3);
   EXPECT_EQ(f.parameters["candidates"].size(), 2u);
+  EXPECT_EQ(f.parameters["survivors"], 2);
+}
+
+// A long list of survivors: every distinct model and answer is listed, then more up to 24, and the
+// count says how many there were.
+TEST(Judge, ListsSomeSurvivorsAndCountsAll) {
+  std::vector<audit::Candidate> c;
+  for (int i = 0; i < 40; ++i) c.push_back(carry(3, i % 2 ? "fdrda" : "fda"));
+  for (int b : {5, 6}) c.push_back(carry(b));
+  const audit::Judgement j = audit::judge(kCarries, c);
+  EXPECT_EQ(j.conclusion, audit::Conclusion::inconclusive);
+  audit::Finding f;
+  audit::apply(j, f);
+  EXPECT_EQ(f.parameters["survivors"], 42);
+  EXPECT_EQ(f.parameters["candidates"].size(), 24u);
+  std::set<std::string> listed;
+  for (const auto& x : f.parameters["candidates"]) listed.insert(x["model"].get<std::string>() + x["answer"].dump());
+  EXPECT_EQ(listed.size(), 4u);  // fda 3, fdrda 3, fda 5, fda 6
 }
 
 // Integer values that differ read as runs; what every answer shares is named.
