@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "backends/reference/profile.hpp"
 
@@ -237,6 +238,21 @@ void judge_findings(const MmaConfig& cfg, std::span<const DotConfig> survivors, 
     f.parameters = json::object();
     const audit::Judgement j = audit::judge(q->question, cands, misses);
     audit::apply(j, f);
+    // The observations show the judged models' predictions, as the scalar probes' do: one survivor
+    // per distinct answer, named by it, or the closest candidates when none survived.
+    std::vector<std::pair<std::string, model::Dot>> shown;
+    std::set<std::string> answered;
+    for (std::size_t i = 0; i < survivors.size() && shown.size() < 4; ++i)
+      if (answered.insert(cands[i].answer.dump()).second)
+        shown.emplace_back(cands[i].answer.is_null() ? cands[i].model : audit::render(cands[i].answer), model::Dot(survivors[i]));
+    for (std::size_t i = 0; survivors.empty() && i < closest.size() && i < 3; ++i)
+      shown.emplace_back(fmt::format("{} {}", algorithm_name(closest[i], cfg.k), parameters_json(closest[i], cfg.k).dump()),
+                         model::Dot(closest[i]));
+    for (audit::Observation& o : f.observations) {
+      o.predictions.clear();
+      if (const auto x = case_of(cfg, o))
+        for (const auto& [label, dot] : shown) o.predictions.emplace_back(label, predict(dot, *x));
+    }
     if (j.conclusion == audit::Conclusion::unexplained && !reading.empty())
       f.message = "the probe's reading of its outputs, which no candidate model confirms: " + reading;
   }
