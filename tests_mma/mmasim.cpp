@@ -19,14 +19,6 @@ namespace {
 
 constexpr const char* kMmaSim = "MMA-Sim (Xie et al. 2025), section III";
 
-// Block sizes worth trying for K products: the powers of two up to K, and K itself.
-std::vector<int> blocks_of(int K) {
-  std::vector<int> v;
-  for (int b = 1; b < K; b *= 2) v.push_back(b);
-  v.push_back(K);
-  return v;
-}
-
 // v = m * 2^e exactly: m, else nullopt.
 std::optional<std::int64_t> multiple_of(Exact v, int e) {
   if (v.sig == 0) return 0;
@@ -143,7 +135,6 @@ class TreeProbe final : public ProbeBase {
     audit::Finding f;
     auto cal = measure_kept_bits(device, cfg);
     if (!cal) return audit::failed(cal.error().message);
-    const int F = cal->F && *cal->F < gap ? *cal->F : std::min(gap - 1, 24);
     std::vector<DotCase> cases;
     std::vector<std::pair<int, int>> pairs;
     const std::vector<int> at = positions(K);
@@ -157,56 +148,14 @@ class TreeProbe final : public ProbeBase {
                                            summand_name(j, K), ey)));
         pairs.emplace_back(i, j);
       }
-    std::vector<Hypothesis> hyps;
-    std::vector<std::pair<std::string, nlohmann::json>> described;
-    const auto add = [&](std::string name, DotConfig c, nlohmann::json params) {
-      if (!model::check(c).empty()) return;
-      hyps.push_back(model_hypothesis(name, c));
-      described.emplace_back(std::move(name), std::move(params));
-    };
-    add("sequential FMA chain from c (SFMA)", base_config(cfg, MmaAlgorithm::sfma), {{"structure", "sequential"}});
-    for (int g : blocks_of(K)) {
-      DotConfig c = base_config(cfg, MmaAlgorithm::gps);
-      c.group = g;
-      add(g == 1 ? "sequential FP32 additions from c (GPS G=1)"
-                 : fmt::format("pairwise sums in groups of {}, then sequential from c (GPS G={})", g, g),
-          c, {{"structure", g == 1 ? "sequential" : "pairwise"}, {"group", g}});
-    }
-    for (int bl : blocks_of(K)) {
-      DotConfig c = base_config(cfg, MmaAlgorithm::fda);
-      c.F = F;
-      c.block = bl;
-      add(bl == K ? fmt::format("one fused sum of c and the {} products (FDA)", K)
-                  : fmt::format("fused blocks of {} products, each partial result the next block's c (CoFDA)", bl),
-          c, {{"structure", "fused"}, {"block", bl}});
-    }
-    for (int bl : blocks_of(K)) {
-      DotConfig c = base_config(cfg, MmaAlgorithm::fdrda);
-      c.F = std::min(F, 31);
-      c.block = bl;
-      add(fmt::format("fused products, c aligned with the dot product after them, blocks of {} (FDRDA)", bl), c,
-          {{"structure", "fused, c after"}, {"block", bl}});
-      DotConfig g = base_config(cfg, MmaAlgorithm::gfdrda);
-      g.F = std::min(F, 31);
-      g.block = bl;
-      add(fmt::format("even and odd products fused apart, then c, blocks of {} (GFDRDA)", bl), g,
-          {{"structure", "fused in even/odd groups, c after"}, {"block", bl}});
-    }
-    for (int gs : blocks_of(K)) {
-      DotConfig c = base_config(cfg, MmaAlgorithm::gdfs);
-      c.group = gs;
-      c.F = F;
-      add(fmt::format("exact sums of groups of {} products, then fused with c (GDFS)", gs), c,
-          {{"structure", "grouped exact sums"}, {"group", gs}});
-    }
-    auto sel = select(device, cfg, cases, hyps, f);
-    if (!sel) return audit::failed(sel.error().message);
+    auto out = observe(device, cfg, cases, f);
+    if (!out) return audit::failed(out.error().message);
     // d / y of each pair; the tree they describe, when every pair was measured (K <= 16).
     std::vector<std::optional<std::int64_t>> per_y(cases.size());
     std::map<std::pair<int, int>, int> count;
     bool counted = true, every_y = true;
     for (std::size_t n = 0; n < cases.size(); ++n) {
-      const auto& m = per_y[n] = multiple_of(decode(fd, sel->outputs[n]), ey);
+      const auto& m = per_y[n] = multiple_of(decode(fd, (*out)[n]), ey);
       if (!m || *m < 0 || *m > K - 1) {
         counted = false;
         continue;
@@ -217,7 +166,7 @@ class TreeProbe final : public ProbeBase {
     std::optional<model::SummationTree> tree;
     if (counted && int(at.size()) == K + 1)
       tree = tree_from_counts(K, [&](int i, int j) { return count.at({i, j}); });
-    if (tree) f.parameters["tree"] = tree->text();
+    if (tree) f.parameters["tree"] = tree->text();  // the identification tries it (tests_mma/identify.hpp)
     // A sum that keeps y beside X (more kept bits than X / y spans) hides fused blocks: every
     // structure then counts every y.
     const bool blind = every_y && (cal->F ? *cal->F >= gap : gap <= 40);
@@ -225,32 +174,14 @@ class TreeProbe final : public ProbeBase {
     for (std::size_t n = 0; n < cases.size() && n < 12; ++n)
       counts += fmt::format("{}({},{})={}", n ? " " : "", summand_name(pairs[n].first, K),
                             summand_name(pairs[n].second, K), per_y[n] ? std::to_string(*per_y[n]) : "?");
-    f.message = fmt::format("d / y for the first pairs: {}{}; X = 2^{}, y = 2^{}, fused hypotheses with F = {}", counts,
-                            cases.size() > 12 ? " ..." : "", ex, ey, F);
-    f.parameters["consistent"] = sel->consistent;
-    if (sel->consistent.empty()) {
-      if (tree && !blind) {
-        f.parameters["structure"] = "tree";
-        f.verdict = fmt::format("ORDER: summation tree {} ({}), none of the nine algorithms' trees", tree->text(),
-                                describe_shape(*tree));
-        return f;
-      }
-      f.verdict = "ORDER: no summation tree of the nine algorithms explains d / y";
-      if (blind) f.message += fmt::format("; the sum keeps y beside X (X / y = 2^{}), which hides fused blocks", gap);
-      return f;
-    }
+    f.message = fmt::format("d / y for the first pairs: {}{}; X = 2^{}, y = 2^{}", counts, cases.size() > 12 ? " ..." : "",
+                            ex, ey);
     if (blind) {
-      f.verdict = fmt::format("ORDER: inconclusive: y = X 2^-{} is kept beside X, so every summation tree counts every y "
-                              "(consistent: {})",
-                              gap, join(sel->consistent, "; ", "; "));
+      f.verdict = fmt::format("ORDER: y = X 2^-{} is kept beside X, so every summation tree counts every y", gap);
       return f;
     }
-    for (const auto& [n, p] : described)
-      if (n == sel->consistent.front()) f.parameters.update(p);
-    f.verdict = "ORDER: " + sel->consistent.front();
-    if (sel->consistent.size() > 1)
-      f.verdict += fmt::format(" (also consistent: {})",
-                               join({sel->consistent.begin() + 1, sel->consistent.end()}, "; ", "; "));
+    f.verdict = tree ? fmt::format("ORDER: the counts describe the summation tree {} ({})", tree->text(), describe_shape(*tree))
+                     : "ORDER: the counts d / y describe no summation tree";
     return f;
   }
 };
@@ -586,47 +517,30 @@ class CAlignmentProbe final : public ProbeBase {
         cases.push_back(b.done(fmt::format("2^{0} - 2^{0} + ({1})", ex, show(c))));
       }
     if (cases.empty()) return audit::unsupported("c cannot lie far below the products in these formats");
-    std::vector<Hypothesis> hyps;
-    const auto add_h = [&](std::string name, MmaAlgorithm alg, bool rda) {
-      DotConfig c = base_config(cfg, alg);
-      c.F = std::min(F, fdrda_max(alg));
-      c.round_down_alignment = rda;
-      c.block = 0;
-      if (model::check(c).empty()) hyps.push_back(model_hypothesis(std::move(name), c));
-    };
-    add_h("c truncated with the products (FDA)", MmaAlgorithm::fda, true);
-    add_h("c aligned rounding down after the dot product (FDRDA)", MmaAlgorithm::fdrda, true);
-    add_h("c aligned toward zero after the dot product (FDRDA, RZ)", MmaAlgorithm::fdrda, false);
-    add_h("c rounded down, toward zero far below (GFDRDA)", MmaAlgorithm::gfdrda, true);
     audit::Finding f;
-    auto sel = select(device, cfg, cases, hyps, f);
-    if (!sel) return audit::failed(sel.error().message);
+    auto out = observe(device, cfg, cases, f);
+    if (!out) return audit::failed(out.error().message);
     // Rounded down: a negative c comes back larger in magnitude than it is.
     int down = 0, toward_zero = 0;
     std::string example;
     for (std::size_t i = 0; i < cases.size(); ++i) {
-      const Exact c = decode(fc, cases[i].c), o = decode(fd, sel->outputs[i]);
-      if (!c.neg || model::is_nan(model::classify(fd, sel->outputs[i]))) continue;
+      const Exact c = decode(fc, cases[i].c), o = decode(fd, (*out)[i]);
+      if (!c.neg || model::is_nan(model::classify(fd, (*out)[i]))) continue;
       const Exact diff = add(o, neg(c));  // output - c
       if (diff.sig != 0 && diff.neg) {
         ++down;
-        if (example.empty()) example = cases[i].note + " gives " + show(fd, sel->outputs[i]);
+        if (example.empty()) example = cases[i].note + " gives " + show(fd, (*out)[i]);
       } else if (diff.sig != 0) {
         ++toward_zero;
       }
     }
-    f.parameters["consistent"] = sel->consistent;
     f.parameters["negative_c_rounded_down"] = down;
     f.parameters["negative_c_toward_zero"] = toward_zero;
     f.verdict = down ? "C ALIGNMENT: a negative c far below the dot product is rounded down (asymmetric): " + example
                 : toward_zero ? "C ALIGNMENT: c's dropped bits are truncated toward zero on both signs"
                               : "C ALIGNMENT: c comes back exactly at every distance tried";
-    if (!sel->consistent.empty()) f.verdict += " (" + sel->consistent.front() + (sel->consistent.size() > 1 ? ", ..." : "") + ")";
     return f;
   }
-
- private:
-  static int fdrda_max(MmaAlgorithm a) { return a == MmaAlgorithm::fda ? model::kMaxF : 31; }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -733,27 +647,27 @@ class RoundingProbe final : public ProbeBase {
       f.verdict = fmt::format("ROUNDING: output keeps {} fraction bits; tables I and II cannot be built in these formats", ob);
       return f;
     }
-    std::vector<Hypothesis> hyps;
+    std::vector<Reference> refs;
     for (model::Rounding r : model::all_roundings) {
-      std::map<std::string, std::uint64_t> table;
-      for (std::size_t i = 0; i < cases.size(); ++i) table[cases[i].note] = round_to(fd, ob, r, exact[i]);
-      hyps.push_back({std::string(model::name(r)), [table](const DotCase& c) { return table.at(c.note); }});
+      Reference ref{std::string(model::name(r)), {}};
+      for (const Exact& v : exact) ref.outputs.push_back(round_to(fd, ob, r, v));
+      refs.push_back(std::move(ref));
     }
-    auto sel = select(device, cfg, cases, hyps, f);
-    if (!sel) return audit::failed(sel.error().message);
+    auto outs = observe(device, cfg, cases, f);
+    if (!outs) return audit::failed(outs.error().message);
+    const std::vector<std::string> modes = matching(*outs, refs);
+    f.parameters["rounding"] = modes;
+    f.parameters["ones"] = n;
     std::vector<std::string> rows;
-    for (std::size_t i = 0; i < cases.size(); ++i) rows.push_back(cases[i].note + " -> " + show(fd, sel->outputs[i]));
+    for (std::size_t i = 0; i < cases.size(); ++i) rows.push_back(cases[i].note + " -> " + show(fd, (*outs)[i]));
     f.message = fmt::format("u = 2^{} (the output keeps {} fraction bits{}); {}", L - ob, ob,
                             ob_n > 1 ? fmt::format(", seen on sums of {} ones", ob_n) : "", join(rows, "; ", "; "));
-    f.parameters["rounding"] = sel->consistent;
-    f.parameters["ones"] = n;
-    if (sel->consistent.empty()) {
-      f.verdict = fmt::format("ROUNDING: no rounding mode of tables I and II explains the output (u = 2^{})", L - ob);
+    if (modes.empty()) {
+      f.verdict = fmt::format("ROUNDING: no rounding mode of tables I and II gives the output (u = 2^{})", L - ob);
       return f;
     }
-    const auto first = *model::find_rounding(sel->consistent.front());
-    f.verdict = fmt::format("ROUNDING: the output keeps {} fraction bits, rounded {}", ob, describe(first));
-    if (sel->consistent.size() > 1) f.verdict += " (ambiguous: " + join(sel->consistent, ", ", " or ") + ")";
+    f.verdict = fmt::format("ROUNDING: the output keeps {} fraction bits, rounded {}", ob, describe(*model::find_rounding(modes.front())));
+    if (modes.size() > 1) f.verdict += " (these cases do not tell apart " + join(modes, ", ", " or ") + ")";
     return f;
   }
 };

@@ -267,16 +267,10 @@ class SpecialsProbe final : public ProbeBase {
       }
     }
     if (cases.empty()) return audit::unsupported("no special case can be expressed in these formats");
-    // Predictions of the algorithm families with their default parameters.
-    std::vector<Hypothesis> hyps;
-    for (MmaAlgorithm alg : {MmaAlgorithm::fda, MmaAlgorithm::fdrda, MmaAlgorithm::sfma, MmaAlgorithm::gps}) {
-      const DotConfig c = base_config(cfg, alg);
-      if (model::check(c).empty()) hyps.push_back(model_hypothesis(std::string(model::name(alg)), c));
-    }
     audit::Finding f;
-    auto sel = select(device, cfg, cases, hyps, f);
-    if (!sel) return audit::failed(sel.error().message);
-    const auto& out = sel->outputs;
+    auto outputs = observe(device, cfg, cases, f);
+    if (!outputs) return audit::failed(outputs.error().message);
+    const auto& out = *outputs;
     std::vector<std::string> parts;
     const auto outputs_of = [&](std::string_view kind) {
       std::vector<std::size_t> v;
@@ -338,7 +332,6 @@ class SpecialsProbe final : public ProbeBase {
       parts.push_back("0x7f800001 reads as " + std::string(cls(i) == Class::infinite ? "infinity" : show(fd, out[i])));
     f.verdict = "SPECIALS: " + join(parts, "; ", "; ");
     f.message = "overflow edges: " + join(edges, "; ", "; ");
-    f.parameters["consistent"] = sel->consistent;
     return f;
   }
 };

@@ -285,30 +285,19 @@ bool agrees(const DotConfig& cfg, std::uint64_t predicted, std::uint64_t output)
   return nan_free(cfg) && is_nan(*cfg.d, predicted) && is_nan(*cfg.d, output);
 }
 
-Hypothesis model_hypothesis(std::string name, const DotConfig& cfg) {
-  auto dot = std::make_shared<model::Dot>(cfg);
-  return {std::move(name), [dot](const DotCase& c) { return predict(*dot, c); }, nan_free(cfg)};
-}
-
-Expected<Selection> select(backends::Device& device, const MmaConfig& cfg, const std::vector<DotCase>& cases,
-                           const std::vector<Hypothesis>& hypotheses, audit::Finding& finding) {
+Expected<std::vector<std::uint64_t>> observe(backends::Device& device, const MmaConfig& cfg,
+                                             const std::vector<DotCase>& cases, audit::Finding& finding) {
   auto out = run(device, cfg, cases);
   if (!out) return out.error();
-  Selection s{{}, *out};
-  std::vector<bool> alive(hypotheses.size(), true);
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    std::vector<std::pair<std::string, std::uint64_t>> predictions;
-    for (std::size_t h = 0; h < hypotheses.size(); ++h) {
-      const std::uint64_t p = hypotheses[h].predict(cases[i]);
-      predictions.emplace_back(hypotheses[h].name, p);
-      const bool same = p == s.outputs[i] || (hypotheses[h].nan_any && is_nan(*cfg.d, p) && is_nan(*cfg.d, s.outputs[i]));
-      if (!same) alive[h] = false;
-    }
-    finding.observations.push_back(observation(cfg, cases[i], s.outputs[i], std::move(predictions)));
-  }
-  for (std::size_t h = 0; h < hypotheses.size(); ++h)
-    if (alive[h]) s.consistent.push_back(hypotheses[h].name);
-  return s;
+  for (std::size_t i = 0; i < cases.size(); ++i) finding.observations.push_back(observation(cfg, cases[i], (*out)[i]));
+  return out;
+}
+
+std::vector<std::string> matching(const std::vector<std::uint64_t>& outputs, const std::vector<Reference>& references) {
+  std::vector<std::string> names;
+  for (const Reference& r : references)
+    if (r.outputs == outputs) names.push_back(r.name);
+  return names;
 }
 
 std::string join(const std::vector<std::string>& v, std::string_view sep, std::string_view last) {

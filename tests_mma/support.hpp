@@ -1,7 +1,7 @@
 // What the MMA probes share: exact values and their encodings in any
 // format, dot-product cases placed one per output element of a tile, running them through
-// Device::mma in one call, hypotheses predicted by the model, and the random inputs that the
-// identification and the validation draw.
+// Device::mma in one call, the model's predictions, the references a probe reads its outputs
+// against, and the random inputs that the identification and the validation draw.
 //
 // A probe places its summands (the K products a_k * b_k and c) anywhere: each output element
 // d_ij is the independent dot product of row i of A and column j of B plus c_ij, so a tile holds
@@ -59,7 +59,7 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> factor(const Format& fa, 
 // rounding (MMA-Sim IV-C step 5; 13 bits for Ada QMMA and Hopper QGMMA).
 std::uint64_t round_to(const Format& d, int bits, model::Rounding r, Exact v);
 // The terms added one after the other with IEEE additions in d, each partial sum rounded and
-// normalized (each term first rounded to d): the "normalized after each addition" hypothesis.
+// normalized (each term first rounded to d): the "normalized after each addition" reference.
 std::uint64_t ieee_sum(const Format& d, model::Rounding r, const std::vector<Exact>& terms);
 
 // The lowest exponent a summand (a product, c) can have: an alignment floor at or below it never
@@ -119,21 +119,20 @@ std::uint64_t predict(const model::Dot& dot, const DotCase& c);
 bool nan_free(const DotConfig& cfg);
 bool agrees(const DotConfig& cfg, std::uint64_t predicted, std::uint64_t output);
 
-// A named hypothesis: its prediction for a case.
-struct Hypothesis {
-  std::string name;
-  std::function<std::uint64_t(const DotCase&)> predict;
-  bool nan_any = false;  // any NaN output agrees with a NaN prediction
-};
-Hypothesis model_hypothesis(std::string name, const DotConfig& cfg);
+// Runs the cases and records each as an observation of the finding; the identification's judged
+// models give the observations their predictions (tests_mma/questions.hpp). Returns the outputs.
+Expected<std::vector<std::uint64_t>> observe(backends::Device& device, const MmaConfig& cfg,
+                                             const std::vector<DotCase>& cases, audit::Finding& finding);
 
-// Runs the cases and keeps the hypotheses that predict every output; fills the observations.
-struct Selection {
-  std::vector<std::string> consistent;
-  std::vector<std::uint64_t> outputs;
+// A probe reads its outputs as measurements, against what arithmetic it names would give (the exact
+// sum rounded toward zero, products rounded to d first): a reading, never a verdict, which comes
+// from the model's candidates alone.
+struct Reference {
+  std::string name;
+  std::vector<std::uint64_t> outputs;  // one per case
 };
-Expected<Selection> select(backends::Device& device, const MmaConfig& cfg, const std::vector<DotCase>& cases,
-                           const std::vector<Hypothesis>& hypotheses, audit::Finding& finding);
+// The names of the references that give every output bit for bit.
+std::vector<std::string> matching(const std::vector<std::uint64_t>& outputs, const std::vector<Reference>& references);
 
 // "a", "b or c" ...
 std::string join(const std::vector<std::string>& v, std::string_view sep = ", ", std::string_view last = " and ");

@@ -49,41 +49,34 @@ class TruncationProbe final : public ProbeBase {
         exact.push_back(add(pow2(1, negative_two), small));
       }
     if (cases.empty()) return audit::unsupported("2 and 2^-e cannot be expressed in these formats");
-    std::map<std::string, std::uint64_t> trunc, rz, rne;
-    for (std::size_t i = 0; i < cases.size(); ++i) {
-      trunc[cases[i].note] = *encode(fd, pow2(1, exact[i].neg));
-      rz[cases[i].note] = round_to(fd, fd.man_bits, Rounding::rz, exact[i]);
-      rne[cases[i].note] = round_to(fd, fd.man_bits, Rounding::rne, exact[i]);
+    Reference trunc{"truncated at alignment", {}}, rz{"exact sum rounded toward zero", {}}, rne{"exact sum rounded to nearest", {}};
+    for (const Exact& v : exact) {
+      trunc.outputs.push_back(*encode(fd, pow2(1, v.neg)));
+      rz.outputs.push_back(round_to(fd, fd.man_bits, Rounding::rz, v));
+      rne.outputs.push_back(round_to(fd, fd.man_bits, Rounding::rne, v));
     }
-    const auto table = [](std::string name, std::map<std::string, std::uint64_t> t) {
-      return Hypothesis{std::move(name), [t = std::move(t)](const DotCase& c) { return t.at(c.note); }};
-    };
     audit::Finding f;
-    auto sel = select(device, cfg, cases,
-                      {table("truncated at alignment", trunc), table("exact sum rounded toward zero", rz),
-                       table("exact sum rounded to nearest", rne)},
-                      f);
-    if (!sel) return audit::failed(sel.error().message);
-    const auto has = [&](std::string_view n) {
-      return std::find(sel->consistent.begin(), sel->consistent.end(), n) != sel->consistent.end();
-    };
+    auto out = observe(device, cfg, cases, f);
+    if (!out) return audit::failed(out.error().message);
+    const std::vector<std::string> as = matching(*out, {trunc, rz, rne});
+    const auto has = [&](const Reference& r) { return std::find(as.begin(), as.end(), r.name) != as.end(); };
     const std::string example = cases.front().note;
-    f.parameters["consistent"] = sel->consistent;
-    if (has("truncated at alignment") && !has("exact sum rounded toward zero")) {
-      f.parameters["alignment"] = "truncation";
+    f.parameters["matching"] = as;
+    f.parameters["alignment"] = has(trunc) && !has(rz) ? nlohmann::json("truncation")
+                                : has(rz)               ? nlohmann::json("round toward zero (sticky)")
+                                                        : nlohmann::json(nullptr);
+    if (has(trunc) && !has(rz)) {
       f.verdict = fmt::format("ALIGNMENT: shifted-out bits are truncated, not rounded toward zero: {} gives {} where "
                               "round-toward-zero gives {}",
-                              example, show(fd, sel->outputs[0]), show(fd, rz[example]));
-      if (has("exact sum rounded to nearest"))
+                              example, show(fd, (*out)[0]), show(fd, rz.outputs.front()));
+      if (has(rne))
         f.message = "an exact sum rounded to nearest would give the same outputs: see mma.rounding for the rounding";
-    } else if (has("exact sum rounded toward zero")) {
-      f.parameters["alignment"] = "round toward zero (sticky)";
+    } else if (has(rz)) {
       f.verdict = fmt::format("ALIGNMENT: the exact sum is rounded toward zero: {} gives {}", example,
-                              show(fd, sel->outputs[0]));
+                              show(fd, (*out)[0]));
     } else {
-      f.parameters["alignment"] = nullptr;
       f.verdict = fmt::format("ALIGNMENT: {} gives {} (neither truncation nor a rounded exact sum)", example,
-                              show(fd, sel->outputs[0]));
+                              show(fd, (*out)[0]));
     }
     return f;
   }
@@ -103,7 +96,7 @@ class CarryOutProbe final : public ProbeBase {
     const Exact v = {false, 7, -2};
     std::vector<DotCase> cases;
     std::vector<int> counts;
-    std::map<std::string, std::uint64_t> exact, fewer;
+    std::vector<std::uint64_t> exact;  // one per case
     for (int n : {5, K + 1}) {
       if (n > K + 1 || n < 3 || std::find(counts.begin(), counts.end(), n) != counts.end()) continue;
       CaseBuilder b(cfg);
@@ -112,30 +105,23 @@ class CarryOutProbe final : public ProbeBase {
       const Exact sum = {false, 7 * std::uint64_t(n), -2};
       const auto e = encode(fd, sum);
       if (!b.ok() || !e) continue;
-      const int bits = model::msb(sum.sig) + sum.exp;  // carry-out bits the sum needs
       const std::string note = fmt::format("{} summands of 1.75 (c and {} products) = {}", n, n - 1, show(sum));
       cases.push_back(b.done(note));
       counts.push_back(n);
-      exact[note] = *e;
-      // With one carry bit fewer the integer part wraps modulo 2^bits.
-      const std::uint64_t wrapped = std::uint64_t(sum.sig % (std::uint64_t{1} << (bits + 2)));
-      fewer[note] = round_to(fd, fd.man_bits, Rounding::rz, {false, wrapped, -2});
+      exact.push_back(*e);
     }
     if (cases.empty()) return audit::unsupported("1.75 cannot be expressed in these formats, or K < 2");
     audit::Finding f;
-    auto sel = select(device, cfg, cases,
-                      {{"every carry kept", [exact](const DotCase& c) { return exact.at(c.note); }},
-                       {"one carry-out bit fewer (wraps)", [fewer](const DotCase& c) { return fewer.at(c.note); }}},
-                      f);
-    if (!sel) return audit::failed(sel.error().message);
+    auto out = observe(device, cfg, cases, f);
+    if (!out) return audit::failed(out.error().message);
     std::vector<std::string> parts;
     bool all = true;
     for (std::size_t i = 0; i < cases.size(); ++i) {
-      const bool ok = sel->outputs[i] == exact[cases[i].note];
+      const bool ok = (*out)[i] == exact[i];
       all &= ok;
       const Exact sum = {false, 7 * std::uint64_t(counts[i]), -2};
       const int bits = model::msb(sum.sig) + sum.exp;
-      parts.push_back(fmt::format("{} summands: {} ({} carry-out bits {})", counts[i], show(fd, sel->outputs[i]), bits,
+      parts.push_back(fmt::format("{} summands: {} ({} carry-out bits {})", counts[i], show(fd, (*out)[i]), bits,
                                   ok ? "kept" : "not kept"));
       f.parameters[fmt::format("carry_bits_{}_summands", counts[i])] = ok ? nlohmann::json(bits) : nlohmann::json(nullptr);
     }

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "audit/probe.hpp"
+#include "audit/result.hpp"
+#include "audit/runner.hpp"
 #include "model/mma_instructions.hpp"
 #include "tests_mma/questions.hpp"
 #include "tests_mma/suite.hpp"
@@ -36,6 +38,27 @@ json run(std::string_view probe, std::string_view instruction) {
       return f.parameters;
     }
   ADD_FAILURE() << "no probe " << probe;
+  return json::object();
+}
+
+// The judged finding of a probe, once the whole MMA suite and the identification have run on the
+// device's configuration: what a user reads. The probe's own reading (run) is a measurement; a
+// structure such as fused blocks is read from the model's candidates only.
+json judged(std::string_view probe, std::string_view instruction) {
+  backends::Device& d = device(instruction);
+  audit::RunSettings s;
+  s.suite = "mma";
+  s.tier = audit::Tier::quick;
+  s.seed = kSeed;
+  s.mma_validation_tiles = 256;
+  audit::ResultDocument doc(d, "test", s.to_json());
+  audit::run_mma_suite(d, s, doc);
+  for (const json& f : doc.json()["findings"])
+    if (f["probe"] == probe) {
+      std::printf("  [%s] %s\n", std::string(instruction).c_str(), f["verdict"].get<std::string>().c_str());
+      return f["parameters"];
+    }
+  ADD_FAILURE() << "no finding of " << probe << " on " << instruction;
   return json::object();
 }
 
@@ -112,17 +135,18 @@ TEST(PaperConclusions, MmaSimArchitectures) {
   EXPECT_EQ(q["out_fraction_bits"], 13);
   EXPECT_EQ(q["rounding"], json::array({"rz"}));
   // IV-D: CoFDA, "a chain of two FDA operations" of K/2 on Ampere; one block of 16 on Hopper.
-  EXPECT_EQ(run("mma.summation_tree", "ampere:HMMA.16816.F32")["block"], 8);
-  EXPECT_EQ(run("mma.summation_tree", "hopper:HMMA.16816.F32")["block"], 16);
+  EXPECT_EQ(judged("mma.summation_tree", "ampere:HMMA.16816.F32")["order"],
+            "fused blocks of 8 products, each block's result the next one's c");
+  EXPECT_EQ(judged("mma.summation_tree", "hopper:HMMA.16816.F32")["order"], "one fused sum of c and the 16 products");
   // IV-B, VI-B: CDNA2 16-bit MFMA flush subnormals and sum pairwise in groups of 4 (2 for the
   // legacy bf16 instructions).
   const json s2 = run("mma.subnormals", "cdna2:v_mfma_f32_32x32x8_f16");
   EXPECT_EQ(s2["a"], "flush");
   EXPECT_EQ(s2["c"], "flush");
-  const json t2 = run("mma.summation_tree", "cdna2:v_mfma_f32_32x32x8_f16");
-  EXPECT_EQ(t2["structure"], "pairwise");
-  EXPECT_EQ(t2["group"], 4);
-  EXPECT_EQ(run("mma.summation_tree", "cdna2:v_mfma_f32_32x32x4bf16")["group"], 2);
+  EXPECT_EQ(judged("mma.summation_tree", "cdna2:v_mfma_f32_32x32x8_f16")["order"],
+            "pairwise sums of groups of 4 products, each group added to the running sum from c");
+  EXPECT_EQ(judged("mma.summation_tree", "cdna2:v_mfma_f32_32x32x4bf16")["order"],
+            "pairwise sums of groups of 2 products, each group added to the running sum from c");
   // VI-B: CDNA3 supports subnormals, but "intermediate products overflow to infinity when their
   // absolute values exceed 2^128"; NVIDIA's products do not overflow.
   EXPECT_EQ(run("mma.subnormals", "cdna3:v_mfma_f32_32x32x8_f16")["a"], "preserve");
@@ -134,7 +158,7 @@ TEST(PaperConclusions, MmaSimArchitectures) {
   // IV-C step 0: the 13 low bits of TF32 inputs are ignored, 0x7F800001 reads as infinity.
   EXPECT_EQ(run("mma.specials", "ampere:HMMA.1684.F32.TF32")["tf32_low_bits"], "ignored");
   // IV-A: DMMA and the f32/f64 MFMA are sequential FMA chains.
-  EXPECT_EQ(run("mma.summation_tree", "hopper:DMMA.16x8x16")["structure"], "sequential");
+  EXPECT_EQ(judged("mma.summation_tree", "hopper:DMMA.16x8x16")["order"], "sequential FMA chain from c");
   // Table I: the final rounding of CDNA3 is RNE, NVIDIA's binary32 output RZ.
   EXPECT_EQ(run("mma.rounding", "cdna3:v_mfma_f32_32x32x8_f16")["rounding"], json::array({"rne"}));
 }
