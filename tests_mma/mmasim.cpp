@@ -321,22 +321,6 @@ class PrecisionProbe final : public ProbeBase {
 };
 
 // ---------------------------------------------------------------------------------------------
-// "-140..-132" for a set of consecutive exponents.
-std::string span(const std::set<int>& v) {
-  std::vector<std::string> parts;
-  for (auto it = v.begin(); it != v.end();) {
-    if (*it == model::kNoAlignFloor) {
-      ++it;
-      continue;
-    }
-    auto jt = it;
-    while (std::next(jt) != v.end() && *std::next(jt) == *jt + 1) ++jt;
-    parts.push_back(it == jt ? std::to_string(*it) : std::to_string(*it) + ".." + std::to_string(*jt));
-    it = std::next(jt);
-  }
-  return join(parts, ", ", ", ");
-}
-
 // The alignment floor (MMA-Sim IV-C step 3 leaves it open): when every
 // summand is tiny, are they aligned to the largest of them, or to a fixed lowest exponent? A
 // leading summand 2^e (or a tie just above it) meets 2^(e-t) on either side; the largest t whose
@@ -419,68 +403,13 @@ class FloorProbe final : public ProbeBase {
     f.parameters["reach"] = per;
     f.parameters["lowest_exponent"] = reach.begin()->first;
     // The reach alone misleads where the output's own quantum hides small summands: the floor is
-    // read by the fused models (FDA, FDRDA) that predict every output here, F near the reach.
+    // the identification's candidates' answer (tests_mma/questions.cpp), the reach what was measured.
     const int top = reach.rbegin()->second;
-    std::vector<int> floors = {model::kNoAlignFloor};
-    const int lowest = std::min({cfg.a->emin() + cfg.b->emin(), cfg.c->emin(), fd.emin()});
-    for (int x = lowest + 1; x <= fd.emin(); ++x) floors.push_back(x);
-    std::vector<std::size_t> order(cases.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::set<int> fits;
-    std::set<std::string> models;
-    for (MmaAlgorithm alg : {MmaAlgorithm::fda, MmaAlgorithm::fdrda})
-      for (int F = std::max(0, top - 2); F <= std::min(top + 1, alg == MmaAlgorithm::fda ? model::kMaxF : 31); ++F)
-        for (model::Rounding r : {model::Rounding::rz, model::Rounding::rne})
-          for (int fl : floors) {
-            DotConfig c = base_config(cfg, alg);
-            c.F = F;
-            c.out_rounding = r;
-            c.align_floor = fl;
-            if (!model::check(c).empty()) continue;
-            const model::Dot dot(c);
-            bool ok = true;
-            for (std::size_t p = 0; p < order.size() && ok; ++p) {
-              const std::size_t i = order[p];
-              if (predict(dot, cases[i]) != (*out)[i]) {
-                ok = false;
-                std::rotate(order.begin(), order.begin() + std::ptrdiff_t(p), order.begin() + std::ptrdiff_t(p) + 1);
-              }
-            }
-            if (!ok) continue;
-            fits.insert(fl);
-            models.insert(fmt::format("{} F={} {}", model::name(alg), F, model::name(r)));
-          }
-    if (fits.empty()) {
-      f.parameters["align_floor"] = nullptr;
-      f.verdict = fmt::format("ALIGNMENT FLOOR: no fused model (FDA, FDRDA) explains the tiny sums; {} bits kept below "
-                              "the leading summand at 2^{}",
-                              top, reach.rbegin()->first);
-      return f;
-    }
-    std::vector<std::string> names_fit;
-    bool none = false;
-    for (int fl : fits) {
-      if (fl == model::kNoAlignFloor) none = true;
-      else names_fit.push_back(std::to_string(fl));
-    }
-    f.parameters["consistent_floors"] = names_fit;
-    f.parameters["models"] = std::vector<std::string>(models.begin(), models.end());
-    f.message = "models that fit: " + join({models.begin(), models.end()}, ", ", ", ");
-    if (none) {
-      f.parameters["align_floor"] = nullptr;
-      f.verdict = fmt::format("ALIGNMENT FLOOR: none seen down to 2^{}{}: tiny summands are aligned to the largest of "
-                              "them",
-                              reach.begin()->first,
-                              names_fit.empty() ? "" : " (floors " + span(fits) + " fit as well)");
-    } else if (fits.size() == 1) {
-      f.parameters["align_floor"] = *fits.begin();
-      f.verdict = fmt::format("ALIGNMENT FLOOR: sums of tiny summands are aligned to 2^{} at the lowest: 2^{} - "
-                              "2^{} keeps its small summand only down to 2^{}",
-                              *fits.begin(), *fits.begin() - 4, *fits.begin() - 4 - top, *fits.begin() - top);
-    } else {
-      f.parameters["align_floor"] = *fits.rbegin();
-      f.verdict = fmt::format("ALIGNMENT FLOOR: tiny summands are aligned to an exponent floor in {}", span(fits));
-    }
+    std::vector<std::string> at;
+    for (auto [e, t] : reach) at.push_back(fmt::format("2^{}: {}", e, t));
+    f.verdict = fmt::format("ALIGNMENT FLOOR: bits kept below a tiny leading summand at 2^e (the largest t whose 2^(e-t) "
+                            "changes the output): {}; {} at 2^{}",
+                            join(at, ", ", ", "), top, reach.rbegin()->first);
     return f;
   }
 };
