@@ -497,44 +497,26 @@ Expected<bool> compare_with_table(backends::Device& device, const backends::MmaC
   return true;
 }
 
-}  // namespace
+// The identification's candidate search (see identify.hpp): the model's candidates that reproduce
+// every observation of the pool, and the inputs drawn to separate them, run on the device.
+struct Search {
+  backends::Device& device;
+  const MmaConfig& cfg;
+  const ProbeContext& ctx;
+  Finding& f;  // the identification's finding: inputs run on the device become its observations
+  const int K;
+  Pool pool = {};
+  std::uint64_t checked = 0;               // candidates evaluated
+  std::size_t rounds = 0, run_inputs = 0;  // separation rounds, inputs run on the device
+  std::vector<DotConfig> closest = {};     // the last candidates standing when the device ruled all out
 
-Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, std::span<Finding> findings,
-                     const ProbeContext& ctx, nlohmann::json& profile_entry) {
-  if (!usable(cfg)) return unsupported("the configuration's formats are not floating-point formats the model knows");
-  Finding f;
-  f.title = "Identification of the algorithm and its parameters, random validation";
-  f.source = "MMA-Sim (Xie et al. 2025), sections III, IV and V";
-  const int K = cfg.k;
-  Pool pool;
-  pool.K = std::size_t(K);
-  for (const Finding& x : findings)
-    for (const Observation& o : x.observations)
-      if (const auto c = case_of(cfg, o)) add_to(pool, cfg, *c, o.output);
-  const std::size_t probe_observations = pool.size();
-  // Random inputs of every generator join the probes' cases: the search never starts blind (a
-  // run of `--probe mma.identify` alone has no probe observations at all).
-  {
-    RandomInputs gen(cfg, ctx.seed ^ 0x1DE7u);
-    std::vector<DotCase> seeds;
-    for (Gen g : all_gens)
-      for (int i = 0; i < 48; ++i) {
-        DotCase x;
-        x.a.resize(std::size_t(K));
-        x.b.resize(std::size_t(K));
-        gen.draw(g, x.c, x.a.data(), x.b.data());
-        x.note = fmt::format("random input ({})", name(g));
-        seeds.push_back(std::move(x));
-      }
-    auto out = mma::run(device, cfg, seeds);
-    if (!out) return failed(out.error().message);
-    for (std::size_t i = 0; i < seeds.size(); ++i) add_to(pool, cfg, seeds[i], (*out)[i]);
+  bool rank_less(const DotConfig& x, const DotConfig& y) const { return canonical_rank(cfg, x) < canonical_rank(cfg, y); }
+  auto by_rank() const {
+    return [this](const DotConfig& x, const DotConfig& y) { return rank_less(x, y); };
   }
-  const std::string tree = measured_tree(findings);
-  std::uint64_t checked = 0;
 
   // Passes 1 and 2: the candidates of a space that predict every observation.
-  const auto survivors_of = [&](const Space& space) {
+  std::vector<DotConfig> survivors_of(const Space& space) {
     Checker safe(pool, true);
     std::vector<DotConfig> first;
     for_each_candidate(cfg, space, [&](const DotConfig& c) {
@@ -555,20 +537,19 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
     }
     checked += all.checked();
     return out;
-  };
+  }
 
-  // Inputs drawn to separate the survivors; those where they disagree go to the device.
-  std::size_t rounds = 0, run_inputs = 0;
-  std::vector<DotConfig> closest;
   // The candidates that fit the observations added to the pool from index `from` on.
-  const auto fitting = [&](const std::vector<DotConfig>& s, std::size_t from) {
+  std::vector<DotConfig> fitting(const std::vector<DotConfig>& s, std::size_t from) {
     Checker fresh(pool, false, from);
     std::vector<DotConfig> kept;
     for (const DotConfig& c : s)
       if (fresh.fits(c)) kept.push_back(c);
     return kept;
-  };
-  const auto separate = [&](std::vector<DotConfig>& s) -> Expected<bool> {
+  }
+
+  // Inputs drawn to separate the candidates; those where they disagree go to the device.
+  Expected<bool> separate(std::vector<DotConfig>& s) {
     int quiet = 0;  // rounds in a row whose inputs found one behaviour only
     for (int round = 0; round < 12 && s.size() > 1 && quiet < 2; ++round) {
       ++rounds;
@@ -637,45 +618,39 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
       if (!progress) ++quiet;
     }
     return true;
-  };
+  }
 
-  const auto rank_less = [&](const DotConfig& x, const DotConfig& y) { return canonical_rank(cfg, x) < canonical_rank(cfg, y); };
-
-  // Every candidate of the model: a verdict is a claim about all of them, so the search never
-  // narrows the space to the ranges the probes measured (the probes' cases are observations).
-  std::vector<DotConfig> survivors = survivors_of(full_space(cfg, tree));
-  // Complete the survivors with their neighbours along every parameter (two steps).
-  const auto expand = [&] {
+  // Completes the candidates with their neighbours along every parameter (two steps).
+  void expand(std::vector<DotConfig>& s) {
     std::set<std::array<int, 10>> seen;
-    for (const DotConfig& c : survivors) seen.insert(key_of(c, K));
+    for (const DotConfig& c : s) seen.insert(key_of(c, K));
     Checker all(pool, false);
-    std::vector<DotConfig> frontier = survivors;
+    std::vector<DotConfig> frontier = s;
     for (int step = 0; step < 2 && !frontier.empty(); ++step) {
-      std::sort(frontier.begin(), frontier.end(), [&](const DotConfig& x, const DotConfig& y) { return canonical_rank(cfg, x) < canonical_rank(cfg, y); });
+      std::sort(frontier.begin(), frontier.end(), by_rank());
       if (frontier.size() > 24) frontier.resize(24);
       std::vector<DotConfig> next;
       for (const DotConfig& c : frontier)
         for (const DotConfig& n : neighbors(cfg, c))
           if (seen.insert(key_of(n, K)).second && all.fits(n)) next.push_back(n);
-      survivors.insert(survivors.end(), next.begin(), next.end());
+      s.insert(s.end(), next.begin(), next.end());
       frontier = std::move(next);
     }
     checked += all.checked();
-  };
-  expand();
-  if (auto sep = separate(survivors); !sep) return failed(sep.error().message);
+  }
+
   // The chosen candidate against the others: many random inputs (every generator), and those where
   // they disagree are run on the device, until none is found. Differences between close
   // candidates can be rare (a rounding mode seen only through carries, a floor only through the
   // sign of a tiny zero): the separation's samples are small, this one is not.
-  const auto challenge = [&](std::vector<DotConfig>& s) -> Expected<bool> {
+  Expected<bool> challenge(std::vector<DotConfig>& s) {
     // Generators weighted toward the structured ones; two empty rounds in a row end it.
     static constexpr Gen weighted[] = {Gen::cancel, Gen::cancel, Gen::cancel, Gen::cancel, Gen::tie,
                                        Gen::tie,    Gen::tiny,   Gen::tiny,   Gen::carry,  Gen::carry,
                                        Gen::normal, Gen::bits,   Gen::wide,   Gen::special, Gen::overflow};
     int empty = 0;
     for (int round = 0; round < 10 && s.size() > 1 && empty < 2; ++round) {
-      std::sort(s.begin(), s.end(), rank_less);
+      std::sort(s.begin(), s.end(), by_rank());
       const std::size_t m = std::min<std::size_t>(s.size(), 16);
       std::vector<model::Dot> dots;
       for (std::size_t i = 0; i < m; ++i) dots.emplace_back(s[i]);
@@ -722,26 +697,69 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
       s = std::move(kept);
     }
     return true;
-  };
-  if (auto ch = challenge(survivors); !ch) return failed(ch.error().message);
+  }
+
   // Mismatches of random tiles join the observations: the candidates they refute go, and the
   // search resumes with the candidates left.
-  const auto resume = [&](const std::vector<Observation>& examples) -> Expected<bool> {
+  Expected<bool> resume(std::vector<DotConfig>& s, const std::vector<Observation>& examples) {
     const std::size_t from = pool.size();
     for (const Observation& o : examples)
       if (const auto c = case_of(cfg, o)) add_to(pool, cfg, *c, o.output);
-    survivors = fitting(survivors, from);
-    if (auto sep = separate(survivors); !sep) return sep.error();
-    return challenge(survivors);
-  };
+    s = fitting(s, from);
+    if (auto sep = separate(s); !sep) return sep.error();
+    return challenge(s);
+  }
+};
+
+}  // namespace
+
+Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, std::span<Finding> findings,
+                     const ProbeContext& ctx, nlohmann::json& profile_entry) {
+  if (!usable(cfg)) return unsupported("the configuration's formats are not floating-point formats the model knows");
+  Finding f;
+  f.title = "Identification of the algorithm and its parameters, random validation";
+  f.source = "MMA-Sim (Xie et al. 2025), sections III, IV and V";
+  const int K = cfg.k;
+  Search search{device, cfg, ctx, f, K};
+  Pool& pool = search.pool;
+  pool.K = std::size_t(K);
+  for (const Finding& x : findings)
+    for (const Observation& o : x.observations)
+      if (const auto c = case_of(cfg, o)) add_to(pool, cfg, *c, o.output);
+  const std::size_t probe_observations = pool.size();
+  // Random inputs of every generator join the probes' cases: the search never starts blind (a
+  // run of `--probe mma.identify` alone has no probe observations at all).
+  {
+    RandomInputs gen(cfg, ctx.seed ^ 0x1DE7u);
+    std::vector<DotCase> seeds;
+    for (Gen g : all_gens)
+      for (int i = 0; i < 48; ++i) {
+        DotCase x;
+        x.a.resize(std::size_t(K));
+        x.b.resize(std::size_t(K));
+        gen.draw(g, x.c, x.a.data(), x.b.data());
+        x.note = fmt::format("random input ({})", name(g));
+        seeds.push_back(std::move(x));
+      }
+    auto out = mma::run(device, cfg, seeds);
+    if (!out) return failed(out.error().message);
+    for (std::size_t i = 0; i < seeds.size(); ++i) add_to(pool, cfg, seeds[i], (*out)[i]);
+  }
+  const std::string tree = measured_tree(findings);
+  // Every candidate of the model: a verdict is a claim about all of them, so the search never
+  // narrows the space to the ranges the probes measured (the probes' cases are observations).
+  std::vector<DotConfig> survivors = search.survivors_of(full_space(cfg, tree));
+  search.expand(survivors);
+  if (auto sep = search.separate(survivors); !sep) return failed(sep.error().message);
+  if (auto ch = search.challenge(survivors); !ch) return failed(ch.error().message);
   // A first look at random tiles: a choice that fails there is not the unit; its mismatches join
   // the observations, and the search goes on.
   for (int attempt = 0; attempt < 4 && !survivors.empty(); ++attempt) {
-    std::sort(survivors.begin(), survivors.end(), rank_less);
+    std::sort(survivors.begin(), survivors.end(), search.by_rank());
     auto look = validate(device, cfg, survivors.front(), 64u << (2 * attempt), ctx.seed ^ (0x5EED + std::uint64_t(attempt)), 32);
     if (!look) return failed(look.error().message);
     if (!look->mismatches) break;
-    if (auto r = resume(look->examples); !r) return failed(r.error().message);
+    if (auto r = search.resume(survivors, look->examples); !r) return failed(r.error().message);
   }
   // Validation on random tiles. A mismatch is an observation like the others: the search resumes
   // with it, twice at most.
@@ -760,29 +778,30 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
       }
       if (!exact.empty() && exact.size() < survivors.size()) survivors = std::move(exact);
     }
-    std::sort(survivors.begin(), survivors.end(), rank_less);
+    std::sort(survivors.begin(), survivors.end(), search.by_rank());
     auto run_v = validate(device, cfg, survivors.front(), tiles, (ctx.seed ^ 0x7A11DA7EULL) + std::uint64_t(attempt), 16);
     if (!run_v) return failed(run_v.error().message);
     val = std::move(*run_v);
     if (!val->mismatches || attempt == 2) break;
-    if (auto r = resume(val->examples); !r) return failed(r.error().message);
+    if (auto r = search.resume(survivors, val->examples); !r) return failed(r.error().message);
   }
-  f.parameters["observations"] = {{"probes", probe_observations}, {"random", 48 * std::size(all_gens)}, {"separating_inputs", run_inputs},
-                                  {"separation_rounds", rounds}};
-  f.parameters["candidates_checked"] = checked;
+  f.parameters["observations"] = {{"probes", probe_observations}, {"random", 48 * std::size(all_gens)}, {"separating_inputs", search.run_inputs},
+                                  {"separation_rounds", search.rounds}};
+  f.parameters["candidates_checked"] = search.checked;
   // Every probe's verdict follows from the candidates left (tests_mma/questions.hpp).
+  std::vector<DotConfig>& closest = search.closest;
   judge_findings(cfg, survivors, closest, findings);
   if (survivors.empty()) {
     f.verdict = fmt::format("MODEL: none of the nine algorithms, nor a summation tree, predicts every observation ({} checked)",
-                            checked);
+                            search.checked);
     if (!closest.empty()) {
-      std::sort(closest.begin(), closest.end(), rank_less);
+      std::sort(closest.begin(), closest.end(), search.by_rank());
       f.message = "the last candidates standing before the device ruled them out: " + describe(cfg, closest.front());
     }
     if (auto t = compare_with_table(device, cfg, ctx, nullptr, f); !t) return failed(t.error().message);
     return f;
   }
-  std::sort(survivors.begin(), survivors.end(), rank_less);
+  std::sort(survivors.begin(), survivors.end(), search.by_rank());
   const DotConfig chosen = survivors.front();
   // Ambiguity: what the equivalent candidates leave open.
   {
