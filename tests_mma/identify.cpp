@@ -497,6 +497,21 @@ Expected<bool> compare_with_table(backends::Device& device, const backends::MmaC
   return true;
 }
 
+// `per_gen` dot products of K products from every generator in turn, noted "<what> (<generator>)".
+std::vector<DotCase> draw_inputs(RandomInputs& gen, int K, int per_gen, std::string_view what) {
+  std::vector<DotCase> inputs;
+  for (Gen g : all_gens)
+    for (int i = 0; i < per_gen; ++i) {
+      DotCase x;
+      x.a.resize(std::size_t(K));
+      x.b.resize(std::size_t(K));
+      gen.draw(g, x.c, x.a.data(), x.b.data());
+      x.note = fmt::format("{} ({})", what, name(g));
+      inputs.push_back(std::move(x));
+    }
+  return inputs;
+}
+
 // The identification's candidate search (see identify.hpp): the model's candidates that reproduce
 // every observation of the pool, and the inputs drawn to separate them, run on the device.
 struct Search {
@@ -554,16 +569,7 @@ struct Search {
     for (int round = 0; round < 12 && s.size() > 1 && quiet < 2; ++round) {
       ++rounds;
       RandomInputs gen(cfg, ctx.seed * 7919 + std::uint64_t(round) * 104729 + pool.size());
-      std::vector<DotCase> inputs;
-      for (Gen g : all_gens)
-        for (int i = 0; i < 80; ++i) {
-          DotCase x;
-          x.a.resize(std::size_t(K));
-          x.b.resize(std::size_t(K));
-          gen.draw(g, x.c, x.a.data(), x.b.data());
-          x.note = fmt::format("separating input ({})", name(g));
-          inputs.push_back(std::move(x));
-        }
+      const std::vector<DotCase> inputs = draw_inputs(gen, K, 80, "separating input");
       // Behaviour classes: the candidates' predictions on these inputs.
       std::vector<std::vector<std::uint64_t>> pred(s.size());
       std::map<std::vector<std::uint64_t>, std::size_t> classes;
@@ -731,16 +737,7 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   // run of `--probe mma.identify` alone has no probe observations at all).
   {
     RandomInputs gen(cfg, ctx.seed ^ 0x1DE7u);
-    std::vector<DotCase> seeds;
-    for (Gen g : all_gens)
-      for (int i = 0; i < 48; ++i) {
-        DotCase x;
-        x.a.resize(std::size_t(K));
-        x.b.resize(std::size_t(K));
-        gen.draw(g, x.c, x.a.data(), x.b.data());
-        x.note = fmt::format("random input ({})", name(g));
-        seeds.push_back(std::move(x));
-      }
+    const std::vector<DotCase> seeds = draw_inputs(gen, K, 48, "random input");
     auto out = mma::run(device, cfg, seeds);
     if (!out) return failed(out.error().message);
     for (std::size_t i = 0; i < seeds.size(); ++i) add_to(pool, cfg, seeds[i], (*out)[i]);
