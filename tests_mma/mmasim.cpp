@@ -97,7 +97,7 @@ class ElementsProbe final : public ProbeBase {
         const std::uint64_t x = (*d)[t * M * N + e];
         if (x == d00) continue;
         if (differing++ < 8) {
-          audit::Observation o = observation(cfg, cases[t], x, {{"d(0,0)", d00}});
+          audit::Observation o = observation(cfg, cases[t], x);
           o.note = fmt::format("tile {}: element ({},{}) differs from element (0,0)", t, e / N, e % N);
           f.observations.push_back(std::move(o));
         }
@@ -394,7 +394,7 @@ class FloorProbe final : public ProbeBase {
       }
       for (int t = 1; t <= s.count; ++t) {
         const std::size_t n = s.first + std::size_t(t);
-        if (near_edge(t, last)) f.observations.push_back(observation(cfg, cases[n], (*out)[n], {{"without it", ref}}));
+        if (near_edge(t, last)) f.observations.push_back(observation(cfg, cases[n], (*out)[n]));
       }
       reach[s.e] = std::max(reach[s.e], last);
     }
