@@ -6,8 +6,9 @@
 // so the same probe serves every format and operation. The candidates are the units whose operation
 // is correctly rounded in each mode (for fma, also unfused: the product and the sum rounded in one
 // mode). Nearest modes square-root alike (a square root of a value of f is never a tie): one class,
-// stated as rne. A quotient is a tie only below the smallest normal: those cases are built. Beside them the candidates hold the units of the device's kind that the other
-// probes' measurements leave (an adder with guard bits, a truncated multiplier, a reciprocal
+// stated as rne. A quotient is a tie only below the smallest normal: those cases are built.
+// Beside them the candidates hold the units of the device's kind that the other probes'
+// measurements leave (an adder with guard bits, a truncated multiplier, a reciprocal
 // division, wider registers): the question does not apply to them (the guard-bit, truncated-column,
 // division and register probes say what they do), except where no input tells them from a
 // correctly rounded operation (see rounding_answer). Without them, a mode that happens to fit the tables'
