@@ -9,6 +9,7 @@
 
 #include "cli/audit_command.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/fit_command.hpp"
 #include "cli/model_command.hpp"
 #include "cli/results_command.hpp"
 #include "cli/selfcheck.hpp"
@@ -18,7 +19,8 @@ namespace {
 // The table of cli/exit_codes.hpp, as the README has it.
 constexpr const char* kExitCodesHelp = R"(Exit status:
   0        success
-  1        differences found (compare), mismatches found (selfcheck), a probe ended in error (run)
+  1        differences found (compare), mismatches found (selfcheck), a probe ended in error (run),
+           no candidate reproduces every captured line (fit)
   2        usage error: unknown subcommand or option, bad value, unknown --device, a --probe
            or --config that matches nothing; nothing was run
   3        bad input data (a batch line, a result JSON, a profile file)
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
   add_model_commands(app, exit_code);
   add_audit_commands(app, exit_code);
   add_results_commands(app, exit_code);
+  add_fit_commands(app, exit_code);
   add_selfcheck_command(app, exit_code);
   allow_one_subcommand(app);
   try {

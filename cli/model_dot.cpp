@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -56,6 +57,11 @@ struct AlgorithmForm {
   const Format *a, *b, *c, *d, *scale = nullptr;
   std::optional<int> F, block, group, scale_block;
   std::shared_ptr<const model::SummationTree> tree;
+  // The fused algorithms' parameters, when given.
+  std::optional<model::Rounding> out_rounding;
+  std::optional<int> out_fraction_bits, align_floor;
+  std::optional<model::MmaNan> nan;
+  std::optional<bool> round_down_alignment;
 
   DotConfig config(int k) const {
     DotConfig cfg = model::default_dot_config(algorithm, *a, *b, *c, *d, k);
@@ -63,6 +69,11 @@ struct AlgorithmForm {
     if (F) cfg.F = *F;
     if (block) cfg.block = *block;
     if (group) cfg.group = *group;
+    if (out_rounding) cfg.out_rounding = *out_rounding;
+    if (out_fraction_bits) cfg.out_fraction_bits = *out_fraction_bits;
+    if (align_floor) cfg.align_floor = *align_floor;
+    if (nan) cfg.nan = *nan;
+    if (round_down_alignment) cfg.round_down_alignment = *round_down_alignment;
     if (scale) {
       cfg.scale = scale;
       cfg.scale_block = scale_block ? *scale_block : (scale == &model::ue4m3 ? 16 : 32);
@@ -71,6 +82,45 @@ struct AlgorithmForm {
   }
 };
 
+
+// The fused algorithms' parameters of the options into f; why they are wrong, or "".
+std::string fused_parameters(const DotArgs& args, model::MmaAlgorithm alg, AlgorithmForm& f) {
+  const bool any = args.out_fraction_bits || !args.out_rounding.empty() || !args.align_floor.empty() ||
+                   !args.nan.empty() || !args.round_down_alignment.empty();
+  if (!any) return "";
+  if (!model::is_fused(alg))
+    return fmt::format("--out-rounding, --out-fraction-bits, --align-floor, --nan and --round-down-alignment belong to "
+                       "the fused algorithms, not {}",
+                       model::name(alg));
+  if (!args.out_rounding.empty()) {
+    f.out_rounding = model::find_rounding(args.out_rounding);
+    if (!f.out_rounding) return fmt::format("--out-rounding: unknown rounding '{}' (rne, rz, ru, rd, ...)", args.out_rounding);
+  }
+  f.out_fraction_bits = args.out_fraction_bits;
+  if (!args.align_floor.empty()) {
+    if (args.align_floor == "none") {
+      f.align_floor = model::kNoAlignFloor;
+    } else {
+      int v = 0;
+      const char* end = args.align_floor.data() + args.align_floor.size();
+      const auto [ptr, ec] = std::from_chars(args.align_floor.data(), end, v);
+      if (ec != std::errc() || ptr != end || v < -100000 || v > 100000)
+        return fmt::format("--align-floor: an exponent or 'none', got '{}'", args.align_floor);
+      f.align_floor = v;
+    }
+  }
+  if (!args.nan.empty()) {
+    if (args.nan != "nvidia" && args.nan != "format") return fmt::format("--nan: nvidia or format, got '{}'", args.nan);
+    f.nan = args.nan == "nvidia" ? model::MmaNan::nvidia : model::MmaNan::format;
+  }
+  if (!args.round_down_alignment.empty()) {
+    if (args.round_down_alignment != "true" && args.round_down_alignment != "false")
+      return fmt::format("--round-down-alignment: true or false, got '{}'", args.round_down_alignment);
+    if (!model::is_fdrda_family(alg)) return "--round-down-alignment belongs to the fdrda algorithms";
+    f.round_down_alignment = args.round_down_alignment == "true";
+  }
+  return "";
+}
 
 void list_instructions(std::ostream& out) {
   for (const model::MmaInstruction& i : model::all_mma_instructions()) {
@@ -112,8 +162,10 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
       return kExitUsage;
     }
     if (args.F || args.block || args.group || args.scale_block || !args.a_format.empty() || !args.b_format.empty() ||
-        !args.c_format.empty() || !args.d_format.empty() || !args.scale_format.empty()) {
-      err << "gpuparanoia: --F, --block, --group and the format options belong to the --algorithm form\n";
+        !args.c_format.empty() || !args.d_format.empty() || !args.scale_format.empty() || args.out_fraction_bits ||
+        !args.out_rounding.empty() || !args.align_floor.empty() || !args.nan.empty() || !args.round_down_alignment.empty()) {
+      err << "gpuparanoia: --F, --block, --group, the format options and the fused algorithms' parameters belong to the "
+             "--algorithm form\n";
       return kExitUsage;
     }
     dots.emplace(ins->k, std::make_unique<model::Dot>(ins->config));
@@ -123,7 +175,11 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
       err << fmt::format("gpuparanoia: unknown algorithm '{}' (known: {})\n", args.algorithm, algorithm_names());
       return kExitUsage;
     }
-    AlgorithmForm f{*alg, nullptr, nullptr, nullptr, nullptr, nullptr, args.F, args.block, args.group, args.scale_block, nullptr};
+    AlgorithmForm f{*alg, nullptr, nullptr, nullptr, nullptr, nullptr, args.F, args.block, args.group, args.scale_block, nullptr, {}, {}, {}, {}, {}};
+    if (const std::string why = fused_parameters(args, *alg, f); !why.empty()) {
+      err << "gpuparanoia: " << why << "\n";
+      return kExitUsage;
+    }
     const std::pair<const char*, const std::string*> names[] = {
         {"--a-format", &args.a_format}, {"--b-format", &args.b_format}, {"--c-format", &args.c_format},
         {"--d-format", &args.d_format}};
@@ -341,6 +397,12 @@ void add_model_dot_command(CLI::App& model, int& exit_code) {
   dot->add_option("--b-format", args->b_format, "Format of b");
   dot->add_option("--c-format", args->c_format, "Format of c");
   dot->add_option("--d-format", args->d_format, "Format of d");
+  dot->add_option("--out-rounding", args->out_rounding, "Fused algorithms: the final rounding (default: the algorithm's)");
+  dot->add_option("--out-fraction-bits", args->out_fraction_bits, "Fused algorithms: fraction bits of the final rounding");
+  dot->add_option("--align-floor", args->align_floor, "Fused algorithms: lowest alignment exponent, or none");
+  dot->add_option("--nan", args->nan, "Fused algorithms: the NaN delivered, nvidia (0x7fffffff) or format (quiet NaN)");
+  dot->add_option("--round-down-alignment", args->round_down_alignment,
+                  "fdrda algorithms: c and the dot product aligned rounding down (true) or toward zero (false)");
   dot->add_option("--scale-format", args->scale_format, "Block scale factors: ue8m0 or ue4m3 (after the b fields)");
   dot->add_option("--scale-block", args->scale_block, "Products per scale factor (default 32 for ue8m0, 16 for ue4m3)");
   dot->add_option("--tree", args->tree, "The tree algorithm's shape, e.g. \"((p0+p1)+p2)+c\" (p<k> products, c)");

@@ -2,6 +2,8 @@
 //
 //   gpuparanoia model dot (--instruction ARCH:NAME | --algorithm A [--F n] [--block n] [--group n]
 //                          --a-format F --b-format F --c-format F --d-format F)
+//   fused algorithms: [--out-rounding R] [--out-fraction-bits n] [--align-floor n|none]
+//                     [--nan nvidia|format] [--round-down-alignment true|false]
 //   --algorithm tree --tree "((p0+p1)+p2)+c" [--sums F] [--products F|exact] [--rounding R]
 //                    [--flush inputs,c,sums]   a summation tree (model/summation_tree.hpp)
 //
@@ -9,7 +11,8 @@
 // storage width, one per line. With --instruction, K is the instruction's; with --algorithm, each
 // line's field count gives it ((fields - 1) / 2). Instructions with block scale factors (MX,
 // NVFP4) take the scale factors of a, then those of b, after the b fields: K/S of each.
-// Extensions beyond the contract: --scale-format/--scale-block for the --algorithm form,
+// The options are the parameters of profiles and `gpuparanoia fit` (`out_rounding` is
+// --out-rounding). Extensions beyond the contract: --scale-format/--scale-block for the --algorithm form,
 // --threads, and --list (every instruction with its shape, formats and algorithm).
 #pragma once
 
@@ -25,7 +28,8 @@ namespace gp::cli {
 struct DotArgs {
   std::string instruction;
   std::string algorithm;
-  std::optional<int> F, block, group, scale_block;
+  std::optional<int> F, block, group, scale_block, out_fraction_bits;
+  std::string out_rounding, align_floor, nan, round_down_alignment;  // the fused algorithms
   std::string a_format, b_format, c_format, d_format, scale_format;
   std::string tree, sums, products, rounding;  // the tree algorithm
   std::vector<std::string> flush;

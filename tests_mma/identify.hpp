@@ -1,26 +1,16 @@
 // Identification of an MMA unit's arithmetic: the algorithm of MMA-Sim's nine
 // and the parameters that predict every probe observation, then random validation.
 //
-// Method: the candidates are the nine algorithms with their parameters free: F 0..40 (fdrda
-// family 0..31), fused blocks of every power of two up to K, GPS and GDFS group sizes, the final
-// rounding (all eleven modes) at 0..p(d)-1 fraction bits, the NaN encoding, rounding down or
-// toward zero in the FDRDA alignment, and the alignment floor, all of them searched every time:
-// a probe's verdict is a claim about every candidate of the model (tests_mma/questions.hpp), so the
-// search is never narrowed to the ranges the probes measured. Every candidate is evaluated with model::Dot on the inputs of
-// every observation (all probes' cases) and kept only if it predicts each output bit for bit
-// (any NaN for units whose NaN payloads are not modelled). The alignment floor is searched for
-// the survivors between the lowest exponent a summand can have and emin(d). The survivors then
-// face inputs drawn to separate them (random bit patterns, normal values, cancellations, tiny
-// sums, ties, overflow, specials): those where they disagree are run on the device, until one
-// behaviour is left. Parameters that no input separates are reported as ambiguous, and one
-// canonical value is chosen (see canonical_rank in identify.cpp). The chosen model is validated
-// on random tiles: 10^4 (quick), 10^5 (standard) or 10^6 (full).
-//
-// Units that follow none of the nine are tried as summation trees (model/summation_tree.hpp): the
-// shape the summation-tree probe rebuilt from its counts and the two plain chains (from the first
-// product with c last, from c), each with its sums in d's format or binary32, products exact or
-// rounded to the sums' or a's format, every rounding mode, and subnormals flushed or kept in the
-// inputs, c and the sums.
+// Method: the candidates of tests_mma/candidates.hpp, all of them searched every time: a probe's
+// verdict is a claim about every candidate of the model (tests_mma/questions.hpp), so the search is
+// never narrowed to the ranges the probes measured. Every candidate is evaluated with model::Dot on
+// the inputs of every observation (all probes' cases) and kept only if it predicts each output bit
+// for bit. The survivors then face inputs drawn to separate them (random bit patterns, normal
+// values, cancellations, tiny sums, ties, overflow, specials): those where they disagree are run on
+// the device, until one behaviour is left. Parameters that no input separates are reported as
+// ambiguous, and one canonical value is chosen (candidates.hpp, rank_less). The chosen model is
+// validated on random tiles: 10^4 (quick), 10^5 (standard) or 10^6 (full). The summation trees
+// searched are the plain chains and the shape the summation-tree probe rebuilt from its counts.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -273,7 +273,7 @@ DotConfig base_config(const MmaConfig& cfg, MmaAlgorithm alg) {
   return model::default_dot_config(alg, *cfg.a, *cfg.b, *cfg.c, *cfg.d, cfg.k);
 }
 
-std::uint64_t predict(const model::Dot& dot, const DotCase& c) { return dot(c.c, c.a, c.b); }
+std::uint64_t predict(const model::Dot& dot, const DotCase& c) { return dot(c.c, c.a, c.b, c.sa, c.sb); }
 
 bool nan_free(const DotConfig& cfg) {
   return cfg.algorithm == MmaAlgorithm::sfma || cfg.algorithm == MmaAlgorithm::gps || cfg.algorithm == MmaAlgorithm::tree ||
@@ -409,7 +409,8 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
   const Format &fa = *cfg.a, &fb = *cfg.b, &fc = *cfg.c, &fd = *cfg.d;
   const int K = cfg.k;
   const auto spread = [](const Format& f) { return std::max(1, std::min(8, (f.emax() - f.emin()) / 6)); };
-  const auto bits = [&](const Format& f) { return rng_() & f.storage_mask(); };
+  // Every encoding, and nothing in a container's spare bits (e2m1 in 8 bits: 0 to f).
+  const auto bits = [&](const Format& f) { return rng_() & (f.storage_mask() >> (f.storage_bits - f.pad_bits - f.value_bits())); };
   switch (g) {
     case Gen::bits:
       for (int k = 0; k < K; ++k) a[k] = bits(fa), b[k] = bits(fb);

@@ -73,6 +73,7 @@ bool usable(const MmaConfig& cfg);
 struct DotCase {
   std::uint64_t c = 0;
   std::vector<std::uint64_t> a, b;
+  std::vector<std::uint64_t> sa, sb;  // block scale factors of a and b, for units that have them
   std::string note;
 };
 

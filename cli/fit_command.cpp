@@ -1,0 +1,695 @@
+#include "cli/fit_command.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "audit/result.hpp"
+#include "backends/reference/profile.hpp"
+#include "cli/batch.hpp"
+#include "cli/exit_codes.hpp"
+#include "input/limits.hpp"
+#include "model/ops.hpp"
+#include "tests_mma/candidates.hpp"
+
+namespace gp::cli {
+
+namespace {
+
+using backends::algorithm_name;
+using backends::parameters_json;
+using model::DotConfig;
+using model::Format;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------------
+// The unit's shape: formats, K where known, scale factors.
+
+struct Shape {
+  mma::MmaConfig cfg;  // m = n = 1: only the formats and K matter
+  bool k_given = false;
+  const Format* scale = nullptr;
+  int scale_block = 32;
+  int scales() const { return scale ? (cfg.k + scale_block - 1) / scale_block : 0; }
+};
+
+std::string format_names() {
+  std::string s;
+  for (const Format* f : model::all_formats()) s += (s.empty() ? "" : " ") + std::string(f->name);
+  return s;
+}
+
+// The shape of --config MxNxK:a,b,c,d or of the four format options; why not, or "".
+std::string resolve_shape(const ShapeArgs& args, Shape& out) {
+  const bool formats = !args.a_format.empty() || !args.b_format.empty() || !args.c_format.empty() || !args.d_format.empty();
+  if (args.config.empty() == !formats)
+    return "give either --config MxNxK:a,b,c,d or --a-format, --b-format, --c-format and --d-format";
+  std::string names[4] = {args.a_format, args.b_format, args.c_format, args.d_format};
+  out.cfg.m = out.cfg.n = 1;
+  if (!args.config.empty()) {
+    const std::string& s = args.config;
+    const std::size_t colon = s.find(':');
+    int dims[3] = {0, 0, 0};
+    const char* p = s.data();
+    const char* end = s.data() + (colon == std::string::npos ? s.size() : colon);
+    for (int i = 0; i < 3; ++i) {
+      const auto [q, ec] = std::from_chars(p, end, dims[i]);
+      if (ec != std::errc() || dims[i] < 1 || (i < 2 ? (q == end || *q != 'x') : q != end))
+        return fmt::format("--config: expected MxNxK:a,b,c,d (e.g. 16x8x16:binary16,binary16,binary32,binary32), got '{}'", s);
+      p = q + 1;
+    }
+    if (dims[2] > model::kMaxDotK) return fmt::format("--config: K must lie in 1..{}", model::kMaxDotK);
+    std::string rest = colon == std::string::npos ? "" : s.substr(colon + 1);
+    for (int i = 0; i < 4; ++i) {
+      const std::size_t comma = rest.find(',');
+      names[i] = rest.substr(0, comma);
+      rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+      if ((i < 3) == (comma == std::string::npos))
+        return fmt::format("--config: expected four formats a,b,c,d after the shape, got '{}'", s);
+    }
+    out.cfg.k = dims[2];
+    out.k_given = true;
+  }
+  const char* what[4] = {"a", "b", "c", "d"};
+  const Format** slots[4] = {&out.cfg.a, &out.cfg.b, &out.cfg.c, &out.cfg.d};
+  for (int i = 0; i < 4; ++i) {
+    const auto f = model::find_format(names[i]);
+    if (!f) return fmt::format("{}'s format must be a known format, got '{}' (known: {})", what[i], names[i], format_names());
+    *slots[i] = *f;
+  }
+  if (!args.scale_format.empty()) {
+    const auto f = model::find_format(args.scale_format);
+    if (!f || (*f != &model::ue8m0 && *f != &model::ue4m3))
+      return fmt::format("--scale-format takes ue8m0 or ue4m3, got '{}'", args.scale_format);
+    out.scale = *f;
+    out.scale_block = args.scale_block.value_or(out.scale == &model::ue4m3 ? 16 : 32);
+    if (out.scale_block < 1 || out.scale_block > model::kMaxDotK) return "--scale-block must lie in 1..1024";
+  } else if (args.scale_block) {
+    return "--scale-block needs --scale-format";
+  }
+  if (!out.cfg.d->has_sign()) return fmt::format("d's format {} has no sign: not an output format the model fits", out.cfg.d->name);
+  return "";
+}
+
+void add_shape_options(CLI::App* cmd, ShapeArgs& a) {
+  cmd->add_option("--config", a.config, "The unit's shape and formats, MxNxK:a,b,c,d (only K and the formats matter)");
+  cmd->add_option("--a-format", a.a_format, "Format of a");
+  cmd->add_option("--b-format", a.b_format, "Format of b");
+  cmd->add_option("--c-format", a.c_format, "Format of c");
+  cmd->add_option("--d-format", a.d_format, "Format of d");
+  cmd->add_option("--scale-format", a.scale_format, "Block scale factors: ue8m0 or ue4m3 (after the b fields)");
+  cmd->add_option("--scale-block", a.scale_block, "Products per scale factor (default 32 for ue8m0, 16 for ue4m3)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading lines of files ("-": standard input).
+
+struct Where {
+  std::size_t file;
+  long line;
+};
+
+class LineSource {
+ public:
+  // Opens the file; an error message (one line, without "gpuparanoia: ") or "".
+  std::string open(const std::string& name, std::istream& std_in = std::cin) {
+    name_ = name == "-" ? input::kStdinName : name;
+    if (name == "-") {
+      if (&std_in == &std::cin)
+        if (const auto why = stdin_unreadable()) return why->substr(13, why->size() - 14);
+      in_ = &std_in;
+      return "";
+    }
+    std::error_code ec;
+    if (fs::is_directory(name, ec)) return name + ": is a directory, not a file";
+    file_ = std::make_unique<std::ifstream>(name, std::ios::binary);
+    if (!*file_) return fmt::format("{}: cannot be read: {}", name, std::strerror(errno));
+    in_ = file_.get();
+    return "";
+  }
+  // The next line that is not blank or a comment; false at the end. `error` set on a line too long.
+  bool next(std::string& line, std::string& error) {
+    while (true) {
+      const LineRead r = read_line(*in_, line);
+      if (r == LineRead::end) return false;
+      ++line_no_;
+      if (r == LineRead::too_long) {
+        error = input::InputError{name_, line_no_, "", fmt::format("longer than {} bytes", input::kMaxLineBytes)}.text();
+        return false;
+      }
+      const std::size_t first = line.find_first_not_of(" \t\r");
+      if (first != std::string::npos && line[first] != '#') return true;
+    }
+  }
+  const std::string& name() const { return name_; }
+  long line_no() const { return line_no_; }
+
+ private:
+  std::string name_;
+  std::unique_ptr<std::ifstream> file_;
+  std::istream* in_ = nullptr;
+  long line_no_ = 0;
+};
+
+std::size_t count_fields(std::string_view line) {
+  std::size_t n = 0;
+  bool in_field = false;
+  for (char c : line) {
+    const bool space = c == ' ' || c == '\t' || c == '\r';
+    if (!space && !in_field) ++n;
+    in_field = !space;
+  }
+  return n;
+}
+
+// K for a line of n fields: c, K of a, K of b, the scale factors of each, and `extra` more.
+std::optional<int> k_of_fields(const Shape& s, std::size_t n, std::size_t extra) {
+  for (int k = 1; k <= model::kMaxDotK; ++k) {
+    const int scales = s.scale ? (k + s.scale_block - 1) / s.scale_block : 0;
+    if (std::size_t(1 + 2 * k + 2 * scales) + extra == n) return k;
+  }
+  return std::nullopt;
+}
+
+// The formats of a line's fields: c, a x K, b x K, scale factors, then d when `with_d`.
+std::vector<const Format*> field_formats(const Shape& s, bool with_d) {
+  std::vector<const Format*> v{s.cfg.c};
+  v.insert(v.end(), std::size_t(s.cfg.k), s.cfg.a);
+  v.insert(v.end(), std::size_t(s.cfg.k), s.cfg.b);
+  v.insert(v.end(), std::size_t(2 * s.scales()), s.scale);
+  if (with_d) v.push_back(s.cfg.d);
+  return v;
+}
+
+// Reads capture lines into the pool (K from the first line unless given). "" or the error.
+std::string read_captures(const std::vector<std::string>& files, Shape& shape, mma::Pool& pool, std::vector<Where>& where,
+                          std::istream& std_in = std::cin) {
+  std::vector<const Format*> formats;
+  std::vector<std::uint64_t> fields;
+  input::InputError perr;
+  std::string line, error;
+  for (std::size_t fi = 0; fi < files.size(); ++fi) {
+    LineSource src;
+    if (std::string why = src.open(files[fi], std_in); !why.empty()) return why;
+    perr.source = src.name();
+    while (src.next(line, error)) {
+      const std::size_t n = count_fields(line);
+      if (formats.empty()) {
+        const auto k = k_of_fields(shape, n, 1);
+        if (!shape.k_given) {
+          if (!k)
+            return input::InputError{src.name(), src.line_no(), "",
+                                     fmt::format("a capture line is c, K values of a and K of b{}, then d; found {} field{}",
+                                                 shape.scale ? ", their scale factors" : "", n, n == 1 ? "" : "s")}
+                .text();
+          shape.cfg.k = *k;
+        }
+        formats = field_formats(shape, true);
+        pool = mma::make_pool(shape.cfg, shape.scale, shape.scale_block);
+      }
+      if (!parse_hex_line(line, src.line_no(), formats, formats.size(), fields, perr)) return perr.text();
+      if (fields.size() != formats.size())
+        return input::InputError{src.name(), src.line_no(), "",
+                                 fmt::format("expected {} fields (c, {} a, {} b{}, d), found {}", formats.size(), shape.cfg.k,
+                                             shape.cfg.k, shape.scale ? fmt::format(", {} scale factors of a and of b", shape.scales()) : "",
+                                             fields.size())}
+            .text();
+      mma::DotCase x;
+      const auto K = std::size_t(shape.cfg.k), S = std::size_t(shape.scales());
+      x.c = fields[0];
+      x.a.assign(fields.begin() + 1, fields.begin() + 1 + std::ptrdiff_t(K));
+      x.b.assign(fields.begin() + 1 + std::ptrdiff_t(K), fields.begin() + 1 + std::ptrdiff_t(2 * K));
+      x.sa.assign(fields.begin() + 1 + std::ptrdiff_t(2 * K), fields.begin() + 1 + std::ptrdiff_t(2 * K + S));
+      x.sb.assign(fields.begin() + 1 + std::ptrdiff_t(2 * K + S), fields.end() - 1);
+      mma::add_to(pool, shape.cfg, x, fields.back());
+      where.push_back({fi, src.line_no()});
+    }
+    if (!error.empty()) return error;
+  }
+  if (where.empty()) return fmt::format("{}: no capture lines", files.size() == 1 ? files.front() : "the captures");
+  return "";
+}
+
+// "c a.. b.. [sa.. sb..]" of a case, as `model dot` reads it.
+std::string input_line(const Shape& s, const mma::DotCase& x) {
+  std::string line = format_hex(x.c, s.cfg.c->storage_bits);
+  for (std::uint64_t v : x.a) line += " " + format_hex(v, s.cfg.a->storage_bits);
+  for (std::uint64_t v : x.b) line += " " + format_hex(v, s.cfg.b->storage_bits);
+  for (const auto* v : {&x.sa, &x.sb})
+    for (std::uint64_t w : *v) line += " " + format_hex(w, s.scale->storage_bits);
+  return line;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fit.
+
+// The `model dot` options that evaluate a candidate: the parameters of profiles, with dashes.
+std::string model_dot_options(const Shape& s, const DotConfig& c) {
+  const int K = s.cfg.k;
+  std::string o = fmt::format("--algorithm {} --a-format {} --b-format {} --c-format {} --d-format {}",
+                              algorithm_name(c, K), s.cfg.a->name, s.cfg.b->name, s.cfg.c->name, s.cfg.d->name);
+  if (c.scale) o += fmt::format(" --scale-format {} --scale-block {}", c.scale->name, c.scale_block);
+  const json params = parameters_json(c, K);
+  for (const auto& [key, v] : params.items()) {
+    // An FMA chain rounds to nearest even: a fact of the algorithm, not an option.
+    if (c.algorithm == model::MmaAlgorithm::sfma) continue;
+    std::string opt = key;
+    std::replace(opt.begin(), opt.end(), '_', '-');
+    std::string value;
+    if (v.is_null()) value = "none";
+    else if (v.is_boolean()) value = v.get<bool>() ? "true" : "false";
+    else if (v.is_number()) value = v.dump();
+    else if (v.is_array()) {
+      for (const json& x : v) value += (value.empty() ? "" : ",") + x.get<std::string>();
+      if (value.empty()) continue;
+    } else {
+      value = v.get<std::string>();
+      if (key == "tree") value = "'" + value + "'";  // parentheses and '+': quoted for a shell
+    }
+    o += " --" + opt + " " + value;
+  }
+  return o;
+}
+
+// Random scale factors near 1 for the drawn inputs of a unit that has them.
+void draw_scales(const Shape& s, mma::RandomInputs& gen, mma::DotCase& x) {
+  if (!s.scale) return;
+  const auto one = mma::encode(*s.scale, mma::pow2(0)).value_or(0);
+  for (auto* v : {&x.sa, &x.sb}) {
+    v->resize(std::size_t(s.scales()));
+    for (std::uint64_t& w : *v) {
+      const std::uint64_t r = gen.next();
+      w = s.scale == &model::ue8m0 ? one - 4 + (r % 9) : one - 16 + (r % 33);
+    }
+  }
+}
+
+json line_json(const std::vector<std::string>& files, const Where& w) {
+  return {{"file", files[w.file]}, {"line", w.line}};
+}
+
+constexpr std::size_t kTextClasses = 12;
+
+}  // namespace
+
+int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
+  Shape shape;
+  if (std::string why = resolve_shape(args.shape, shape); !why.empty()) {
+    err << "gpuparanoia: fit: " << why << "\n";
+    return kExitUsage;
+  }
+  if (args.discriminate && (*args.discriminate < 1 || *args.discriminate > 100000)) {
+    err << "gpuparanoia: fit: --discriminate N takes N in 1..100000\n";
+    return kExitUsage;
+  }
+  mma::Pool pool;
+  std::vector<Where> where;
+  if (std::string why = read_captures(args.captures, shape, pool, where); !why.empty()) {
+    err << "gpuparanoia: " << why << "\n";
+    return kExitBadInput;
+  }
+  const mma::MmaConfig& cfg = shape.cfg;
+  const int K = cfg.k;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto deadline = args.max_seconds > 0 ? t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                        std::chrono::duration<double>(args.max_seconds))
+                                             : std::chrono::steady_clock::time_point::max();
+  mma::Space space = mma::full_space(cfg, "", true);
+  space.scale = shape.scale;
+  space.scale_block = shape.scale_block;
+  std::uint64_t checked = 0;
+  bool stopped = false;
+  std::vector<DotConfig> survivors = mma::survivors_of(cfg, space, pool, checked, deadline, &stopped);
+  mma::expand(cfg, pool, survivors, checked);
+  // Where candidates reproduce the outputs bit for bit (NaN payloads included), those that only
+  // match them up to the NaN encoding go.
+  {
+    std::vector<std::size_t> nan_lines;  // only there can a survivor's bits differ from the output
+    for (std::size_t i = 0; i < pool.size(); ++i)
+      if (mma::is_nan(*cfg.d, pool.out[i])) nan_lines.push_back(i);
+    std::vector<DotConfig> exact;
+    for (const DotConfig& c : survivors) {
+      const model::Dot dot(c);
+      bool all = true;
+      for (std::size_t i : nan_lines) all = all && pool.predict(dot, i) == pool.out[i];
+      if (all) exact.push_back(c);
+    }
+    if (!exact.empty() && exact.size() < survivors.size()) survivors = std::move(exact);
+  }
+  std::sort(survivors.begin(), survivors.end(), [&](const DotConfig& x, const DotConfig& y) { return mma::rank_less(cfg, x, y); });
+  if (checked == 0) {
+    err << fmt::format("gpuparanoia: fit: the model has no algorithm for {} x {} + {} -> {}\n", cfg.a->name, cfg.b->name,
+                       cfg.c->name, cfg.d->name);
+    return kExitUsage;
+  }
+
+  json doc = {{"schema", "gpuparanoia-fit/1"},
+              {"lines", pool.size()},
+              {"config", cfg.name()},
+              {"files", args.captures},
+              {"candidates_checked", checked}};
+  if (shape.scale) doc["scale"] = {{"format", shape.scale->name}, {"block", shape.scale_block}};
+  std::ostream& text = args.discriminate ? err : out;  // the discriminating lines take standard output
+  text << fmt::format("fit: {} lines, K = {}, {} x {} + {} -> {}{}\n", pool.size(), K, cfg.a->name, cfg.b->name,
+                      cfg.c->name, cfg.d->name,
+                      shape.scale ? fmt::format(", scale factors {} per {} products", shape.scale->name, shape.scale_block) : "");
+  json candidates = json::array();
+  int code = kExitOk;
+  std::vector<std::string> discriminating;
+  if (!survivors.empty()) {
+    // Classes: the survivors' outputs on random inputs of every generator (they agree on the lines).
+    mma::RandomInputs gen(cfg, 0xF17u + pool.size());
+    std::vector<mma::DotCase> inputs = mma::draw_inputs(gen, K, 400, "separating input");
+    for (mma::DotCase& x : inputs) draw_scales(shape, gen, x);
+    const std::size_t n = std::size_t(args.discriminate.value_or(0));
+    const mma::Classes k = mma::behaviour_classes(survivors, inputs, n, n);
+    std::vector<std::vector<DotConfig>> members(k.rep.size());
+    for (std::size_t i = 0; i < survivors.size(); ++i) members[k.class_of[i]].push_back(survivors[i]);
+    json classes = json::array();
+    text << fmt::format("{} candidates checked in {:.1f} s; {} reproduce every line, in {} class{} (told apart on {} random inputs)\n",
+                        checked, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                        survivors.size(), k.rep.size(), k.rep.size() == 1 ? "" : "es", inputs.size());
+    // Each class's best first, then the others, best first, 64 at most.
+    std::vector<std::size_t> order = k.rep;
+    for (std::size_t i = 0; i < survivors.size() && order.size() < 64; ++i)
+      if (std::find(k.rep.begin(), k.rep.end(), i) == k.rep.end()) order.push_back(i);
+    for (std::size_t i : order) {
+      const DotConfig& c = survivors[i];
+      candidates.push_back({{"algorithm", algorithm_name(c, K)},
+                            {"parameters", parameters_json(c, K)},
+                            {"description", mma::describe(cfg, c)},
+                            {"mismatches", 0},
+                            {"class", k.class_of[i] + 1},
+                            {"model_dot", model_dot_options(shape, c)}});
+    }
+    for (std::size_t r = 0; r < k.rep.size(); ++r) {
+      const DotConfig& best = survivors[k.rep[r]];
+      const json open = mma::ambiguity(K, members[r]);
+      classes.push_back({{"class", r + 1}, {"candidates", members[r].size()}, {"open", open}});
+      // The text shows the first classes; the JSON has them all.
+      if (r == kTextClasses) text << fmt::format("... and {} more classes (--json lists them)\n", k.rep.size() - r);
+      if (r >= kTextClasses) continue;
+      text << fmt::format("class {}: {} candidate{}, first {}\n", r + 1, members[r].size(), members[r].size() == 1 ? "" : "s",
+                          mma::describe(cfg, best));
+      for (const auto& [key, v] : open.items()) text << fmt::format("  open: {} {}\n", key, v.get<std::string>());
+      text << "  gpuparanoia model dot " << model_dot_options(shape, best) << "\n";
+    }
+    doc["survivors"] = survivors.size();
+    doc["classes"] = classes;
+    if (args.discriminate) {
+      json lines = json::array();
+      for (std::size_t idx : k.splitting) {
+        json pred = json::object();
+        for (std::size_t r = 0; r < k.rep.size(); ++r)
+          pred[std::to_string(r + 1)] = format_hex(k.pred[k.rep[r]][idx], cfg.d->storage_bits);
+        discriminating.push_back(input_line(shape, inputs[idx]));
+        lines.push_back({{"line", discriminating.back()}, {"predictions", pred}});
+      }
+      doc["discriminating"] = lines;
+      text << (k.rep.size() == 1 ? std::string("one class: no input to split it\n")
+                                 : fmt::format("{} input lines that split the classes written to standard output; run them "
+                                               "on the unit, add its outputs and fit again\n",
+                                               lines.size()));
+    }
+  } else {
+    code = kExitDifferences;
+    // The closest candidates: ranked on a sample of the lines first, then counted on all of them.
+    mma::Pool sample = mma::make_pool(cfg, shape.scale, shape.scale_block);
+    const std::size_t step = std::max<std::size_t>(1, pool.size() / 256);
+    for (std::size_t i = 0; i < pool.size(); i += step) mma::add_to(sample, cfg, pool.at(i), pool.out[i]);
+    mma::Checker on_sample(sample, false);
+    constexpr std::size_t kKept = 16;
+    std::vector<std::pair<std::size_t, DotConfig>> best;  // (sample misses, candidate), the fewest
+    // Growing bounds: a candidate is dropped at its first miss beyond the bound, so most cost a
+    // few lines; the first bound that some candidate meets gives the closest.
+    for (std::size_t bound : {std::size_t{4}, std::size_t{64}, std::size_t{1024}, SIZE_MAX - 1}) {
+      std::size_t limit = bound;
+      mma::for_each_candidate(cfg, space, [&](const DotConfig& c) {
+        const std::size_t m = on_sample.misses(c, limit).count;
+        if (m > limit) return;
+        best.emplace_back(m, c);
+        std::stable_sort(best.begin(), best.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+        if (best.size() > kKept) best.pop_back();
+        if (best.size() == kKept) limit = best.back().first;
+      });
+      if (!best.empty()) break;
+    }
+    checked += on_sample.checked();
+    mma::Checker on_all(pool, false);
+    struct Near {
+      std::size_t misses;
+      DotConfig c;
+    };
+    std::vector<Near> near;
+    for (const auto& [m, c] : best) near.push_back({on_all.misses(c, SIZE_MAX - 1).count, c});
+    std::stable_sort(near.begin(), near.end(), [&](const Near& x, const Near& y) {
+      return x.misses != y.misses ? x.misses < y.misses : mma::rank_less(cfg, x.c, y.c);
+    });
+    if (near.size() > 5) near.resize(5);
+    text << fmt::format("{} candidates checked in {:.1f} s; none reproduces every line. The closest:\n", checked,
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    for (const Near& x : near) {
+      const model::Dot dot(x.c);
+      json firsts = json::array();
+      for (std::size_t i = 0; i < pool.size() && firsts.size() < 3; ++i) {
+        const std::uint64_t p = pool.predict(dot, i);
+        if (mma::agrees(x.c, p, pool.out[i])) continue;
+        json l = line_json(args.captures, where[i]);
+        l["captured"] = format_hex(pool.out[i], cfg.d->storage_bits);
+        l["predicted"] = format_hex(p, cfg.d->storage_bits);
+        firsts.push_back(l);
+      }
+      candidates.push_back({{"algorithm", algorithm_name(x.c, K)},
+                            {"parameters", parameters_json(x.c, K)},
+                            {"description", mma::describe(cfg, x.c)},
+                            {"mismatches", x.misses},
+                            {"first_mismatches", firsts},
+                            {"model_dot", model_dot_options(shape, x.c)}});
+      text << fmt::format("  {} of {} lines mispredicted by {}\n", x.misses, pool.size(), mma::describe(cfg, x.c));
+      for (const json& l : firsts)
+        text << fmt::format("    {}:{}: captured {}, predicted {}\n", l["file"].get<std::string>(), l["line"].get<long>(),
+                            l["captured"].get<std::string>(), l["predicted"].get<std::string>());
+    }
+    doc["survivors"] = 0;
+    doc["classes"] = json::array();
+  }
+  doc["complete"] = !stopped;
+  if (stopped)
+    text << fmt::format("incomplete: --max-seconds {} ran out before every candidate was checked\n", args.max_seconds);
+  doc["candidates"] = candidates;
+  doc["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const std::string& l : discriminating) out << l << "\n";
+  if (!args.json.empty())
+    if (auto w = audit::write_atomically(args.json, doc.dump(2) + "\n"); !w) {
+      err << "gpuparanoia: " << w.error().message << "\n";
+      return kExitWriteFailed;
+    }
+  return code;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The MATLAB models' layout (tests_mma/golden/nvidia-tensor-cores/README.md): a and b as 8-digit
+// binary32 bit patterns, K per line; c and d as 32-character 0/1 strings of binary32 values; a
+// binary16 d widened to binary32; c held in binary32 and rounded to a narrower c with RNE.
+
+// value (binary32 bits) in f exactly: f's bits, or nullopt.
+std::optional<std::uint64_t> narrow(const Format& f, std::uint64_t b32) {
+  const model::Result r = model::cvt(f, model::binary32, model::Options{}, b32);
+  if (r.flags & model::Flag::inexact) return std::nullopt;
+  return r.bits;
+}
+
+std::uint64_t widen(const Format& f, std::uint64_t bits) {
+  return model::cvt(model::binary32, f, model::Options{}, bits).bits;
+}
+
+std::optional<std::uint64_t> parse_bits(std::string_view s) {
+  std::uint64_t v = 0;
+  std::size_t n = 0;
+  for (char ch : s) {
+    if (ch == ' ' || ch == '\t' || ch == '\r') continue;
+    if (ch != '0' && ch != '1') return std::nullopt;
+    v = (v << 1) | std::uint64_t(ch - '0');
+    ++n;
+  }
+  if (n != 32) return std::nullopt;
+  return v;
+}
+
+std::string bits_text(std::uint64_t v) {
+  std::string s(32, '0');
+  for (int i = 0; i < 32; ++i) s[std::size_t(31 - i)] = char('0' + ((v >> i) & 1));
+  return s;
+}
+
+}  // namespace
+
+int run_convert(const ConvertArgs& args, std::istream& in, std::ostream& out, std::ostream& err) {
+  Shape shape;
+  if (std::string why = resolve_shape(args.shape, shape); !why.empty()) {
+    err << "gpuparanoia: captures convert: " << why << "\n";
+    return kExitUsage;
+  }
+  if (shape.scale) {
+    err << "gpuparanoia: captures convert: the MATLAB layout has no scale factors\n";
+    return kExitUsage;
+  }
+  const mma::MmaConfig& cfg = shape.cfg;
+  for (const Format* f : {cfg.a, cfg.b, cfg.c, cfg.d})
+    if (f->precision() > model::binary32.precision() || f->emax() > model::binary32.emax()) {
+      err << fmt::format("gpuparanoia: captures convert: the MATLAB layout holds binary32 values, not {}\n", f->name);
+      return kExitUsage;
+    }
+  const auto fail = [&](const std::string& source, long line, const std::string& what) {
+    err << "gpuparanoia: " << input::InputError{source, line, "", what}.text() << "\n";
+    return kExitBadInput;
+  };
+  if (!args.to_matlab.empty()) {
+    // Capture lines on standard input into a.txt, b.txt, c.txt and d.txt of the folder.
+    if (!args.a.empty() || !args.b.empty() || !args.c.empty() || !args.d.empty()) {
+      err << "gpuparanoia: captures convert: --to-matlab reads capture lines on standard input, not --a/--b/--c/--d\n";
+      return kExitUsage;
+    }
+    mma::Pool pool;
+    std::vector<Where> where;
+    if (std::string why = read_captures({"-"}, shape, pool, where, in); !why.empty()) {
+      err << "gpuparanoia: " << why << "\n";
+      return kExitBadInput;
+    }
+    std::string a, b, c, d;
+    for (std::size_t i = 0; i < pool.size(); ++i) {
+      for (std::uint64_t v : pool.A(i)) a += fmt::format("{:08x} ", widen(*cfg.a, v));
+      for (std::uint64_t v : pool.B(i)) b += fmt::format("{:08x} ", widen(*cfg.b, v));
+      a += "\n";
+      b += "\n";
+      c += bits_text(widen(*cfg.c, pool.c[i])) + "\n";
+      d += bits_text(widen(*cfg.d, pool.out[i])) + "\n";
+    }
+    std::error_code ec;
+    fs::create_directories(args.to_matlab, ec);
+    for (const auto& [name, body] : {std::pair{"a.txt", &a}, {"b.txt", &b}, {"c.txt", &c}, {"d.txt", &d}})
+      if (auto w = audit::write_atomically(fs::path(args.to_matlab) / name, *body); !w) {
+        err << "gpuparanoia: " << w.error().message << "\n";
+        return kExitWriteFailed;
+      }
+    return kExitOk;
+  }
+  if (args.a.empty() || args.b.empty() || args.d.empty()) {
+    err << "gpuparanoia: captures convert: --a, --b and --d name the files (--c too, unless c is zero)\n";
+    return kExitUsage;
+  }
+  LineSource sa, sb, sc, sd;
+  for (auto [src, name] : {std::pair{&sa, &args.a}, {&sb, &args.b}, {&sd, &args.d}})
+    if (std::string why = src->open(*name); !why.empty()) return fail("", 0, why);
+  if (!args.c.empty())
+    if (std::string why = sc.open(args.c); !why.empty()) return fail("", 0, why);
+  std::string la, lb, lc, ld, error;
+  std::string buffer;
+  int K = shape.k_given ? cfg.k : 0;
+  while (true) {
+    const bool ga = sa.next(la, error), gb = ga && sb.next(lb, error), gd = gb && sd.next(ld, error);
+    const bool gc = args.c.empty() || (gd && sc.next(lc, error));
+    if (!error.empty()) return fail("", 0, error);
+    if (!ga) break;
+    if (!gb || !gd || !gc)
+      return fail(!gb ? sb.name() : !gd ? sd.name() : sc.name(), 0,
+                  fmt::format("has fewer lines than {} ({} lines there)", sa.name(), sa.line_no()));
+    // a and b: K words each.
+    std::vector<std::uint64_t> words[2];
+    const Format* fmts[2] = {cfg.a, cfg.b};
+    LineSource* srcs[2] = {&sa, &sb};
+    const std::string* texts[2] = {&la, &lb};
+    for (int j = 0; j < 2; ++j) {
+      std::size_t i = 0;
+      const std::string& t = *texts[j];
+      while (i < t.size()) {
+        while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r')) ++i;
+        if (i == t.size()) break;
+        const std::size_t start = i;
+        while (i < t.size() && t[i] != ' ' && t[i] != '\t' && t[i] != '\r') ++i;
+        std::uint64_t v = 0;
+        const auto [p, ec] = std::from_chars(t.data() + start, t.data() + i, v, 16);
+        if (ec != std::errc() || p != t.data() + i || i - start > 8)
+          return fail(srcs[j]->name(), srcs[j]->line_no(),
+                      fmt::format("word {}: not an 8-digit binary32 bit pattern", words[j].size() + 1));
+        const auto bits = narrow(*fmts[j], v);
+        if (!bits)
+          return fail(srcs[j]->name(), srcs[j]->line_no(),
+                      fmt::format("word {}: {:08x} is not exactly a {} value", words[j].size() + 1, v, fmts[j]->name));
+        words[j].push_back(*bits);
+      }
+    }
+    if (K == 0) K = int(words[0].size());
+    for (int j = 0; j < 2; ++j)
+      if (int(words[j].size()) != K || K < 1 || K > model::kMaxDotK)
+        return fail(srcs[j]->name(), srcs[j]->line_no(), fmt::format("expected {} words, found {}", K, words[j].size()));
+    std::uint64_t c = 0;
+    if (!args.c.empty()) {
+      const auto v = parse_bits(lc);
+      if (!v) return fail(sc.name(), sc.line_no(), "expected 32 characters 0 or 1 (a binary32 value)");
+      c = model::cvt(*cfg.c, model::binary32, model::Options{}, *v).bits;  // rounded to nearest even
+    } else {
+      c = model::zero(*cfg.c, false).bits;
+    }
+    const auto dv = parse_bits(ld);
+    if (!dv) return fail(sd.name(), sd.line_no(), "expected 32 characters 0 or 1 (a binary32 value)");
+    const auto d = narrow(*cfg.d, *dv);
+    if (!d) return fail(sd.name(), sd.line_no(), fmt::format("{:08x} is not exactly a {} value", *dv, cfg.d->name));
+    buffer += format_hex(c, cfg.c->storage_bits);
+    for (std::uint64_t v : words[0]) buffer += " " + format_hex(v, cfg.a->storage_bits);
+    for (std::uint64_t v : words[1]) buffer += " " + format_hex(v, cfg.b->storage_bits);
+    buffer += " " + format_hex(*d, cfg.d->storage_bits) + "\n";
+    if (buffer.size() > (1u << 16)) {
+      out << buffer;
+      buffer.clear();
+    }
+  }
+  out << buffer;
+  return kExitOk;
+}
+
+void add_fit_commands(CLI::App& app, int& exit_code) {
+  auto fa = std::make_shared<FitArgs>();
+  CLI::App* fit = app.add_subcommand(
+      "fit", "The model's algorithms and parameters that reproduce captured dot products (lines 'c a.. b.. d' in hex)");
+  add_shape_options(fit, fa->shape);
+  fit->add_option("--json", fa->json, "Write the fit as JSON (schema gpuparanoia-fit/1) to this file");
+  fit->add_option("--discriminate", fa->discriminate,
+                  "Write up to N input lines that split the classes left to standard output (the report goes to standard error)");
+  fit->add_option("--max-seconds", fa->max_seconds, "Stop checking candidates after this time (the fit says it is incomplete)");
+  fit->add_option("captures", fa->captures, "Capture files ('-': standard input)")->required();
+  fit->callback([fa, &exit_code] {
+    std::ios_base::sync_with_stdio(false);
+    exit_code = run_fit(*fa, std::cout, std::cerr);
+  });
+
+  auto ca = std::make_shared<ConvertArgs>();
+  CLI::App* captures = app.add_subcommand("captures", "Captured dot products in other layouts");
+  CLI::App* convert = captures->add_subcommand(
+      "convert", "The MATLAB tensor-core models' model_validation layout into capture lines on standard output");
+  add_shape_options(convert, ca->shape);
+  convert->add_option("--a", ca->a, "File of a: K binary32 bit patterns in hex per line");
+  convert->add_option("--b", ca->b, "File of b: K binary32 bit patterns in hex per line");
+  convert->add_option("--c", ca->c, "File of c: a binary32 value as 32 characters 0/1 per line (absent: c = 0)");
+  convert->add_option("--d", ca->d, "File of d: the captured output as 32 characters 0/1 per line (binary16 widened)");
+  convert->add_option("--to-matlab", ca->to_matlab,
+                      "The other way: capture lines on standard input into a.txt, b.txt, c.txt and d.txt of this folder");
+  convert->callback([ca, &exit_code] {
+    std::ios_base::sync_with_stdio(false);
+    exit_code = run_convert(*ca, std::cin, std::cout, std::cerr);
+  });
+}
+
+}  // namespace gp::cli
