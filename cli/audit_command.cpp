@@ -67,7 +67,7 @@ std::string instruction_family(std::string_view id) {
   return colon == std::string_view::npos ? "" : std::string(id.substr(0, colon + 1)) + "*";
 }
 
-// With no --device, every device but the reference backend's 305 instruction devices
+// With no --device, every device but the reference backend's 320 instruction devices
 // (ref:<arch>:<instruction>), which run when named: they are the model's own instructions.
 bool matches(const std::vector<std::string>& selectors, std::string_view id) {
   if (selectors.empty()) return !(id.rfind("ref:", 0) == 0 && !instruction_family(id).empty());

@@ -127,6 +127,7 @@ void list_instructions(std::ostream& out) {
     const DotConfig& c = i.config;
     std::string params;
     if (c.algorithm == model::MmaAlgorithm::gps) params = fmt::format("G={}", c.group);
+    else if (c.algorithm == model::MmaAlgorithm::tree) params = c.tree->text();
     else if (c.algorithm != model::MmaAlgorithm::sfma) params = fmt::format("F={}", c.F);
     if (c.block > 0 && c.algorithm != model::MmaAlgorithm::sfma && c.algorithm != model::MmaAlgorithm::gps)
       params += fmt::format(" block={}", c.block);

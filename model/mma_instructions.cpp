@@ -1,6 +1,8 @@
 #include "model/mma_instructions.hpp"
 
+#include <algorithm>
 #include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -8,8 +10,8 @@ namespace gp::model {
 
 namespace {
 
-constexpr std::array<std::string_view, 9> arch_names = {"volta",  "turing",    "ampere",        "ada",  "hopper",
-                                                        "blackwell", "rtx-blackwell", "cdna2", "cdna3"};
+constexpr std::array<std::string_view, 10> arch_names = {"volta",     "turing",        "ampere", "ada",   "hopper",
+                                                         "blackwell", "rtx-blackwell", "cdna1",  "cdna2", "cdna3"};
 
 // F of the HMMA datapath of each NVIDIA architecture (MMA-Sim IV-C step 3).
 int hmma_f(std::string_view arch) {
@@ -221,6 +223,49 @@ void build_amd(Builder& t) {
     if (!notes.empty()) why += "; " + notes;
     t.add(arch, std::move(name), m, n, k, cfg, std::move(why));
   };
+  // CDNA1 (MI100), absent from MMA-Sim's first Table IV: its instruction list and models are those
+  // of MMA-Sim's later code (microsoft/MMA-Sim src/mmasim/mmasim/amd/isa_mfma.py and sim.py) and of
+  // Khattak and Mikaitis's MI100 model (north-numerical-computing/MATLAB-tensor-core
+  // models/MI100MC.m). No f64 MFMA, no _1k bf16. fp32: SFMA. fp16 and bf16: c and G products
+  // (4 fp16, 2 bf16) summed exactly and rounded once to binary32, RNE, the result the next
+  // group's c, subnormals kept (MMA-Sim's E-FDPA, arithmetic/fdpa.py; the MATLAB model's exact
+  // accumulation). MMA-Sim's earlier code (mmasim/simulator/amd.py, main of January 2026) summed
+  // them pairwise like CDNA2 without flushing; its later code and the MATLAB model agree on the
+  // exact sum. None of the nine algorithms sums exactly: a summation tree of fused nodes models it.
+  for (std::string_view s : {"f32_32x32x1f32", "f32_16x16x1f32", "f32_4x4x1f32", "f32_32x32x2f32", "f32_16x16x4f32"}) {
+    int m, n, k;
+    shape_of(s, m, n, k);
+    t.add("cdna1", "v_mfma_" + std::string(s), m, n, k,
+          default_dot_config(MmaAlgorithm::sfma, binary32, binary32, binary32, binary32, k),
+          "MMA-Sim's code (FMA) and the MI100 model (sequential FMAs): SFMA (IEEE FMA chain, RNE); NaN payloads not "
+          "modelled (the format's canonical quiet NaN)");
+  }
+  const auto efdpa = [&](std::string_view short_name, const Format& ab, int group) {
+    int m, n, k;
+    shape_of(short_name, m, n, k);
+    // "p0+p1+p2+p3+c", then "(p0+p1+p2+p3+c)+p4+p5+p6+p7", ...
+    std::string text;
+    for (int k0 = 0; k0 < k; k0 += group) {
+      std::string node = k0 > 0 ? "(" + text + ")" : "";
+      for (int j = k0; j < std::min(k, k0 + group); ++j) node += (node.empty() ? "p" : "+p") + std::to_string(j);
+      text = k0 > 0 ? node : node + "+c";
+    }
+    DotConfig cfg = default_dot_config(MmaAlgorithm::tree, ab, ab, binary32, binary32, k);
+    cfg.tree = std::make_shared<const SummationTree>(std::move(*parse_summation_tree(text, k).tree));
+    t.add("cdna1", "v_mfma_" + std::string(short_name), m, n, k, cfg,
+          "MMA-Sim's later code (E-FDPA, L=" + std::to_string(group) +
+              ") and Khattak and Mikaitis's MI100 model (exact accumulation, " + std::to_string(group) +
+              " products): c and each group of " + std::to_string(group) +
+              " products summed exactly, rounded once to binary32 (RNE), the result the next group's c; subnormal "
+              "inputs, products and results kept; a summation tree of fused nodes (" + text +
+              "); NaN payloads not modelled (the format's canonical quiet NaN); c and products all -0 give -0 "
+              "(IEEE's sum; both sources give +0 there: not modelled)");
+  };
+  for (std::string_view s : {"f32_32x32x4f16", "f32_16x16x4f16", "f32_4x4x4f16", "f32_32x32x8f16", "f32_16x16x16f16"})
+    efdpa(s, binary16, 4);
+  for (std::string_view s :
+       {"f32_32x32x2bf16", "f32_16x16x2bf16", "f32_4x4x2bf16", "f32_32x32x4bf16", "f32_16x16x8bf16"})
+    efdpa(s, bfloat16, 2);
   for (std::string_view arch : {"cdna2", "cdna3"}) {
     for (std::string_view s : {"f64_16x16x4_f64", "f64_4x4x4_4b_f64"}) add(arch, s, MmaAlgorithm::sfma, binary64, binary64, 0, "");
     for (std::string_view s : {"f32_32x32x1_2b_f32", "f32_16x16x1_4b_f32", "f32_4x4x1_16b_f32", "f32_32x32x2_f32",

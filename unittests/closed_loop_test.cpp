@@ -53,14 +53,15 @@ TEST_P(ClosedLoop, TheLoadedResultAuditsTheSame) {
 }
 
 // Scalar units of the four kinds (IEEE, chopping with a truncated multiplier, a cascaded adder,
-// fp24), and one MMA instruction of each algorithm family: sfma, gps, fda, fdrda and a chained
-// cofdrda. Small-K binary32 instructions keep the run short (CI runs on 2 cores): a binary64 sfma
-// (ampere:DMMA.884) closes the loop too, but its alignment-floor probe alone takes 4 to 10 s a run.
+// fp24), and one MMA instruction of each algorithm family: sfma, gps, fda, fdrda, a chained
+// cofdrda and a tree (CDNA1's fused groups). Small-K binary32 instructions keep the run short (CI
+// runs on 2 cores): a binary64 sfma (ampere:DMMA.884) closes the loop too, but its alignment-floor
+// probe alone takes 4 to 10 s a run.
 INSTANTIATE_TEST_SUITE_P(Families, ClosedLoop,
                          ::testing::Values("ref:ieee-binary32", "ref:nvidia-g70", "ref:ati-r520", "ref:ati-r300",
                                            "ref:cdna2:v_mfma_f32_4x4x1_16b_f32", "ref:cdna2:v_mfma_f32_4x4x4_16b_f16",
                                            "ref:hopper:HMMA.16816.F32", "ref:cdna3:v_mfma_f32_4x4x4_16b_f16",
-                                           "ref:cdna3:v_mfma_f32_16x16x8_xf32"),
+                                           "ref:cdna3:v_mfma_f32_16x16x8_xf32", "ref:cdna1:v_mfma_f32_4x4x4f16"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            std::string name;
                            for (char ch : param.param.substr(4)) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';

@@ -1,5 +1,6 @@
 // Every numeric example of the MMA papers through the model, with the paper's output:
-// Fasi et al. section 3 (V100 and T4), Valpey et al. tables 1, 3 and 5, MMA-Sim sections IV and VI.
+// Fasi et al. section 3 (V100 and T4), Valpey et al. tables 1, 3 and 5, MMA-Sim sections IV and VI;
+// CDNA1 (MI100) as MMA-Sim's later code and Khattak and Mikaitis's MI100 model have it.
 // Host floating point only builds inputs and states expected values (exactly representable).
 #include <gtest/gtest.h>
 
@@ -337,6 +338,57 @@ TEST(MmaSim, Cdna2FlushesSubnormals_IV_B_and_VI_B) {
   // ... but added to c one group sum at a time: c = 1, then 2^-24 + 2^-24 and 0.
   EXPECT_EQ(run(id, 1, {p2(-12), p2(-12), 0, 0, 0, 0, 0, 0}, {p2(-12), p2(-12), 0, 0, 0, 0, 0, 0}), s(1 + p2(-23)));
   EXPECT_EQ(run(id, 1, {p2(-12), 0, 0, 0, p2(-12), 0, 0, 0}, {p2(-12), 0, 0, 0, p2(-12), 0, 0, 0}), s(1));
+}
+
+// ---- CDNA1 (MI100): MMA-Sim's later code and Khattak and Mikaitis's MI100 model.
+
+TEST(MmaSim, Cdna1KeepsSubnormalsAndSumsEachGroupExactly) {
+  const char* f16 = "cdna1:v_mfma_f32_32x32x8f16";
+  const char* cdna2 = "cdna2:v_mfma_f32_32x32x8_f16";
+  const std::vector<double> one = {1, 0, 0, 0, 0, 0, 0, 0};
+  // A subnormal binary16 input: 2^-24 * 1 = 2^-24 (0x33800000) on CDNA1, flushed to 0 on CDNA2.
+  EXPECT_EQ(run(f16, 0, {p2(-24), 0, 0, 0, 0, 0, 0, 0}, one), 0x33800000u);
+  EXPECT_EQ(run(cdna2, 0, {p2(-24), 0, 0, 0, 0, 0, 0, 0}, one), 0u);
+  // Two: 2^-24 * 2^-24 = 2^-48 (0x27800000).
+  EXPECT_EQ(run(f16, 0, {p2(-24), 0, 0, 0, 0, 0, 0, 0}, {p2(-24), 0, 0, 0, 0, 0, 0, 0}), 0x27800000u);
+  // A bf16 product below 2^-126: -2^-70 * 2^-60 = -2^-130, the binary32 subnormal 0x80080000;
+  // CDNA2 flushes it (to -0, which the +0 product beside it makes +0).
+  EXPECT_EQ(run("cdna1:v_mfma_f32_32x32x4bf16", -0.0, {-p2(-70), 0, 0, 0}, {p2(-60), 0, 0, 0}), 0x80080000u);
+  EXPECT_EQ(run("cdna2:v_mfma_f32_32x32x4bf16", -0.0, {-p2(-70), 0, 0, 0}, {p2(-60), 0, 0, 0}), 0u);
+  // A subnormal c (2^-130, 0x00080000) is kept; CDNA2 flushes it.
+  EXPECT_EQ(run(f16, p2(-130), std::vector<double>(8, 0), std::vector<double>(8, 0)), 0x00080000u);
+  EXPECT_EQ(run(cdna2, p2(-130), std::vector<double>(8, 0), std::vector<double>(8, 0)), 0u);
+  // A subnormal result: 2^-126 - 2^-127 * 1 = 2^-127 (0x00400000), the bf16 subnormal 2^-127 kept;
+  // CDNA2 flushes the input, leaving 2^-126 (0x00800000).
+  EXPECT_EQ(run("cdna1:v_mfma_f32_32x32x2bf16", p2(-126), {-p2(-127), 0}, {1, 0}), 0x00400000u);
+  EXPECT_EQ(run("cdna2:v_mfma_f32_32x32x2bf16", p2(-126), {-p2(-127), 0}, {1, 0}), 0x00800000u);
+  // A group of 4 is summed exactly and rounded once: 1 + 2^-24 + 2^-24 = 1 + 2^-23 (0x3F800001),
+  // where CDNA2's pairwise sums round 1 + 2^-24 to 1 (a tie, to even) first.
+  const std::vector<double> x = {1, p2(-12), p2(-12), 0, 0, 0, 0, 0};
+  EXPECT_EQ(run(f16, 0, x, x), 0x3F800001u);
+  EXPECT_EQ(run(cdna2, 0, x, x), 0x3F800000u);
+  // c joins the first group; the groups follow one another, each rounded: 2^-24 in one group
+  // and in the next meets 1 twice and is lost twice (0x3F800000); in one group, 0x3F800001.
+  const std::vector<double> apart = {p2(-12), 0, 0, 0, p2(-12), 0, 0, 0};
+  const std::vector<double> together = {p2(-12), p2(-12), 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(run(f16, 1, apart, apart), 0x3F800000u);
+  EXPECT_EQ(run(f16, 1, together, together), 0x3F800001u);
+  // bf16: groups of 2.
+  const char* bf16 = "cdna1:v_mfma_f32_16x16x8bf16";
+  const std::vector<double> pair = {p2(-12), p2(-12), 0, 0, 0, 0, 0, 0}, split = {p2(-12), 0, p2(-12), 0, 0, 0, 0, 0};
+  EXPECT_EQ(run(bf16, 1, pair, pair), 0x3F800001u);
+  EXPECT_EQ(run(bf16, 1, split, split), 0x3F800000u);
+}
+
+TEST(MmaSim, Cdna1Fp32IsAnFmaChain) {
+  // (1 + 2^-12)^2 - 1 = 2^-11 + 2^-24 exactly (0x3A000400): the product is not rounded (rounded
+  // first, 1 + 2^-11 + 2^-24 is a tie that goes to 1 + 2^-11, leaving 2^-11).
+  EXPECT_EQ(run("cdna1:v_mfma_f32_32x32x2f32", -1, {1 + p2(-12), 0}, {1 + p2(-12), 0}), 0x3A000400u);
+  EXPECT_EQ(run("cdna1:v_mfma_f32_4x4x1f32", -1, {1 + p2(-12)}, {1 + p2(-12)}), 0x3A000400u);
+  // One product after the other: 1 + 2^-24 rounds to 1 before the second 2^-24 comes (0x3F800000;
+  // summed at once, 1 + 2^-23).
+  EXPECT_EQ(run("cdna1:v_mfma_f32_32x32x2f32", 1, {p2(-12), p2(-12)}, {p2(-12), p2(-12)}), 0x3F800000u);
+  EXPECT_EQ(run("cdna1:v_mfma_f32_16x16x4f32", 1, {p2(-12), p2(-12), 0, 0}, {p2(-12), p2(-12), 0, 0}), 0x3F800000u);
 }
 
 }  // namespace

@@ -123,6 +123,63 @@ TEST(MmaTable, EveryInstructionIsValidAndNamedOnce) {
   EXPECT_EQ(find_mma_instruction("cdna2:v_mfma_f64_16x16x4_f64")->config.algorithm, MmaAlgorithm::sfma);
 }
 
+TEST(MmaTable, Cdna1Rows) {
+  // MI100's 15 MFMA instructions: no f64, no _1k bf16. fp32: an FMA chain; fp16 and bf16: c and
+  // groups of 4 (fp16) or 2 (bf16) products summed exactly, each group's result the next one's c,
+  // in binary32 rounded to nearest, nothing flushed.
+  int rows = 0;
+  for (const MmaInstruction& i : all_mma_instructions()) rows += i.arch == "cdna1";
+  EXPECT_EQ(rows, 15);
+  struct Row {
+    const char* name;
+    int m, n, k;
+    const Format* ab;
+    const char* tree;  // nullptr: sfma
+  };
+  const Row expected[] = {
+      {"v_mfma_f32_32x32x1f32", 32, 32, 1, &binary32, nullptr},
+      {"v_mfma_f32_16x16x1f32", 16, 16, 1, &binary32, nullptr},
+      {"v_mfma_f32_4x4x1f32", 4, 4, 1, &binary32, nullptr},
+      {"v_mfma_f32_32x32x2f32", 32, 32, 2, &binary32, nullptr},
+      {"v_mfma_f32_16x16x4f32", 16, 16, 4, &binary32, nullptr},
+      {"v_mfma_f32_32x32x4f16", 32, 32, 4, &binary16, "p0+p1+p2+p3+c"},
+      {"v_mfma_f32_16x16x4f16", 16, 16, 4, &binary16, "p0+p1+p2+p3+c"},
+      {"v_mfma_f32_4x4x4f16", 4, 4, 4, &binary16, "p0+p1+p2+p3+c"},
+      {"v_mfma_f32_32x32x8f16", 32, 32, 8, &binary16, "(p0+p1+p2+p3+c)+p4+p5+p6+p7"},
+      {"v_mfma_f32_16x16x16f16", 16, 16, 16, &binary16,
+       "(((p0+p1+p2+p3+c)+p4+p5+p6+p7)+p8+p9+p10+p11)+p12+p13+p14+p15"},
+      {"v_mfma_f32_32x32x2bf16", 32, 32, 2, &bfloat16, "p0+p1+c"},
+      {"v_mfma_f32_16x16x2bf16", 16, 16, 2, &bfloat16, "p0+p1+c"},
+      {"v_mfma_f32_4x4x2bf16", 4, 4, 2, &bfloat16, "p0+p1+c"},
+      {"v_mfma_f32_32x32x4bf16", 32, 32, 4, &bfloat16, "(p0+p1+c)+p2+p3"},
+      {"v_mfma_f32_16x16x8bf16", 16, 16, 8, &bfloat16, "(((p0+p1+c)+p2+p3)+p4+p5)+p6+p7"},
+  };
+  for (const Row& r : expected) {
+    const MmaInstruction* i = find_mma_instruction(std::string("cdna1:") + r.name);
+    ASSERT_NE(i, nullptr) << r.name;
+    EXPECT_EQ(i->m * 1000000 + i->n * 1000 + i->k, r.m * 1000000 + r.n * 1000 + r.k) << r.name;
+    const DotConfig& c = i->config;
+    EXPECT_EQ(c.a, r.ab) << r.name;
+    EXPECT_EQ(c.b, r.ab) << r.name;
+    EXPECT_EQ(c.c, &binary32) << r.name;
+    EXPECT_EQ(c.d, &binary32) << r.name;
+    if (!r.tree) {
+      EXPECT_EQ(c.algorithm, MmaAlgorithm::sfma) << r.name;
+      continue;
+    }
+    ASSERT_EQ(c.algorithm, MmaAlgorithm::tree) << r.name;
+    const SummationTree& t = *c.tree;
+    EXPECT_EQ(t.text(), r.tree) << r.name;
+    EXPECT_EQ(t.sum_format, nullptr) << r.name;  // d's: binary32
+    EXPECT_EQ(t.sum_rounding, Rounding::rne) << r.name;
+    EXPECT_EQ(t.product_format, nullptr) << r.name;  // exact products
+    EXPECT_TRUE(t.flushed().empty()) << r.name;
+  }
+  for (const char* id : {"cdna1:v_mfma_f64_16x16x4_f64", "cdna1:v_mfma_f64_16x16x4f64", "cdna1:v_mfma_f32_32x32x8_bf16",
+                         "cdna1:v_mfma_f32_32x32x8bf16_1k", "cdna1:v_mfma_f32_32x32x8_f16"})
+    EXPECT_EQ(find_mma_instruction(id), nullptr) << id;
+}
+
 TEST(MmaProperty, ExactWhenNoRoundingCanOccur) {
   std::mt19937_64 rng(kSeed);
   SCOPED_TRACE("seed " + std::to_string(kSeed));
@@ -239,7 +296,10 @@ TEST(MmaProperty, OrderWithinAFusedBlockDoesNotMatter) {
   SCOPED_TRACE("seed " + std::to_string(kSeed + 3));
   for (const MmaInstruction& ins : all_mma_instructions()) {
     const DotConfig& cfg = ins.config;
-    if (cfg.algorithm == MmaAlgorithm::sfma || cfg.algorithm == MmaAlgorithm::gps) continue;
+    // Trees (CDNA1's fused groups): Cdna1GroupsAreFusedAndChained.
+    if (cfg.algorithm == MmaAlgorithm::sfma || cfg.algorithm == MmaAlgorithm::gps ||
+        cfg.algorithm == MmaAlgorithm::tree)
+      continue;
     const Dot d(cfg);
     for (int n = 0; n < kCases; ++n) {
       Case x = random_case(ins, rng);
@@ -278,6 +338,50 @@ TEST(MmaProperty, ChainsAreBlocksInSequence) {
       if (::testing::Test::HasFailure()) return;
     }
   }
+}
+
+TEST(MmaProperty, Cdna1GroupsAreFusedAndChained) {
+  // A CDNA1 fp16 or bf16 row on random bits (specials and subnormals included): the order of the
+  // products within a group does not matter, nor a <-> b, and the row is its groups one after the
+  // other, each group (a row with K = G) taking the previous result as c.
+  std::mt19937_64 rng(kSeed + 7);
+  SCOPED_TRACE("seed " + std::to_string(kSeed + 7));
+  int rows = 0;
+  for (const MmaInstruction& ins : all_mma_instructions()) {
+    if (ins.arch != "cdna1" || ins.config.algorithm != MmaAlgorithm::tree) continue;
+    ++rows;
+    const bool f16 = ins.config.a == &binary16;
+    const auto g = std::size_t(f16 ? 4 : 2);
+    const Dot whole(ins.config);
+    const Dot group(find_mma_instruction(f16 ? "cdna1:v_mfma_f32_4x4x4f16" : "cdna1:v_mfma_f32_4x4x2bf16")->config);
+    for (int n = 0; n < kCases; ++n) {
+      const Case x = random_case(ins, rng);
+      const std::uint64_t r = eval(whole, x);
+      std::uint64_t part = x.c;
+      for (std::size_t k0 = 0; k0 < x.a.size(); k0 += g)
+        part = group(part, std::span(x.a).subspan(k0, g), std::span(x.b).subspan(k0, g));
+      // NaNs: which operand's payload survives may depend on the order.
+      const auto same = [](std::uint64_t u, std::uint64_t v) {
+        return u == v || (is_nan_bits(binary32, u) && is_nan_bits(binary32, v));
+      };
+      EXPECT_TRUE(same(part, r)) << describe(ins, x) << std::hex << ": " << r << " but in groups " << part;
+      Case y = x;
+      for (std::size_t k0 = 0; k0 < y.a.size(); k0 += g) {
+        std::vector<std::size_t> perm(g);
+        for (std::size_t i = 0; i < g; ++i) perm[i] = k0 + i;
+        std::shuffle(perm.begin(), perm.end(), rng);
+        for (std::size_t i = 0; i < g; ++i) {
+          y.a[k0 + i] = x.a[perm[i]];
+          y.b[k0 + i] = x.b[perm[i]];
+        }
+      }
+      EXPECT_TRUE(same(eval(whole, y), r)) << describe(ins, x) << " (products permuted within their groups)";
+      std::swap(y.a, y.b);
+      EXPECT_TRUE(same(eval(whole, y), r)) << describe(ins, x) << " (a and b exchanged)";
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  EXPECT_EQ(rows, 10);
 }
 
 TEST(MmaProperty, FastKernelsAgreeWithTheGenericOne) {

@@ -59,7 +59,7 @@ constexpr Words paper_words[] = {
 Profile instruction_profile(const model::MmaInstruction& inst) {
   const model::DotConfig& c = inst.config;
   MmaConfig m{inst.m, inst.n, inst.k, c.a, c.b, c.c, c.d, "subgroup", inst.id()};
-  const bool nvidia = inst.arch != "cdna2" && inst.arch != "cdna3";
+  const bool nvidia = !inst.arch.starts_with("cdna");
   // The table's row for the identification; the papers' words for the binary16 x binary16 + binary32
   // instructions they measured.
   std::map<std::string, std::string> published = {{"mma.identify " + m.name(), inst.notes}};
