@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "audit/json_access.hpp"
+#include "model/summation_tree.hpp"
 
 namespace gp::audit {
 
@@ -64,6 +67,30 @@ std::string profile_line(const json& p) {
   return out;
 }
 
+// K of an MMA configuration "MxNxK:a,b,c,d", or nothing.
+std::optional<int> config_k(std::string_view config) {
+  int mnk[3] = {};
+  const char *at = config.data(), *end = at + config.size();
+  for (int i = 0; i < 3; ++i) {
+    const auto [next, ec] = std::from_chars(at, end, mnk[i]);
+    if (ec != std::errc() || next == end || *next != (i < 2 ? 'x' : ':')) return std::nullopt;
+    at = next + 1;
+  }
+  return mnk[2];
+}
+
+// The summation tree a finding names: the tree-shape probe's "tree", or the identified model's when
+// its algorithm is "tree". Only one that parses over the configuration's K: a result is outside
+// input, and a tree over other products would not be the unit's.
+std::optional<model::SummationTree> finding_tree(const json& f) {
+  const json& p = member(f, "parameters");
+  std::string text = str(p, "tree");
+  if (text.empty() && str(p, "algorithm") == "tree") text = str(member(p, "parameters"), "tree");
+  const std::optional<int> k = config_k(str(f, "config"));
+  if (text.empty() || !k) return std::nullopt;
+  return model::parse_summation_tree(text, *k).tree;
+}
+
 struct Counts {
   int ok = 0, unsupported = 0, error = 0;
 };
@@ -94,6 +121,14 @@ std::string text_report(const json& doc) {
       } else {
         out += fmt::format("  {} {}: {} [{}]\n", status == "error" ? "ERROR in" : "unsupported:", str(*f, "title"),
                            str(*f, "message"), str(*f, "probe"));
+      }
+      if (const auto tree = finding_tree(*f)) {
+        out += "    summation tree:\n";
+        const std::string lines = tree->indented();
+        for (std::size_t at = 0, end; at < lines.size(); at = end + 1) {
+          end = lines.find('\n', at);
+          out.append("      ").append(lines, at, end - at + 1);
+        }
       }
     }
     if (const json& p = member(scalar_profile(doc), target); !p.is_null()) {
@@ -136,6 +171,11 @@ std::string markdown_report(const json& doc) {
       out += fmt::format("| `{}` | {} | {} | {} |\n", str(*f, "probe"), status, verdict, str(*f, "source"));
     }
     out += "\n";
+    // A table cell cannot hold a fenced block: the diagrams follow the table, each under its probe.
+    for (const json* f : findings)
+      if (const auto tree = finding_tree(*f))
+        out += fmt::format("`{}`: the summation tree `{}`\n\n```mermaid\n{}```\n\n", str(*f, "probe"), tree->text(),
+                           tree->mermaid());
   }
   const Counts c = count(doc);
   out += fmt::format("{} ok, {} unsupported, {} error.\n", c.ok, c.unsupported, c.error);

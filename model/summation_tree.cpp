@@ -126,6 +126,15 @@ std::string annotation(const SummationTree::Step& s) {
   return "@" + std::string(s.format->name) + (s.rounding ? ":" + std::string(name(*s.rounding)) : "");
 }
 
+// A node as the renderings show it: a leaf by its name ("p3", "c"), a sum as "+", each with its
+// annotation.
+void append_label(std::string& out, const SummationTree::Step& s, int k) {
+  if (s.leaf < 0) out += '+';
+  else if (s.leaf == k) out += 'c';
+  else (out += 'p') += std::to_string(s.leaf);
+  if (s.format) out += annotation(s);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Evaluation. A value on the stack: finite (sig may be zero, neg then its sign), infinite or NaN.
 struct Term {
@@ -297,6 +306,75 @@ std::string SummationTree::text() const {
   // The root's parentheses are left out unless it carries an annotation.
   if (!steps.empty() && !steps.back().format && r.size() >= 2) r = r.substr(1, r.size() - 2);
   return r;
+}
+
+std::string SummationTree::mermaid() const {
+  // Node ids: a leaf by its name, the n-th sum sn. On the stack a leaf is its index, sum n is -1 - n.
+  const auto append_id = [&](std::string& out, int v) {
+    if (v < 0) (out += 's') += std::to_string(-1 - v);
+    else if (v == k) out += 'c';
+    else (out += 'p') += std::to_string(v);
+  };
+  std::string out = "graph TD\n";
+  std::vector<int> stack;
+  int sums = 0;
+  for (const Step& s : steps) {
+    const int id = s.leaf >= 0 ? s.leaf : -1 - sums++;
+    // Leaves without an annotation need no declaration: Mermaid labels them by their id.
+    if (s.leaf < 0 || s.format) {
+      out += "  ";
+      append_id(out, id);
+      out += "[\"";
+      append_label(out, s, k);
+      out += "\"]\n";
+    }
+    if (s.leaf < 0) {
+      if (s.arity < 1 || std::size_t(s.arity) > stack.size()) return "";
+      for (std::size_t i = stack.size() - std::size_t(s.arity); i < stack.size(); ++i) {
+        out += "  ";
+        append_id(out, stack[i]);
+        out += " --> ";
+        append_id(out, id);
+        out += '\n';
+      }
+      stack.resize(stack.size() - std::size_t(s.arity));
+    }
+    stack.push_back(id);
+  }
+  return stack.size() == 1 ? out : "";
+}
+
+std::string SummationTree::indented() const {
+  // A node's subtree is the run of postfix steps that ends at it; start[i] is where step i's begins.
+  const int n = int(steps.size());
+  std::vector<int> start(steps.size()), stack;
+  for (int i = 0; i < n; ++i) {
+    const Step& s = steps[std::size_t(i)];
+    start[std::size_t(i)] = i;
+    if (s.leaf < 0) {
+      if (s.arity < 1 || std::size_t(s.arity) > stack.size()) return "";
+      start[std::size_t(i)] = start[std::size_t(stack[stack.size() - std::size_t(s.arity)])];
+      stack.resize(stack.size() - std::size_t(s.arity));
+    }
+    stack.push_back(i);
+  }
+  if (stack.size() != 1) return "";
+  // Preorder without recursion (a chain of 1024 products is 1025 levels deep). A node's last child
+  // ends just before it, each earlier child just before the next one's run: pushed in that order,
+  // the first child is written next.
+  std::string out;
+  std::vector<std::pair<int, int>> todo = {{n - 1, 0}};  // step, depth
+  while (!todo.empty()) {
+    const auto [i, depth] = todo.back();
+    todo.pop_back();
+    const Step& s = steps[std::size_t(i)];
+    out.append(2 * std::size_t(depth), ' ');
+    append_label(out, s, k);
+    out += '\n';
+    for (int c = i - 1, left = s.leaf < 0 ? s.arity : 0; left > 0; c = start[std::size_t(c)] - 1, --left)
+      todo.push_back({c, depth + 1});
+  }
+  return out;
 }
 
 std::vector<std::string> SummationTree::flushed() const {

@@ -57,6 +57,12 @@ struct SummationTree {
   bool binary() const;
   // Whether the tree is a chain: every node's first child the previous node, the second a leaf.
   bool sequential() const;
+  // Renderings for the reports, annotations kept beside "+" and leaf names. mermaid(): a Mermaid
+  // flowchart, "graph TD", sums s0, s1 ... in postfix order labelled "+", an edge from each child
+  // to its parent ("p0 --> s0"). indented(): the tree from the root, one node a line, two spaces
+  // a level: "+\n  +\n    p0\n    p1\n  c\n" for "(p0+p1)+c".
+  std::string mermaid() const;
+  std::string indented() const;
 };
 
 struct TreeParse {

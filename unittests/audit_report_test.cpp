@@ -380,5 +380,47 @@ TEST(Reports, MmaRowsSayWhatTheTableRowsPredict) {
   EXPECT_NE(t.find("| 0 mismatches in 10000 tiles | none |"), std::string::npos) << t;
 }
 
+// A summation tree, the tree-shape probe's or the identified model's, drawn under its finding:
+// Mermaid in Markdown, an indented tree in text. Trees that do not parse over the configuration's
+// K (a result is outside input) are drawn nowhere, and break nothing.
+TEST(Reports, SummationTreesAreDrawn) {
+  const auto finding = [](const char* probe, const char* config, json parameters) {
+    return json{{"probe", probe}, {"config", config}, {"status", "ok"}, {"verdict", "V"}, {"parameters", parameters}};
+  };
+  const char* config = "2x2x2:binary16,binary16,binary16,binary16";
+  const json doc = {
+      {"device", {{"id", "ref:trees"}, {"name", "trees"}}},
+      {"findings",
+       {finding("mma.summation_tree", config, {{"tree", "(p0+p1)+c"}}),
+        finding("mma.identify", config, {{"algorithm", "tree"}, {"parameters", {{"tree", "p0+(p1+c)"}, {"sums", "binary16"}}}}),
+        finding("mma.identify", config, {{"algorithm", "fda"}, {"parameters", {{"tree", "p1+p0+c"}}}}),
+        finding("mma.summation_tree", config, {{"tree", "(p0+p1)+p1+c"}}),
+        finding("mma.summation_tree", config, {{"tree", "(p0+p1+p2)+c"}}),
+        finding("mma.summation_tree", config, {{"tree", 5}}),
+        finding("mma.summation_tree", "2x2:binary16", {{"tree", "(p0+p1)+c"}}),
+        finding("mma.summation_tree", "2x2x99999999999:binary16", {{"tree", "(p0+p1)+c"}})}}};
+  const auto count = [](const std::string& s, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+  };
+  const std::string text = audit::text_report(doc);
+  EXPECT_NE(text.find("[mma.summation_tree]\n    summation tree:\n      +\n        +\n          p0\n          p1\n"
+                      "        c\n  V"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("[mma.identify]\n    summation tree:\n      +\n        p0\n        +\n          p1\n          c\n  V"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(count(text, "summation tree:"), 2u) << text;
+  const std::string md = audit::markdown_report(doc);
+  EXPECT_NE(md.find("`mma.summation_tree`: the summation tree `(p0+p1)+c`\n\n```mermaid\ngraph TD\n  s0[\"+\"]\n"
+                    "  p0 --> s0\n  p1 --> s0\n  s1[\"+\"]\n  s0 --> s1\n  c --> s1\n```\n\n"
+                    "`mma.identify`: the summation tree `p0+(p1+c)`\n\n```mermaid\ngraph TD\n"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(count(md, "```mermaid"), 2u) << md;
+}
+
 }  // namespace
 }  // namespace gp

@@ -206,6 +206,36 @@ TEST(SummationTree, TextFormRoundTripsAndRefusesMalformedTrees) {
   EXPECT_NE(parse_summation_tree("p0+p3+c", 2).error.find("beyond K"), std::string::npos);
 }
 
+// The reports' renderings (audit/report.cpp): a chain, a balanced pairwise tree, a fused node, and
+// annotations beside the labels.
+TEST(SummationTree, MermaidAndIndentedRenderings) {
+  const SummationTree chain3 = *parse_summation_tree("((p0+p1)+p2)+c", 3).tree;
+  EXPECT_EQ(chain3.mermaid(),
+            "graph TD\n"
+            "  s0[\"+\"]\n  p0 --> s0\n  p1 --> s0\n"
+            "  s1[\"+\"]\n  s0 --> s1\n  p2 --> s1\n"
+            "  s2[\"+\"]\n  s1 --> s2\n  c --> s2\n");
+  EXPECT_EQ(chain3.indented(), "+\n  +\n    +\n      p0\n      p1\n    p2\n  c\n");
+  const SummationTree pairwise = *parse_summation_tree("((p0+p1)+(p2+p3))+c", 4).tree;
+  EXPECT_EQ(pairwise.mermaid(),
+            "graph TD\n"
+            "  s0[\"+\"]\n  p0 --> s0\n  p1 --> s0\n"
+            "  s1[\"+\"]\n  p2 --> s1\n  p3 --> s1\n"
+            "  s2[\"+\"]\n  s0 --> s2\n  s1 --> s2\n"
+            "  s3[\"+\"]\n  s2 --> s3\n  c --> s3\n");
+  EXPECT_EQ(pairwise.indented(), "+\n  +\n    +\n      p0\n      p1\n    +\n      p2\n      p3\n  c\n");
+  EXPECT_EQ(parse_summation_tree("c+(p0+p1+p2)", 3).tree->indented(), "+\n  c\n  +\n    p0\n    p1\n    p2\n");
+  const SummationTree annotated = *parse_summation_tree("(p0@binary16+p1)@binary32:rz+c", 2).tree;
+  EXPECT_EQ(annotated.mermaid(),
+            "graph TD\n  p0[\"p0@binary16\"]\n"
+            "  s0[\"+@binary32:rz\"]\n  p0 --> s0\n  p1 --> s0\n"
+            "  s1[\"+\"]\n  s0 --> s1\n  c --> s1\n");
+  EXPECT_EQ(annotated.indented(), "+\n  +@binary32:rz\n    p0@binary16\n    p1\n  c\n");
+  // The deepest chain renders without recursion: its first product 1024 levels down.
+  const std::string deep = sequential_tree(kMaxDotK, chain(kMaxDotK, false)).indented();
+  EXPECT_NE(deep.find("\n" + std::string(2 * kMaxDotK, ' ') + "p0\n"), std::string::npos);
+}
+
 // A random tree over k products and c: summands in random order, joined two or more at a time
 // (two only when `binary`).
 SummationTree random_tree(std::mt19937_64& rng, int k, bool binary) {
