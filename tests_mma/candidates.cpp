@@ -222,8 +222,23 @@ model::SummationTree blocked_tree(int K, int block, bool c_first) {
   return t;
 }
 
+// Groups of `group` products, each summed exactly with the running sum (c for the first) and
+// rounded once: "(p0+p1+p2+p3+c)+p4+p5+p6+p7" (CDNA1's fp16 MFMA).
+model::SummationTree fused_groups_tree(int K, int group) {
+  model::SummationTree t;
+  t.k = K;
+  for (int lo = 0; lo < K; lo += group) {
+    const int hi = std::min(K, lo + group);
+    for (int j = lo; j < hi; ++j) t.steps.push_back({j, 0, nullptr, std::nullopt});
+    if (lo == 0) t.steps.push_back({K, 0, nullptr, std::nullopt});
+    t.steps.push_back({-1, hi - lo + 1, nullptr, std::nullopt});
+  }
+  return t;
+}
+
 // The shapes worth trying: the one the summation-tree probe measured, the two chains (from the
-// first product with c last, from c), and with `family` the blocked pairwise trees.
+// first product with c last, from c), and with `family` the blocked pairwise trees and the
+// chains of fused groups.
 std::vector<model::SummationTree> tree_shapes(const MmaConfig& cfg, const std::string& measured, bool family) {
   std::vector<model::SummationTree> v;
   std::set<std::string> seen;
@@ -239,8 +254,10 @@ std::vector<model::SummationTree> tree_shapes(const MmaConfig& cfg, const std::s
   std::rotate(order.rbegin(), order.rbegin() + 1, order.rend());
   add(model::sequential_tree(cfg.k, order));
   if (family)
-    for (int block : blocks_of(cfg.k))
+    for (int block : blocks_of(cfg.k)) {
       for (bool c_first : {true, false}) add(blocked_tree(cfg.k, block, c_first));
+      add(fused_groups_tree(cfg.k, block));
+    }
   return v;
 }
 
