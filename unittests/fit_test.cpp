@@ -177,10 +177,10 @@ std::vector<const model::MmaInstruction*> instructions_to_fit() {
   std::vector<const model::MmaInstruction*> v;
   std::set<std::string> kinds;
   for (const model::MmaInstruction& i : model::all_mma_instructions()) {
-    const DotConfig& c = i.config;
 #ifdef GPUPARANOIA_FIT_LONG
     const std::string kind = i.id();
 #else
+    const DotConfig& c = i.config;
     const std::string kind = fmt::format("{} {} {} {} {} {} {} {}", i.arch, model::name(c.algorithm), i.k, c.F, c.block,
                                          c.d->name, c.scale ? c.scale->name : "-", c.a == c.b);
 #endif
