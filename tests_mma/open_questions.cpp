@@ -1,0 +1,140 @@
+#include "tests_mma/open_questions.hpp"
+
+#include <fmt/format.h>
+
+#include "model/mma_instructions.hpp"
+#include "tests_mma/candidates.hpp"
+
+namespace gp::mma {
+
+namespace {
+
+std::string hex(const Format& f, std::uint64_t v) { return fmt::format("{:0{}x}", v, (f.storage_bits + 3) / 4); }
+
+MmaConfig shape_of(const model::MmaInstruction& ins) {
+  MmaConfig c;
+  c.m = ins.m;
+  c.n = ins.n;
+  c.k = ins.k;
+  c.a = ins.config.a;
+  c.b = ins.config.b;
+  c.c = ins.config.c;
+  c.d = ins.config.d;
+  c.instruction = ins.id();
+  return c;
+}
+
+// Random inputs of every generator (scale factors of a few binades around 1 where the unit has
+// them) that split the hypotheses: for each, one where it differs from the first, then others.
+std::vector<DotCase> splitting_inputs(const OpenQuestion& q, std::uint64_t seed) {
+  RandomInputs gen(q.cfg, seed);
+  std::vector<DotCase> draws = draw_inputs(gen, q.cfg.k, 200, "");
+  const DotConfig& unit = q.hypotheses.front().config;
+  if (unit.scale)
+    for (DotCase& x : draws)
+      for (auto* s : {&x.sa, &x.sb}) {
+        s->resize(std::size_t(model::scale_count(unit, q.cfg.k)));
+        const std::uint64_t one = encode(*unit.scale, pow2(0)).value_or(0);
+        for (std::uint64_t& w : *s) w = one - 4 + gen.next() % 9;
+      }
+  // A product far below c, scaled there, on either side of it: the accumulation width is where it
+  // stops reaching the output (c = +-1, the product +-2^-t from 0.5 x 0.5 and the scales).
+  if (unit.scale == &model::ue8m0 && q.cfg.a->precision() <= 2 && q.cfg.a == q.cfg.b) {
+    const auto half = encode(*q.cfg.a, pow2(-1)), one32 = encode(*q.cfg.c, pow2(0));
+    for (int t = 24; t <= 48 && half && one32; ++t)
+      for (bool c_neg : {false, true})
+        for (bool p_neg : {false, true}) {
+          DotCase x;
+          x.c = *one32 | (c_neg ? q.cfg.c->sign_mask() : 0);
+          x.a.assign(std::size_t(q.cfg.k), 0);
+          x.b.assign(std::size_t(q.cfg.k), 0);
+          x.a[0] = *half | (p_neg ? q.cfg.a->sign_mask() : 0);
+          x.b[0] = *half;
+          const std::size_t n = std::size_t(model::scale_count(unit, q.cfg.k));
+          x.sa.assign(n, 127);
+          x.sb.assign(n, 127);
+          x.sa[0] = std::uint64_t(127 - (t - 2) / 2);
+          x.sb[0] = std::uint64_t(127 - (t - 2) + (t - 2) / 2);
+          draws.push_back(std::move(x));
+        }
+  }
+  std::vector<DotConfig> models;
+  for (const Hypothesis& h : q.hypotheses) models.push_back(h.config);
+  const Classes k = behaviour_classes(models, draws, 32, 32);
+  std::vector<DotCase> out;
+  for (std::size_t i : k.splitting) out.push_back(draws[i]);
+  return out;
+}
+
+OpenQuestion make(std::string id, std::string title, std::string source, const char* instruction,
+                  std::vector<std::pair<std::string, DotConfig>> variants, std::uint64_t seed) {
+  const model::MmaInstruction* ins = model::find_mma_instruction(instruction);
+  OpenQuestion q{std::move(id), std::move(title), std::move(source), shape_of(*ins), {}, {}};
+  for (auto& [name, c] : variants) q.hypotheses.push_back({std::move(name), std::move(c)});
+  q.inputs = splitting_inputs(q, seed);
+  return q;
+}
+
+}  // namespace
+
+const std::vector<OpenQuestion>& open_questions() {
+  static const std::vector<OpenQuestion> all = [] {
+    std::vector<OpenQuestion> v;
+    {
+      const DotConfig volta = model::find_mma_instruction("volta:HMMA.884.F32.F32")->config;
+      const DotConfig turing = model::find_mma_instruction("turing:HMMA.884.F32.F32")->config;
+      v.push_back(make("volta-turing-hmma884",
+                       "Do Volta and Turing compute HMMA.884 (binary16 products, binary32 accumulation) alike?",
+                       "MMA-Sim (Xie et al. 2025) table III: F = 23 on Volta, F = 24 on Turing; Valpey et al. (2025, "
+                       "section 4.3) treat the two as one 5-term accumulator",
+                       "turing:HMMA.884.F32.F32",
+                       {{"volta:HMMA.884.F32.F32 (F = 23)", volta}, {"turing:HMMA.884.F32.F32 (F = 24)", turing}}, 0x0917A));
+    }
+    {
+      const char* omma = "rtx-blackwell:OMMA.SF.16864.F32.E2M1.E2M1.E8";
+      std::vector<std::pair<std::string, DotConfig>> widths;
+      for (int F : {34, 35, 36, 37}) {
+        DotConfig c = model::find_mma_instruction(omma)->config;
+        c.F = F;
+        widths.emplace_back(fmt::format("F = {}{}", F, F == 35 ? " (MMA-Sim)" : ""), c);
+      }
+      v.push_back(make("blackwell-fp4-accumulation-width",
+                       "How many fraction bits does Blackwell's block-scaled fp4 MMA keep when it adds the 16-product "
+                       "groups to c?",
+                       "MMA-Sim (Xie et al. 2025): exact 16-product groups, F = 35, RZ output; other measurements put "
+                       "the width between 34 and 37 bits",
+                       omma, std::move(widths), 0xF4A));
+    }
+    return v;
+  }();
+  return all;
+}
+
+std::string inputs_text(const OpenQuestion& q) {
+  const Format* scale = q.hypotheses.front().config.scale;
+  std::string s;
+  for (const DotCase& x : q.inputs) {
+    s += hex(*q.cfg.c, x.c);
+    for (std::uint64_t v : x.a) s += " " + hex(*q.cfg.a, v);
+    for (std::uint64_t v : x.b) s += " " + hex(*q.cfg.b, v);
+    for (const auto* w : {&x.sa, &x.sb})
+      for (std::uint64_t v : *w) s += " " + hex(*scale, v);
+    s += "\n";
+  }
+  return s;
+}
+
+std::string predictions_text(const OpenQuestion& q) {
+  std::string s = "#";
+  for (const Hypothesis& h : q.hypotheses) s += " [" + h.name + "]";
+  s += "\n";
+  std::vector<model::Dot> dots;
+  for (const Hypothesis& h : q.hypotheses) dots.emplace_back(h.config);
+  for (const DotCase& x : q.inputs) {
+    for (std::size_t i = 0; i < dots.size(); ++i) s += (i ? " " : "") + hex(*q.cfg.d, predict(dots[i], x));
+    s += "\n";
+  }
+  return s;
+}
+
+}  // namespace gp::mma
