@@ -84,6 +84,23 @@ bool parse_hex_line(std::string_view line, long line_no, std::span<const model::
   return true;
 }
 
+std::size_t count_fields(std::string_view line) {
+  std::size_t n = 0;
+  bool in_field = false;
+  for (char c : line) {
+    const bool space = is_space(c);
+    if (!space && !in_field) ++n;
+    in_field = !space;
+  }
+  return n;
+}
+
+std::string format_names() {
+  std::string s;
+  for (const model::Format* f : model::all_formats()) s += (s.empty() ? "" : " ") + std::string(f->name);
+  return s;
+}
+
 std::string format_hex(std::uint64_t value, int bits) { return fmt::format("{:0{}x}", value, (bits + 3) / 4); }
 
 }  // namespace gp::cli

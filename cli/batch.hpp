@@ -33,6 +33,12 @@ bool parse_hex_line(std::string_view line, long line_no, std::span<const model::
                     std::size_t expected_fields,
                     std::vector<std::uint64_t>& out, input::InputError& err);
 
+// Number of whitespace-separated fields of a line.
+std::size_t count_fields(std::string_view line);
+
+// The model's format names, space separated, for messages ("binary64 binary32 ...").
+std::string format_names();
+
 // Lower-case hex of the given storage width, zero padded (binary32 -> 8 digits).
 std::string format_hex(std::uint64_t value, int bits);
 

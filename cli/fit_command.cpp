@@ -43,12 +43,6 @@ struct Shape {
   int scales() const { return scale ? (cfg.k + scale_block - 1) / scale_block : 0; }
 };
 
-std::string format_names() {
-  std::string s;
-  for (const Format* f : model::all_formats()) s += (s.empty() ? "" : " ") + std::string(f->name);
-  return s;
-}
-
 // The shape of --config MxNxK:a,b,c,d or of the four format options; why not, or "".
 std::string resolve_shape(const ShapeArgs& args, Shape& out) {
   const bool formats = !args.a_format.empty() || !args.b_format.empty() || !args.c_format.empty() || !args.d_format.empty();
@@ -160,17 +154,6 @@ class LineSource {
   std::istream* in_ = nullptr;
   long line_no_ = 0;
 };
-
-std::size_t count_fields(std::string_view line) {
-  std::size_t n = 0;
-  bool in_field = false;
-  for (char c : line) {
-    const bool space = c == ' ' || c == '\t' || c == '\r';
-    if (!space && !in_field) ++n;
-    in_field = !space;
-  }
-  return n;
-}
 
 // K for a line of n fields: c, K of a, K of b, the scale factors of each, and `extra` more.
 std::optional<int> k_of_fields(const Shape& s, std::size_t n, std::size_t extra) {
@@ -347,7 +330,7 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
     if (!exact.empty() && exact.size() < survivors.size()) survivors = std::move(exact);
   }
   std::sort(survivors.begin(), survivors.end(), [&](const DotConfig& x, const DotConfig& y) { return mma::rank_less(cfg, x, y); });
-  if (checked == 0) {
+  if (checked == 0 && !stopped) {
     err << fmt::format("gpuparanoia: fit: the model has no algorithm for {} x {} + {} -> {}\n", cfg.a->name, cfg.b->name,
                        cfg.c->name, cfg.d->name);
     return kExitUsage;
@@ -421,6 +404,12 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
                                                "on the unit, add its outputs and fit again\n",
                                                lines.size()));
     }
+  } else if (stopped) {
+    code = kExitDifferences;
+    text << fmt::format("{} candidates checked in {:.1f} s, none reproducing every line\n", checked,
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    doc["survivors"] = 0;
+    doc["classes"] = json::array();
   } else {
     code = kExitDifferences;
     // The closest candidates: ranked on a sample of the lines first, then counted on all of them.

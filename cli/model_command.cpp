@@ -21,12 +21,6 @@ std::string names_of(const T& list) {
   return s;
 }
 
-std::string format_names() {
-  std::string s;
-  for (const model::Format* f : model::all_formats()) s += (s.empty() ? "" : " ") + std::string(f->name);
-  return s;
-}
-
 }  // namespace
 
 int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, std::ostream& err) {

@@ -22,28 +22,10 @@ namespace {
 using model::DotConfig;
 using model::Format;
 
-std::string format_names() {
-  std::string s;
-  for (const Format* f : model::all_formats()) s += (s.empty() ? "" : " ") + std::string(f->name);
-  return s;
-}
-
 std::string algorithm_names() {
   std::string s;
   for (model::MmaAlgorithm a : model::all_mma_algorithms) s += (s.empty() ? "" : " ") + std::string(model::name(a));
   return s + " tree";
-}
-
-// Number of whitespace-separated fields of a line.
-std::size_t count_fields(std::string_view line) {
-  std::size_t n = 0;
-  bool in_field = false;
-  for (char c : line) {
-    const bool space = c == ' ' || c == '\t' || c == '\r';
-    if (!space && !in_field) ++n;
-    in_field = !space;
-  }
-  return n;
 }
 
 // The message of a bad line: "gpuparanoia: <stdin>:3: why".

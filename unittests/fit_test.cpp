@@ -17,6 +17,7 @@
 #include "model/mma_instructions.hpp"
 #include "tests_mma/candidates.hpp"
 #include "tests_mma/support.hpp"
+#include "unittests/golden_sets.hpp"
 
 #ifndef GPUPARANOIA_GOLDEN_DIR
 #error "GPUPARANOIA_GOLDEN_DIR must name tests_mma/golden"
@@ -204,28 +205,6 @@ INSTANTIATE_TEST_SUITE_P(Table, FitBlind, ::testing::ValuesIn(instructions_to_fi
 // ---------------------------------------------------------------------------------------------
 // The captured hardware sets (tests_mma/golden/nvidia-tensor-cores), converted from their layout.
 
-struct GoldenSet {
-  const char* gpu;
-  const char* input;
-  const char* output;
-  const char* instruction;
-  bool c_file;
-};
-
-const GoldenSet kSets[] = {
-    {"V100", "fp16", "fp32", "volta:HMMA.884.F32.F32", true},
-    {"V100", "fp16", "fp16", "volta:HMMA.884.F16.F16", true},
-    {"A100", "fp16", "fp32", "ampere:HMMA.16816.F32", true},
-    {"A100", "fp16", "fp16", "ampere:HMMA.16816.F16", true},
-    {"A100", "bf16", "fp32", "ampere:HMMA.16816.F32.BF16", true},
-    {"A100", "tf32", "fp32", "ampere:HMMA.1688.F32.TF32", true},
-    {"H100", "fp16", "fp32", "hopper:HMMA.16816.F32", true},
-    {"H100", "fp16", "fp16", "hopper:HMMA.16816.F16", true},
-    {"H100", "bf16", "fp32", "hopper:HMMA.16816.F32.BF16", true},
-    {"H100", "tf32", "fp32", "hopper:HMMA.1688.F32.TF32", true},
-    {"H100", "E4M3", "fp32", "hopper:QGMMA.64x8x32.F32.E4M3.E4M3", false},
-};
-
 fs::path golden(const GoldenSet& s, const std::string& file) {
   return fs::path(GPUPARANOIA_GOLDEN_DIR) / "nvidia-tensor-cores" / s.gpu / s.input / file;
 }
@@ -236,7 +215,7 @@ ConvertArgs convert_args(const GoldenSet& s, const ShapeArgs& shape) {
   const std::string tag = std::string(s.gpu) + "_" + s.input;
   a.a = golden(s, "a_" + tag + ".txt").string();
   a.b = golden(s, "b_" + tag + ".txt").string();
-  if (s.c_file) a.c = golden(s, std::string("c_") + s.gpu + "_fp32.txt").string();
+  if (!s.c_is_zero) a.c = golden(s, std::string("c_") + s.gpu + "_fp32.txt").string();
   a.d = golden(s, std::string("d_") + s.gpu + "_" + s.output + ".txt").string();
   return a;
 }
@@ -281,13 +260,13 @@ TEST_P(FitGolden, ReproducesEveryLineAndTheTablesModelIsAClass) {
 #endif
 }
 
-INSTANTIATE_TEST_SUITE_P(Captured, FitGolden, ::testing::ValuesIn(kSets), [](const ::testing::TestParamInfo<GoldenSet>& p) {
+INSTANTIATE_TEST_SUITE_P(Captured, FitGolden, ::testing::ValuesIn(kGoldenSets), [](const ::testing::TestParamInfo<GoldenSet>& p) {
   return std::string(p.param.gpu) + "_" + p.param.input + "_" + p.param.output;
 });
 
 // The layout both ways: a binary32 c comes back as it was; lines -> layout -> lines is the identity.
 TEST(CapturesConvert, RoundTrips) {
-  for (const GoldenSet& s : {kSets[6], kSets[7], kSets[10]}) {
+  for (const GoldenSet& s : {kGoldenSets[6], kGoldenSets[7], kGoldenSets[10]}) {
     const model::MmaInstruction* ins = model::find_mma_instruction(s.instruction);
     const ShapeArgs config = formats_of(config_of(*ins));
     std::istringstream none;
@@ -303,7 +282,7 @@ TEST(CapturesConvert, RoundTrips) {
     EXPECT_EQ(slurp(fs::path(back.to_matlab) / "a.txt"), slurp(orig.a)) << s.gpu << s.input;
     EXPECT_EQ(slurp(fs::path(back.to_matlab) / "b.txt"), slurp(orig.b));
     EXPECT_EQ(slurp(fs::path(back.to_matlab) / "d.txt"), slurp(orig.d));
-    if (ins->config.c == &model::binary32 && s.c_file) {
+    if (ins->config.c == &model::binary32 && !s.c_is_zero) {
       EXPECT_EQ(slurp(fs::path(back.to_matlab) / "c.txt"), slurp(orig.c));
     }
     ConvertArgs again = back;
@@ -394,6 +373,26 @@ TEST(FitErrors, NoCandidateGivesTheClosestAndExitsOne) {
   EXPECT_EQ(best["mismatches"], 1);
   EXPECT_EQ(best["first_mismatches"][0]["line"], 1);
   EXPECT_TRUE(same_behaviour(cfg, model_of(cfg, nullptr, best), ins->config)) << best.dump();
+}
+
+// A time limit that ends the search: the fit says it is incomplete, and claims no closest candidate.
+TEST(FitErrors, TimeLimitMarksTheFitIncomplete) {
+  const model::MmaInstruction* ins = model::find_mma_instruction("hopper:HMMA.16816.F32");
+  const mma::MmaConfig cfg = config_of(*ins);
+  mma::RandomInputs gen(cfg, 3);
+  const fs::path file = temp_dir() / "timed.txt";
+  std::ofstream(file) << captures(cfg, ins->config, mma::draw_inputs(gen, cfg.k, 5, ""));
+  FitArgs a;
+  a.shape = config_text(cfg);
+  a.captures = {file.string()};
+  a.json = (temp_dir() / "timed.json").string();
+  a.max_seconds = 1e-9;
+  std::ostringstream out, err;
+  EXPECT_EQ(run_fit(a, out, err), kExitDifferences) << out.str() << err.str();
+  const json doc = json::parse(slurp(a.json));
+  EXPECT_FALSE(doc["complete"].get<bool>());
+  EXPECT_TRUE(doc["candidates"].empty());
+  EXPECT_NE(out.str().find("incomplete"), std::string::npos) << out.str();
 }
 
 TEST(FitErrors, BadInputAndUsageHaveTheirExitCodes) {

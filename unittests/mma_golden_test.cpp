@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/mma_instructions.hpp"
+#include "unittests/golden_sets.hpp"
 #include "model/ops.hpp"
 
 #ifndef GPUPARANOIA_GOLDEN_DIR
@@ -23,33 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path golden_root() { return fs::path(GPUPARANOIA_GOLDEN_DIR) / "nvidia-tensor-cores"; }
-
-// One captured set: its files and the instruction the model evaluates it with.
-struct GoldenSet {
-  const char* gpu;
-  const char* input;   // folder and file tag: fp16, bf16, tf32, E4M3
-  const char* output;  // fp32 or fp16
-  const char* instruction;
-  bool c_is_zero;  // H100 E4M3: captured with c = 0, no c file
-};
-
-const GoldenSet kSets[] = {
-    {"V100", "fp16", "fp32", "volta:HMMA.884.F32.F32", false},
-    {"V100", "fp16", "fp16", "volta:HMMA.884.F16.F16", false},
-    {"A100", "fp16", "fp32", "ampere:HMMA.16816.F32", false},
-    {"A100", "fp16", "fp16", "ampere:HMMA.16816.F16", false},
-    {"A100", "bf16", "fp32", "ampere:HMMA.16816.F32.BF16", false},
-    {"A100", "tf32", "fp32", "ampere:HMMA.1688.F32.TF32", false},
-    {"H100", "fp16", "fp32", "hopper:HMMA.16816.F32", false},
-    {"H100", "fp16", "fp16", "hopper:HMMA.16816.F16", false},
-    {"H100", "bf16", "fp32", "hopper:HMMA.16816.F32.BF16", false},
-    {"H100", "tf32", "fp32", "hopper:HMMA.1688.F32.TF32", false},
-    {"H100", "E4M3", "fp32", "hopper:QGMMA.64x8x32.F32.E4M3.E4M3", true},
-};
-
-void PrintTo(const GoldenSet& s, std::ostream* os) {
-  *os << s.gpu << " " << s.input << " -> " << s.output << " as " << s.instruction;
-}
 
 std::vector<std::string> read_lines(const fs::path& p) {
   std::ifstream in(p);
@@ -204,7 +178,7 @@ TEST_P(Golden, DataForcesTheParameters) {
   EXPECT_EQ(mismatches(cases, alt), 0) << ins->id();
 }
 
-INSTANTIATE_TEST_SUITE_P(NvidiaTensorCores, Golden, ::testing::ValuesIn(kSets),
+INSTANTIATE_TEST_SUITE_P(NvidiaTensorCores, Golden, ::testing::ValuesIn(kGoldenSets),
                          [](const ::testing::TestParamInfo<GoldenSet>& p) {
                            return std::string(p.param.gpu) + "_" + p.param.input + "_to_" + p.param.output;
                          });
