@@ -282,6 +282,9 @@ json line_json(const std::vector<std::string>& files, const Where& w) {
 }
 
 constexpr std::size_t kTextClasses = 12;
+// Survivors kept and classed at most: a few lines leave millions of candidates, and each is
+// evaluated on every separating input.
+constexpr std::size_t kMaxSurvivors = 20000;
 
 }  // namespace
 
@@ -295,6 +298,10 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
     err << "gpuparanoia: fit: --discriminate N takes N in 1..100000\n";
     return kExitUsage;
   }
+  if (!(args.max_seconds >= 0 && args.max_seconds <= 1e6)) {  // NaN fails both
+    err << fmt::format("gpuparanoia: fit: --max-seconds takes 0 (no limit) to 1000000 seconds, got {}\n", args.max_seconds);
+    return kExitUsage;
+  }
   mma::Pool pool;
   std::vector<Where> where;
   if (std::string why = read_captures(args.captures, shape, pool, where); !why.empty()) {
@@ -304,16 +311,17 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
   const mma::MmaConfig& cfg = shape.cfg;
   const int K = cfg.k;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto deadline = args.max_seconds > 0 ? t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                        std::chrono::duration<double>(args.max_seconds))
-                                             : std::chrono::steady_clock::time_point::max();
+  mma::Bounds bounds;
+  if (args.max_seconds > 0)
+    bounds.deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(args.max_seconds));
+  bounds.max_survivors = kMaxSurvivors;
   mma::Space space = mma::full_space(cfg, "", true);
   space.scale = shape.scale;
   space.scale_block = shape.scale_block;
   std::uint64_t checked = 0;
-  bool stopped = false;
-  std::vector<DotConfig> survivors = mma::survivors_of(cfg, space, pool, checked, deadline, &stopped);
-  mma::expand(cfg, pool, survivors, checked);
+  std::vector<DotConfig> survivors = mma::survivors_of(cfg, space, pool, checked, &bounds);
+  const bool stopped = bounds.out_of_time || bounds.too_many;
+  if (!bounds.too_many) mma::expand(cfg, pool, survivors, checked);
   // Where candidates reproduce the outputs bit for bit (NaN payloads included), those that only
   // match them up to the NaN encoding go.
   {
@@ -406,7 +414,7 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
     }
   } else if (stopped) {
     code = kExitDifferences;
-    text << fmt::format("{} candidates checked in {:.1f} s, none reproducing every line\n", checked,
+    text << fmt::format("{} candidates checked in {:.1f} s, none of them reproducing every line\n", checked,
                         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     doc["survivors"] = 0;
     doc["classes"] = json::array();
@@ -473,8 +481,12 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
     doc["classes"] = json::array();
   }
   doc["complete"] = !stopped;
-  if (stopped)
+  if (bounds.out_of_time)
     text << fmt::format("incomplete: --max-seconds {} ran out before every candidate was checked\n", args.max_seconds);
+  if (bounds.too_many)
+    text << fmt::format("incomplete: more than {} candidates reproduce every line, too many to class: capture more lines "
+                        "(the first {} are classed)\n",
+                        kMaxSurvivors, kMaxSurvivors);
   doc["candidates"] = candidates;
   doc["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const std::string& l : discriminating) out << l << "\n";
@@ -591,7 +603,14 @@ int run_convert(const ConvertArgs& args, std::istream& in, std::ostream& out, st
     const bool ga = sa.next(la, error), gb = ga && sb.next(lb, error), gd = gb && sd.next(ld, error);
     const bool gc = args.c.empty() || (gd && sc.next(lc, error));
     if (!error.empty()) return fail("", 0, error);
-    if (!ga) break;
+    if (!ga) {
+      // a has ended: so must the others.
+      for (auto [src, given] : {std::pair{&sb, true}, {&sd, true}, {&sc, !args.c.empty()}})
+        if (given && src->next(lb, error))
+          return fail(src->name(), src->line_no(), fmt::format("has more lines than {} ({} lines there)", sa.name(), sa.line_no()));
+      if (!error.empty()) return fail("", 0, error);
+      break;
+    }
     if (!gb || !gd || !gc)
       return fail(!gb ? sb.name() : !gd ? sd.name() : sc.name(), 0,
                   fmt::format("has fewer lines than {} ({} lines there)", sa.name(), sa.line_no()));

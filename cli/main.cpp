@@ -20,7 +20,7 @@ namespace {
 constexpr const char* kExitCodesHelp = R"(Exit status:
   0        success
   1        differences found (compare), mismatches found (selfcheck), a probe ended in error (run),
-           no candidate reproduces every captured line (fit)
+           no candidate found that reproduces every captured line (fit)
   2        usage error: unknown subcommand or option, bad value, unknown --device, a --probe
            or --config that matches nothing; nothing was run
   3        bad input data (a batch line, a result JSON, a profile file)

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <map>
 #include <optional>
 #include <functional>
 #include <set>
 #include <thread>
+#include <unordered_map>
 
 #include "backends/reference/profile.hpp"
 #include "model/ops.hpp"
@@ -473,33 +475,48 @@ std::string describe(const MmaConfig& cfg, const DotConfig& c) {
 }
 
 std::vector<DotConfig> survivors_of(const MmaConfig& cfg, const Space& space, const Pool& pool, std::uint64_t& checked,
-                                    std::chrono::steady_clock::time_point deadline, bool* stopped) {
+                                    Bounds* bounds) {
+  Bounds none;
+  Bounds& b = bounds ? *bounds : none;
+  const bool timed = b.deadline != std::chrono::steady_clock::time_point::max();
+  const auto late = [&] { return timed && std::chrono::steady_clock::now() > b.deadline; };
   Checker safe(pool, true);
   std::vector<DotConfig> first;
-  const bool timed = deadline != std::chrono::steady_clock::time_point::max();
-  bool late = false;
+  bool stop = false;
   for_each_candidate(cfg, space, [&](const DotConfig& c) {
-    if (late || (timed && (late = std::chrono::steady_clock::now() > deadline))) return;
-    if (safe.fits(c)) first.push_back(c);
+    if (stop || (stop = b.out_of_time = late())) return;
+    if (!safe.fits(c)) return;
+    if (first.size() == b.max_survivors) {
+      stop = b.too_many = true;
+      return;
+    }
+    first.push_back(c);
   });
-  if (stopped) *stopped = late;
   checked += safe.checked();
   // Every observation for each of them, with every floor: on every core (candidate j by worker
   // j mod n), the results kept in the candidates' order.
   const std::vector<int> floors = floor_range(cfg);
   std::vector<std::vector<DotConfig>> kept(first.size());
   std::vector<std::uint64_t> counts;
+  std::atomic<std::size_t> total{0};
+  std::atomic<bool> cut{false};
   const auto work = [&](std::size_t from, std::size_t step, std::uint64_t& count) {
     Checker all(pool, false);
-    for (std::size_t j = from; j < first.size(); j += step) {
+    for (std::size_t j = from; j < first.size() && !cut; j += step) {
+      if (late()) {
+        cut = b.out_of_time = true;
+        break;
+      }
       const DotConfig& c = first[j];
       if (all.fits(c)) kept[j].push_back(c);
-      if (!model::is_fused(c.algorithm)) continue;
-      DotConfig x = c;
-      for (int fl : floors) {
-        x.align_floor = fl;
-        if (all.fits(x)) kept[j].push_back(x);
+      if (model::is_fused(c.algorithm)) {
+        DotConfig x = c;
+        for (int fl : floors) {
+          x.align_floor = fl;
+          if (all.fits(x)) kept[j].push_back(x);
+        }
       }
+      if ((total += kept[j].size()) > b.max_survivors) cut = b.too_many = true;
     }
     count = all.checked();
   };
@@ -511,6 +528,7 @@ std::vector<DotConfig> survivors_of(const MmaConfig& cfg, const Space& space, co
   for (std::thread& w : workers) w.join();
   std::vector<DotConfig> out;
   for (auto& v : kept) out.insert(out.end(), v.begin(), v.end());
+  if (out.size() > b.max_survivors) out.resize(b.max_survivors);
   for (std::uint64_t n : counts) checked += n;
   return out;
 }
@@ -547,12 +565,21 @@ Classes behaviour_classes(const std::vector<DotConfig>& s, const std::vector<Dot
                           std::size_t max_total) {
   Classes k;
   k.pred.resize(s.size());
-  // The predictions on every core (candidate i by worker i mod n), then the classes in order.
+  const auto outputs = [&](std::size_t i) {
+    const model::Dot dot(s[i]);
+    std::vector<std::uint64_t> p;
+    p.reserve(inputs.size());
+    for (const DotCase& x : inputs) p.push_back(predict(dot, x));
+    return p;
+  };
+  // The hash of each candidate's outputs on every core (candidate i by worker i mod n), then the
+  // classes in order, then the outputs of each class's first.
+  std::vector<std::uint64_t> hash(s.size());
   const auto work = [&](std::size_t first, std::size_t step) {
     for (std::size_t i = first; i < s.size(); i += step) {
-      const model::Dot dot(s[i]);
-      k.pred[i].reserve(inputs.size());
-      for (const DotCase& x : inputs) k.pred[i].push_back(predict(dot, x));
+      std::uint64_t h = 0x9E3779B97F4A7C15ULL;
+      for (std::uint64_t v : outputs(i)) h = (h ^ v) * 0x100000001B3ULL + (h >> 29);
+      hash[i] = h;
     }
   };
   const std::size_t threads = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), s.size() / 16 + 1);
@@ -560,12 +587,13 @@ Classes behaviour_classes(const std::vector<DotConfig>& s, const std::vector<Dot
   for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(work, t, threads);
   work(0, threads);
   for (std::thread& w : workers) w.join();
-  std::map<std::vector<std::uint64_t>, std::size_t> classes;
+  std::unordered_map<std::uint64_t, std::size_t> classes;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto [it, fresh] = classes.emplace(k.pred[i], k.rep.size());
+    const auto [it, fresh] = classes.emplace(hash[i], k.rep.size());
     if (fresh) k.rep.push_back(i);
     k.class_of.push_back(it->second);
   }
+  for (std::size_t r : k.rep) k.pred[r] = outputs(r);
   if (k.rep.size() <= 1) return k;
   // For each class, an input where it differs from the first class; then any input where two
   // classes differ.

@@ -95,10 +95,17 @@ std::vector<int> floor_range(const MmaConfig& cfg);
 
 // The candidates of the space that predict every observation of the pool: first against the
 // observations no floor can affect, then against all of them with every floor that can matter.
-// `checked` counts the candidates evaluated; past the deadline no more are, and `stopped` is set.
+// `checked` counts the candidates evaluated.
+//
+// Bounds of a search, for captures that are few or a time that is short: a deadline, and the most
+// survivors kept (a single line leaves millions). Each flag says that its bound cut the search short.
+struct Bounds {
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  std::size_t max_survivors = SIZE_MAX;
+  bool out_of_time = false, too_many = false;
+};
 std::vector<DotConfig> survivors_of(const MmaConfig& cfg, const Space& space, const Pool& pool, std::uint64_t& checked,
-                                    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
-                                    bool* stopped = nullptr);
+                                    Bounds* bounds = nullptr);
 // The candidates that fit the observations of the pool from index `from` on.
 std::vector<DotConfig> fitting(const Pool& pool, const std::vector<DotConfig>& s, std::size_t from);
 // Completes the candidates with their neighbours along every parameter (two steps) that fit the
@@ -124,9 +131,11 @@ nlohmann::json ambiguity(int K, const std::vector<DotConfig>& candidates);
 std::vector<DotCase> draw_inputs(RandomInputs& gen, int K, int per_gen, std::string_view what);
 
 // The behaviour classes of candidates on inputs: candidates that give the same bits on every
-// input share a class. `rep` lists the first candidate of each class, `pred[i]` candidate i's
-// outputs; `splitting` the inputs that separate the classes: for each class one where it differs
-// from the first class (up to max_first), then any where two classes differ (up to max_total).
+// input share a class (compared by a 64-bit hash of their outputs, so that memory stays one word
+// per candidate). `rep` lists the first candidate of each class, `pred[i]` the outputs of candidate
+// i where it is a class's first (empty otherwise); `splitting` the inputs that separate the classes:
+// for each class one where it differs from the first class (up to max_first), then any where two
+// classes differ (up to max_total).
 struct Classes {
   std::vector<std::size_t> rep, class_of;
   std::vector<std::vector<std::uint64_t>> pred;

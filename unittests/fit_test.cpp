@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -395,6 +396,19 @@ TEST(FitErrors, TimeLimitMarksTheFitIncomplete) {
   EXPECT_NE(out.str().find("incomplete"), std::string::npos) << out.str();
 }
 
+// One line leaves millions of candidates: the fit keeps and classes a bounded number, and says so.
+TEST(FitErrors, ALineOrTwoLeaveTooManyCandidatesAndSaySo) {
+  const fs::path file = temp_dir() / "one.txt";
+  std::ofstream(file) << "3f800000 3c00 3c00 40000000\n";  // 1 + 1 x 1 = 2
+  ShapeArgs k1;
+  k1.config = "1x1x1:binary16,binary16,binary32,binary32";
+  const Fit f = fit(k1, nullptr, {file.string()});
+  EXPECT_EQ(f.code, kExitOk) << f.err;
+  EXPECT_FALSE(f.doc["complete"].get<bool>());
+  EXPECT_EQ(f.doc["survivors"], 20000);
+  EXPECT_NE(f.out.find("incomplete: more than 20000 candidates"), std::string::npos) << f.out;
+}
+
 TEST(FitErrors, BadInputAndUsageHaveTheirExitCodes) {
   const fs::path file = temp_dir() / "err.txt";
   std::ofstream(file) << "# a comment\n3f800000 3c00 3c00 40000000\n0 3c00 zz 0\n";
@@ -422,6 +436,15 @@ TEST(FitErrors, BadInputAndUsageHaveTheirExitCodes) {
   f = fit(bad, nullptr, {file.string()});
   EXPECT_EQ(f.code, kExitUsage);
   EXPECT_EQ(f.err.find('\n'), f.err.size() - 1) << f.err;
+  for (double seconds : {-1.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(), 2e6}) {
+    FitArgs t;
+    t.shape = k1;
+    t.captures = {file.string()};
+    t.max_seconds = seconds;
+    std::ostringstream o, e;
+    EXPECT_EQ(run_fit(t, o, e), kExitUsage) << seconds;
+    EXPECT_EQ(e.str().rfind("gpuparanoia: fit: --max-seconds takes", 0), 0u) << e.str();
+  }
   FitArgs a;
   a.captures = {file.string()};
   std::ostringstream out, err;
@@ -447,6 +470,15 @@ TEST(CapturesConvert, ValuesNotInTheFormatAreBadInput) {
   std::ostringstream out2, err2;
   EXPECT_EQ(run_convert(a, none, out2, err2), kExitOk) << err2.str();
   EXPECT_EQ(out2.str(), "00000000 3c00 3c00 3f800000\n");
+  // Files of different lengths, either way round.
+  std::ofstream(dir / "b.txt") << "3f800000 \n3f800000 \n";
+  std::ostringstream out3, err3;
+  EXPECT_EQ(run_convert(a, none, out3, err3), kExitBadInput);
+  EXPECT_EQ(err3.str(), fmt::format("gpuparanoia: {}:2: has more lines than {} (1 lines there)\n", a.b, a.a));
+  std::ofstream(dir / "a.txt") << "3f800000 \n3f800000 \n";
+  std::ostringstream out4, err4;
+  EXPECT_EQ(run_convert(a, none, out4, err4), kExitBadInput);
+  EXPECT_EQ(err4.str(), fmt::format("gpuparanoia: {}: has fewer lines than {} (2 lines there)\n", a.d, a.a));
 }
 
 }  // namespace
