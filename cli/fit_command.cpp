@@ -12,6 +12,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "audit/result.hpp"
 #include "backends/reference/profile.hpp"
@@ -315,6 +316,7 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
   if (args.max_seconds > 0)
     bounds.deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(args.max_seconds));
   bounds.max_survivors = kMaxSurvivors;
+  bounds.threads = std::max(1u, std::thread::hardware_concurrency());
   mma::Space space = mma::full_space(cfg, "", true);
   space.scale = shape.scale;
   space.scale_block = shape.scale_block;
@@ -363,7 +365,7 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
     std::vector<mma::DotCase> inputs = mma::draw_inputs(gen, K, 400, "separating input");
     for (mma::DotCase& x : inputs) draw_scales(shape, gen, x);
     const std::size_t n = std::size_t(args.discriminate.value_or(0));
-    const mma::Classes k = mma::behaviour_classes(survivors, inputs, n, n);
+    const mma::Classes k = mma::behaviour_classes(survivors, inputs, n, n, bounds.threads);
     std::vector<std::vector<DotConfig>> members(k.rep.size());
     for (std::size_t i = 0; i < survivors.size(); ++i) members[k.class_of[i]].push_back(survivors[i]);
     json classes = json::array();

@@ -520,7 +520,7 @@ std::vector<DotConfig> survivors_of(const MmaConfig& cfg, const Space& space, co
     }
     count = all.checked();
   };
-  const std::size_t threads = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), first.size() / 16 + 1);
+  const std::size_t threads = std::min<std::size_t>(std::max(1u, b.threads), first.size() / 16 + 1);
   counts.assign(threads, 0);
   std::vector<std::thread> workers;
   for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(work, t, threads, std::ref(counts[t]));
@@ -562,7 +562,7 @@ void expand(const MmaConfig& cfg, const Pool& pool, std::vector<DotConfig>& s, s
 }
 
 Classes behaviour_classes(const std::vector<DotConfig>& s, const std::vector<DotCase>& inputs, std::size_t max_first,
-                          std::size_t max_total) {
+                          std::size_t max_total, unsigned workers_wanted) {
   Classes k;
   k.pred.resize(s.size());
   const auto outputs = [&](std::size_t i) {
@@ -582,7 +582,7 @@ Classes behaviour_classes(const std::vector<DotConfig>& s, const std::vector<Dot
       hash[i] = h;
     }
   };
-  const std::size_t threads = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), s.size() / 16 + 1);
+  const std::size_t threads = std::min<std::size_t>(std::max(1u, workers_wanted), s.size() / 16 + 1);
   std::vector<std::thread> workers;
   for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(work, t, threads);
   work(0, threads);
