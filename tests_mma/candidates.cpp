@@ -26,6 +26,9 @@ using model::unchained;
 
 namespace {
 
+// Workers wanted, 0 meaning one per core.
+std::size_t worker_count(unsigned wanted) { return wanted ? wanted : std::max(1u, std::thread::hardware_concurrency()); }
+
 std::vector<int> blocks_of(int K) {
   std::vector<int> v;
   for (int b = 1; b < K; b *= 2) v.push_back(b);
@@ -520,7 +523,7 @@ std::vector<DotConfig> survivors_of(const MmaConfig& cfg, const Space& space, co
     }
     count = all.checked();
   };
-  const std::size_t threads = std::min<std::size_t>(std::max(1u, b.threads), first.size() / 16 + 1);
+  const std::size_t threads = std::min<std::size_t>(worker_count(b.threads), first.size() / 16 + 1);
   counts.assign(threads, 0);
   std::vector<std::thread> workers;
   for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(work, t, threads, std::ref(counts[t]));
@@ -582,7 +585,7 @@ Classes behaviour_classes(const std::vector<DotConfig>& s, const std::vector<Dot
       hash[i] = h;
     }
   };
-  const std::size_t threads = std::min<std::size_t>(std::max(1u, workers_wanted), s.size() / 16 + 1);
+  const std::size_t threads = std::min<std::size_t>(worker_count(workers_wanted), s.size() / 16 + 1);
   std::vector<std::thread> workers;
   for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(work, t, threads);
   work(0, threads);

@@ -99,12 +99,11 @@ std::vector<int> floor_range(const MmaConfig& cfg);
 //
 // Bounds of a search, for captures that are few or a time that is short: a deadline, and the most
 // survivors kept (a single line leaves millions). Each flag says that its bound cut the search short.
-// `threads`: workers of the second pass (the audit keeps one: its runs stay single-threaded
-// under the sanitizers, whose leak checker trips over threads that have exited).
+// `threads`: workers of the second pass (0: one per core).
 struct Bounds {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::size_t max_survivors = SIZE_MAX;
-  unsigned threads = 1;
+  unsigned threads = 0;
   bool out_of_time = false, too_many = false;
 };
 std::vector<DotConfig> survivors_of(const MmaConfig& cfg, const Space& space, const Pool& pool, std::uint64_t& checked,
@@ -145,6 +144,6 @@ struct Classes {
   std::vector<std::size_t> splitting;
 };
 Classes behaviour_classes(const std::vector<DotConfig>& s, const std::vector<DotCase>& inputs, std::size_t max_first = 256,
-                          std::size_t max_total = 64, unsigned threads = 1);
+                          std::size_t max_total = 64, unsigned threads = 0);
 
 }  // namespace gp::mma
