@@ -12,7 +12,6 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "audit/result.hpp"
 #include "backends/reference/profile.hpp"
@@ -224,16 +223,6 @@ std::string read_captures(const std::vector<std::string>& files, Shape& shape, m
   return "";
 }
 
-// "c a.. b.. [sa.. sb..]" of a case, as `model dot` reads it.
-std::string input_line(const Shape& s, const mma::DotCase& x) {
-  std::string line = format_hex(x.c, s.cfg.c->storage_bits);
-  for (std::uint64_t v : x.a) line += " " + format_hex(v, s.cfg.a->storage_bits);
-  for (std::uint64_t v : x.b) line += " " + format_hex(v, s.cfg.b->storage_bits);
-  for (const auto* v : {&x.sa, &x.sb})
-    for (std::uint64_t w : *v) line += " " + format_hex(w, s.scale->storage_bits);
-  return line;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The fit.
 
@@ -263,19 +252,6 @@ std::string model_dot_options(const Shape& s, const DotConfig& c) {
     o += " --" + opt + " " + value;
   }
   return o;
-}
-
-// Random scale factors near 1 for the drawn inputs of a unit that has them.
-void draw_scales(const Shape& s, mma::RandomInputs& gen, mma::DotCase& x) {
-  if (!s.scale) return;
-  const auto one = mma::encode(*s.scale, mma::pow2(0)).value_or(0);
-  for (auto* v : {&x.sa, &x.sb}) {
-    v->resize(std::size_t(s.scales()));
-    for (std::uint64_t& w : *v) {
-      const std::uint64_t r = gen.next();
-      w = s.scale == &model::ue8m0 ? one - 4 + (r % 9) : one - 16 + (r % 33);
-    }
-  }
 }
 
 json line_json(const std::vector<std::string>& files, const Where& w) {
@@ -316,7 +292,6 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
   if (args.max_seconds > 0)
     bounds.deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(args.max_seconds));
   bounds.max_survivors = kMaxSurvivors;
-  bounds.threads = std::max(1u, std::thread::hardware_concurrency());
   mma::Space space = mma::full_space(cfg, "", true);
   space.scale = shape.scale;
   space.scale_block = shape.scale_block;
@@ -363,7 +338,7 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
     // Classes: the survivors' outputs on random inputs of every generator (they agree on the lines).
     mma::RandomInputs gen(cfg, 0xF17u + pool.size());
     std::vector<mma::DotCase> inputs = mma::draw_inputs(gen, K, 400, "separating input");
-    for (mma::DotCase& x : inputs) draw_scales(shape, gen, x);
+    for (mma::DotCase& x : inputs) gen.draw_scales(shape.scale, std::size_t(shape.scales()), x);
     const std::size_t n = std::size_t(args.discriminate.value_or(0));
     const mma::Classes k = mma::behaviour_classes(survivors, inputs, n, n, bounds.threads);
     std::vector<std::vector<DotConfig>> members(k.rep.size());
@@ -405,7 +380,7 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
         json pred = json::object();
         for (std::size_t r = 0; r < k.rep.size(); ++r)
           pred[std::to_string(r + 1)] = format_hex(k.pred[k.rep[r]][idx], cfg.d->storage_bits);
-        discriminating.push_back(input_line(shape, inputs[idx]));
+        discriminating.push_back(mma::dot_line(shape.cfg, shape.scale, inputs[idx]));
         lines.push_back({{"line", discriminating.back()}, {"predictions", pred}});
       }
       doc["discriminating"] = lines;

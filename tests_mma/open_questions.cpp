@@ -113,14 +113,7 @@ const std::vector<OpenQuestion>& open_questions() {
 std::string inputs_text(const OpenQuestion& q) {
   const Format* scale = q.hypotheses.front().config.scale;
   std::string s;
-  for (const DotCase& x : q.inputs) {
-    s += hex(*q.cfg.c, x.c);
-    for (std::uint64_t v : x.a) s += " " + hex(*q.cfg.a, v);
-    for (std::uint64_t v : x.b) s += " " + hex(*q.cfg.b, v);
-    for (const auto* w : {&x.sa, &x.sb})
-      for (std::uint64_t v : *w) s += " " + hex(*scale, v);
-    s += "\n";
-  }
+  for (const DotCase& x : q.inputs) s += dot_line(q.cfg, scale, x) + "\n";
   return s;
 }
 

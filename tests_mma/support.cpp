@@ -275,6 +275,17 @@ DotConfig base_config(const MmaConfig& cfg, MmaAlgorithm alg) {
 
 std::uint64_t predict(const model::Dot& dot, const DotCase& c) { return dot(c.c, c.a, c.b, c.sa, c.sb); }
 
+std::string dot_line(const MmaConfig& cfg, const Format* scale, const DotCase& c) {
+  const auto hex = [](std::uint64_t v, const Format& f) { return fmt::format("{:0{}x}", v, (f.storage_bits + 3) / 4); };
+  std::string s = hex(c.c, *cfg.c);
+  for (std::uint64_t v : c.a) s += " " + hex(v, *cfg.a);
+  for (std::uint64_t v : c.b) s += " " + hex(v, *cfg.b);
+  if (scale)
+    for (const auto* w : {&c.sa, &c.sb})
+      for (std::uint64_t v : *w) s += " " + hex(v, *scale);
+  return s;
+}
+
 bool nan_free(const DotConfig& cfg) {
   return cfg.algorithm == MmaAlgorithm::sfma || cfg.algorithm == MmaAlgorithm::gps || cfg.algorithm == MmaAlgorithm::tree ||
          cfg.nan == model::MmaNan::format;
@@ -376,6 +387,16 @@ std::string_view name(Gen g) {
 }
 
 RandomInputs::RandomInputs(const MmaConfig& cfg, std::uint64_t seed) : cfg_(&cfg), rng_(seed) {}
+
+void RandomInputs::draw_scales(const Format* scale, std::size_t n, DotCase& c) {
+  if (!scale) return;
+  const std::uint64_t one = encode(*scale, pow2(0)).value_or(0);
+  const std::uint64_t spread = scale == &model::ue8m0 ? 4 : 16;
+  for (auto* v : {&c.sa, &c.sb}) {
+    v->resize(n);
+    for (std::uint64_t& w : *v) w = one - spread + rng_() % (2 * spread + 1);
+  }
+}
 
 // A finite value of f with leading exponent in [lo, hi] (clipped to the format), or a subnormal.
 std::uint64_t RandomInputs::random_finite(const Format& f, int lo, int hi, bool allow_sub) {

@@ -113,6 +113,9 @@ std::optional<DotCase> case_of(const MmaConfig& cfg, const audit::Observation& o
 // A model configuration for the config's formats: MMA-Sim's default parameters for the algorithm.
 DotConfig base_config(const MmaConfig& cfg, MmaAlgorithm alg);
 std::uint64_t predict(const model::Dot& dot, const DotCase& c);
+// The case as a `gpuparanoia model dot` input line: c a0..aK-1 b0..bK-1 [scales of a, of b], hex
+// of each format's storage width (scale: the unit's scale format, when it has one).
+std::string dot_line(const MmaConfig& cfg, const Format* scale, const DotCase& c);
 
 // Whether an output agrees with a prediction: the same bits, or both NaN where the prediction's
 // NaN encoding is not modelled (sfma, gps and MmaNan::format: payloads of AMD units and IEEE
@@ -180,6 +183,9 @@ class RandomInputs {
   // One dot product's inputs into c, a[0..K), b[0..K).
   void draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t* b);
   std::uint64_t next() { return rng_(); }
+  // Block scale factors for a unit that has them (none otherwise): n per operand, a few binades
+  // around 1 (2^-4..2^4 in ue8m0; 16 codes either side of 1 in other scale formats).
+  void draw_scales(const Format* scale, std::size_t n, DotCase& c);
 
  private:
   std::uint64_t random_finite(const Format& f, int lo, int hi, bool allow_sub);

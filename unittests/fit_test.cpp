@@ -76,29 +76,16 @@ ShapeArgs formats_of(const mma::MmaConfig& c) {
 std::vector<mma::DotCase> draw(const mma::MmaConfig& cfg, const DotConfig& unit, int per_gen, std::uint64_t seed) {
   mma::RandomInputs gen(cfg, seed);
   std::vector<mma::DotCase> v = mma::draw_inputs(gen, cfg.k, per_gen, "");
-  if (unit.scale)
-    for (mma::DotCase& x : v)
-      for (auto* s : {&x.sa, &x.sb}) {
-        s->resize(std::size_t(model::scale_count(unit, cfg.k)));
-        for (auto& w : *s) w = unit.scale == &model::ue8m0 ? 123 + gen.next() % 9 : 0x30 + gen.next() % 16;
-      }
+  for (mma::DotCase& x : v) gen.draw_scales(unit.scale, std::size_t(model::scale_count(unit, cfg.k)), x);
   return v;
 }
 
-std::string line_of(const mma::MmaConfig& cfg, const DotConfig& unit, const mma::DotCase& x) {
-  std::string s = format_hex(x.c, cfg.c->storage_bits);
-  for (auto v : x.a) s += " " + format_hex(v, cfg.a->storage_bits);
-  for (auto v : x.b) s += " " + format_hex(v, cfg.b->storage_bits);
-  for (const auto* w : {&x.sa, &x.sb})
-    for (auto v : *w) s += " " + format_hex(v, unit.scale->storage_bits);
-  return s;
-}
 
 // Capture lines of the unit on the inputs.
 std::string captures(const mma::MmaConfig& cfg, const DotConfig& unit, const std::vector<mma::DotCase>& inputs) {
   const model::Dot dot(unit);
   std::string s;
-  for (const mma::DotCase& x : inputs) s += line_of(cfg, unit, x) + " " + format_hex(mma::predict(dot, x), cfg.d->storage_bits) + "\n";
+  for (const mma::DotCase& x : inputs) s += mma::dot_line(cfg, unit.scale, x) + " " + format_hex(mma::predict(dot, x), cfg.d->storage_bits) + "\n";
   return s;
 }
 
@@ -144,7 +131,7 @@ bool same_behaviour(const mma::MmaConfig& cfg, const DotConfig& x, const DotConf
   for (const mma::DotCase& in : draw(cfg, x, 250, 0xC0FFEE)) {
     const auto px = mma::predict(dx, in), py = mma::predict(dy, in);
     if (!mma::agrees(x, px, py) && !mma::agrees(y, py, px)) {
-      if (first) *first = fmt::format("{}: {:x} vs {:x}", line_of(cfg, x, in), px, py);
+      if (first) *first = fmt::format("{}: {:x} vs {:x}", mma::dot_line(cfg, x.scale, in), px, py);
       return false;
     }
   }
