@@ -116,6 +116,22 @@ struct Fixed {
   static constexpr const Format& get(const DotConfig&) { return F; }
 };
 
+// A fixed-point sum acc (LSB 2^q) in an accumulator of carry_bits integer bits above the largest
+// leading bit E of the terms (c and the exact products), and a sign bit: it wraps modulo
+// 2^(E + carry_bits + 2), as the bit-vector adder of Valpey et al. does.
+std::int64_t wrap_carries(int carry_bits, const Format& cf, const Unpacked& uc, const Term* t, int n, int q,
+                          std::int64_t acc) {
+  int e = INT_MIN / 2;
+  if (is_finite_nonzero(uc.cls)) e = align_exp(cf, uc);  // a subnormal c counts at emin, as there
+  for (int k = 0; k < n; ++k)
+    if (t[k].sig != 0) e = std::max(e, t[k].exp + msb(t[k].sig));
+  const int width = e + carry_bits + 1 - q;  // bits of |sum| the accumulator holds
+  if (e == INT_MIN / 2 || width >= 62) return acc;
+  const std::int64_t half = std::int64_t(1) << width;
+  const std::int64_t low = acc & (2 * half - 1);  // acc mod 2^(width + 1)
+  return low >= half ? low - 2 * half : low;
+}
+
 template <class FA, class FB>
 std::uint64_t fda_block(const Dot& dot, const Format& cf, std::uint64_t c, const std::uint64_t* a,
                         const std::uint64_t* b, int n, const std::uint64_t* sa, const std::uint64_t* sb, int k0) {
@@ -174,6 +190,7 @@ std::uint64_t fda_block(const Dot& dot, const Format& cf, std::uint64_t c, const
     const auto v = std::int64_t(align_trunc(t[k].sig, t[k].exp - q));
     acc += t[k].neg ? -v : v;
   }
+  if (cfg.carry_bits > 0) acc = wrap_carries(cfg.carry_bits, cf, uc, t, n, q, acc);
   const bool neg = acc < 0;
   return dot.round_out(neg, std::uint64_t(neg ? -acc : acc), q);
 }
@@ -595,6 +612,9 @@ std::string check(const DotConfig& cfg) {
     return "";
   }
   if (cfg.F < 0 || cfg.F > kMaxF) return "F must lie in 0.." + std::to_string(kMaxF);
+  if (cfg.carry_bits != 0 && unchained(cfg.algorithm) != MmaAlgorithm::fda)
+    return "carry bits are a parameter of fda and cofda";
+  if (cfg.carry_bits < 0 || cfg.carry_bits > 16) return "carry bits must lie in 0..16 (0: every carry kept)";
   if (is_fdrda_family(cfg.algorithm) && cfg.F > 31) return "the fdrda family keeps at most 31 fraction bits (F <= 31)";
   if (!d.has_sign() || !d.has_subnormals() || d.nan != NanStyle::ieee)
     return "the fused algorithms need an IEEE-style d format (binary32, binary16, ...)";
@@ -638,7 +658,7 @@ Dot::Dot(const DotConfig& cfg) : cfg_(cfg), narrow_(*cfg.d) {
     case MmaAlgorithm::fda:
     case MmaAlgorithm::cofda:
       block_fn_ = fda_block<RuntimeA, RuntimeB>;
-      if (cfg.a == cfg.b && !cfg.scale) {
+      if (cfg.a == cfg.b && !cfg.scale && cfg.carry_bits == 0) {
         if (cfg.a == &binary16) block_fn_ = fda_fast32<binary16, binary16>;
         if (cfg.a == &bfloat16) block_fn_ = fda_fast32<bfloat16, bfloat16>;
         if (cfg.a == &tf32) block_fn_ = fda_fast32<tf32, tf32>;

@@ -91,6 +91,11 @@ struct DotConfig {
   const Format* scale = nullptr;
   int scale_block = 32;
   MmaNan nan = MmaNan::nvidia;
+  // fda, cofda: integer bits of the fixed-point accumulator above the leading bit of its largest
+  // term, as Valpey et al. count them (section 4.3, "carry-out bits"): a sum of magnitude 2^(E +
+  // carry_bits + 1) or more, E the largest exponent of the nonzero exact terms' leading bits, wraps
+  // around as a two's-complement sum of that width does. 0: every carry kept (the exact sum).
+  int carry_bits = 0;
   // The tree algorithm's shape, formats and roundings (the fields above do not apply to it).
   std::shared_ptr<const SummationTree> tree;
 };

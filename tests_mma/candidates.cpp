@@ -355,7 +355,7 @@ std::array<int, 10> key_of(const DotConfig& c, int K) {
           f ? c.align_floor : 0,
           f ? int(c.nan) : 0,
           f && model::is_fdrda_family(c.algorithm) ? int(c.round_down_alignment) : 0,
-          0};
+          c.carry_bits};
 }
 
 namespace {
@@ -472,6 +472,7 @@ std::string describe(const MmaConfig& cfg, const DotConfig& c) {
   if (c.algorithm == MmaAlgorithm::gdfs) s += fmt::format(", groups of {}", c.group);
   s += fmt::format(", output rounded {} at {} fraction bits", model::name(c.out_rounding), c.out_fraction_bits);
   if (c.align_floor != model::kNoAlignFloor) s += fmt::format(", alignment floor {}", c.align_floor);
+  if (c.carry_bits) s += fmt::format(", {} carry-out bits (larger sums wrap around)", c.carry_bits);
   if (model::is_fdrda_family(c.algorithm)) s += c.round_down_alignment ? ", c and the dot product aligned rounding down" : ", aligned toward zero";
   s += c.nan == MmaNan::nvidia ? ", NVIDIA NaN" : ", quiet NaN";
   return s + ")";

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <bit>
+
 #include "model/mma_instructions.hpp"
 #include "tests_mma/candidates.hpp"
 
@@ -26,17 +28,11 @@ MmaConfig shape_of(const model::MmaInstruction& ins) {
 
 // Random inputs of every generator (scale factors of a few binades around 1 where the unit has
 // them) that split the hypotheses: for each, one where it differs from the first, then others.
-std::vector<DotCase> splitting_inputs(const OpenQuestion& q, std::uint64_t seed) {
+std::vector<DotCase> splitting_inputs(const OpenQuestion& q, std::uint64_t seed, std::vector<DotCase> built) {
   RandomInputs gen(q.cfg, seed);
   std::vector<DotCase> draws = draw_inputs(gen, q.cfg.k, 200, "");
   const DotConfig& unit = q.hypotheses.front().config;
-  if (unit.scale)
-    for (DotCase& x : draws)
-      for (auto* s : {&x.sa, &x.sb}) {
-        s->resize(std::size_t(model::scale_count(unit, q.cfg.k)));
-        const std::uint64_t one = encode(*unit.scale, pow2(0)).value_or(0);
-        for (std::uint64_t& w : *s) w = one - 4 + gen.next() % 9;
-      }
+  for (DotCase& x : draws) gen.draw_scales(unit.scale, std::size_t(model::scale_count(unit, q.cfg.k)), x);
   // A product far below c, scaled there, on either side of it: the accumulation width is where it
   // stops reaching the output (c = +-1, the product +-2^-t from 0.5 x 0.5 and the scales).
   if (unit.scale == &model::ue8m0 && q.cfg.a->precision() <= 2 && q.cfg.a == q.cfg.b) {
@@ -58,6 +54,7 @@ std::vector<DotCase> splitting_inputs(const OpenQuestion& q, std::uint64_t seed)
           draws.push_back(std::move(x));
         }
   }
+  draws.insert(draws.end(), built.begin(), built.end());
   std::vector<DotConfig> models;
   for (const Hypothesis& h : q.hypotheses) models.push_back(h.config);
   const Classes k = behaviour_classes(models, draws, 32, 32);
@@ -66,13 +63,55 @@ std::vector<DotCase> splitting_inputs(const OpenQuestion& q, std::uint64_t seed)
   return out;
 }
 
+// Sums that need every carry-out bit of a fused block: n products of the largest value below 2
+// squared (just below 4) and c just below 4, 2 or 0, of one sign; random inputs almost never come
+// near (the captured sets need at most 3 carry bits above the largest summand, 4 for e4m3).
+std::vector<DotCase> carry_inputs(const MmaConfig& cfg, int block) {
+  const auto below = [](const Format& f, int e) { return encode(f, Exact{false, (model::u128(1) << (f.man_bits + 1)) - 1, e - f.man_bits}); };
+  const auto a = below(*cfg.a, 0), b = below(*cfg.b, 0);
+  std::vector<DotCase> v;
+  if (!a || !b) return v;
+  for (bool neg : {false, true})
+    for (int n = 1; n <= std::min(block, cfg.k); ++n)
+      for (int ce : {1, 0, -1}) {
+        const auto c = ce < 0 ? std::optional<std::uint64_t>(0) : below(*cfg.c, ce);
+        if (!c) continue;
+        DotCase x;
+        x.c = *c | (neg && *c ? cfg.c->sign_mask() : 0);
+        x.a.assign(std::size_t(cfg.k), 0);
+        x.b.assign(std::size_t(cfg.k), 0);
+        for (int k = 0; k < n; ++k) {
+          x.a[std::size_t(k)] = *a | (neg ? cfg.a->sign_mask() : 0);
+          x.b[std::size_t(k)] = *b;
+        }
+        v.push_back(std::move(x));
+      }
+  return v;
+}
+
 OpenQuestion make(std::string id, std::string title, std::string source, const char* instruction,
-                  std::vector<std::pair<std::string, DotConfig>> variants, std::uint64_t seed) {
+                  std::vector<std::pair<std::string, DotConfig>> variants, std::uint64_t seed,
+                  std::vector<DotCase> (*built)(const MmaConfig&, int) = nullptr) {
   const model::MmaInstruction* ins = model::find_mma_instruction(instruction);
   OpenQuestion q{std::move(id), std::move(title), std::move(source), shape_of(*ins), {}, {}};
   for (auto& [name, c] : variants) q.hypotheses.push_back({std::move(name), std::move(c)});
-  q.inputs = splitting_inputs(q, seed);
+  q.inputs = splitting_inputs(q, seed, built ? built(q.cfg, model::effective_block(ins->config, q.cfg.k)) : std::vector<DotCase>{});
   return q;
+}
+
+// The question of an instruction's carry-out bits: the model's row (every carry kept) against the
+// accumulator one bit short of that, which wraps around as Valpey et al.'s bit-vector adder does.
+OpenQuestion carries(std::string id, std::string title, std::string source, const char* instruction, std::uint64_t seed) {
+  const DotConfig row = model::find_mma_instruction(instruction)->config;
+  const int terms = model::effective_block(row, shape_of(*model::find_mma_instruction(instruction)).k) + 1;
+  // Terms below 2 at the largest leading bit E sum below 2 terms: ceil(log2(terms)) carry bits hold it.
+  const int enough = std::bit_width(unsigned(terms - 1));
+  DotConfig shorter = row;
+  shorter.carry_bits = enough - 1;
+  return make(std::move(id), std::move(title), std::move(source), instruction,
+              {{fmt::format("{} carry-out bits (every carry kept: the model's row)", enough), row},
+               {fmt::format("{} carry-out bits (sums of 2^(E+{}) or more wrap around)", enough - 1, enough), shorter}},
+              seed, carry_inputs);
 }
 
 }  // namespace
@@ -105,6 +144,18 @@ const std::vector<OpenQuestion>& open_questions() {
                        "the width between 34 and 37 bits",
                        omma, std::move(widths), 0xF4A));
     }
+    v.push_back(carries("ampere-carry-out-bits",
+                        "How many carry-out bits does Ampere's 9-term fixed-point accumulator (8 binary16 products and "
+                        "c) keep: 3 or 4?",
+                        "Valpey et al. (2025, section 4.3): Volta and Turing's 5-term accumulator keeps 3; Ampere's "
+                        "should keep 4, which their solvers could not confirm in 6 hours",
+                        "ampere:HMMA.16816.F32", 0xCA4));
+    v.push_back(carries("hopper-carry-out-bits",
+                        "How many carry-out bits does Hopper's 17-term fixed-point accumulator (16 binary16 products "
+                        "and c) keep: 4 or 5?",
+                        "Valpey et al.'s question asked of Hopper's blocks of 16 products (MMA-Sim table III): full "
+                        "accuracy needs 5",
+                        "hopper:HMMA.16816.F32", 0xCA5));
     return v;
   }();
   return all;

@@ -50,6 +50,11 @@ json c_alignment_answer(const MmaConfig&, const DotConfig& c) {
 
 json fused_only(const DotConfig& c, json answer) { return is_fused(c.algorithm) ? answer : json(nullptr); }
 
+json carries_answer(const MmaConfig&, const DotConfig& c) {
+  if (c.carry_bits == 0) return fused_only(c, {{"carries", "every carry kept (an exact fixed-point sum)"}});
+  return {{"carries", fmt::format("{} carry-out bits above the largest summand's leading bit: larger sums wrap around", c.carry_bits)}};
+}
+
 const std::map<std::string, MmaQuestion, std::less<>>& questions() {
   static const std::map<std::string, MmaQuestion, std::less<>> q = {
       {"mma.elements",
@@ -184,10 +189,10 @@ const std::map<std::string, MmaQuestion, std::less<>>& questions() {
         [](const MmaConfig&, const DotConfig& c) { return fused_only(c, {{"normalization", "once, of the exact fixed-point sum"}}); }}},
       {"mma.fasi.carry_bits",
        {{"CARRIES", "the carry-out bits of a fixed-point accumulator", [](const json& a) { return a["carries"].get<std::string>(); }},
-        [](const MmaConfig&, const DotConfig& c) { return fused_only(c, {{"carries", "every carry kept (an exact fixed-point sum)"}}); }}},
+        carries_answer}},
       {"mma.valpey.carry_bits",
        {{"CARRIES", "the carry-out bits of a fixed-point accumulator", [](const json& a) { return a["carries"].get<std::string>(); }},
-        [](const MmaConfig&, const DotConfig& c) { return fused_only(c, {{"carries", "every carry kept (an exact fixed-point sum)"}}); }}},
+        carries_answer}},
       {"mma.fasi.monotonicity",
        {{"MONOTONICITY", "the monotonicity of the dot product", [](const json& a) { return a["monotone"].get<std::string>(); }},
         [](const MmaConfig&, const DotConfig& c) -> json {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <random>
 #include <set>
 #include <sstream>
@@ -221,6 +222,54 @@ TEST(MmaProperty, ExactWhenNoRoundingCanOccur) {
       if (::testing::Test::HasFailure()) return;
     }
   }
+}
+
+// Carry-out bits (Valpey et al. 4.3): an accumulator of enough bits for its block gives the exact
+// sum on random inputs; one bit short, a sum of 2^(E + bits + 1) or more (E the largest summand's
+// leading bit) wraps around as a two's-complement sum: against host arithmetic on sums of
+// products of (2 - 2^-t)^2 and c = 2, every term on a grid the fixed-point sum keeps exactly.
+TEST(MmaProperty, CarryOutBitsWrapTheSumAroundWhenTooFew) {
+  std::mt19937_64 rng(kSeed);
+  int checked = 0;
+  for (const MmaInstruction& ins : all_mma_instructions()) {
+    const DotConfig& row = ins.config;
+    const int block = effective_block(row, ins.k);
+    const int t = 1 + std::bit_width(unsigned(block - 1));  // 2 - 2^-t: block products reach 2^(E + bits)
+    if (unchained(row.algorithm) != MmaAlgorithm::fda || row.scale || row.d != &binary32 || row.F < 2 * t + 2 ||
+        row.a->man_bits < t || row.b->man_bits < t)
+      continue;
+    const int enough = std::bit_width(unsigned(block));  // block + 1 terms below 2^(E+1) each
+    DotConfig wide = row, short_ = row;
+    wide.carry_bits = enough;
+    short_.carry_bits = enough - 1;
+    ASSERT_EQ(check(wide), "") << ins.id();
+    ASSERT_EQ(check(short_), "") << ins.id();
+    const Dot exact(row), full(wide), cut(short_);
+    for (int n = 0; n < kCases; ++n) {
+      const Case x = random_case(ins, rng);
+      ASSERT_EQ(eval(full, x), eval(exact, x)) << describe(ins, x);
+    }
+    const double near2 = 2 - std::ldexp(1.0, -t), p = near2 * near2;  // leading bit 1
+    for (int products = 1; products <= block; ++products)
+      for (double c : {2.0, -2.0}) {
+        Case x;
+        x.c = enc(*row.c, c);
+        for (int k = 0; k < ins.k; ++k) {
+          const bool on = k < products;
+          x.a.push_back(enc(*row.a, on ? (c < 0 ? -near2 : near2) : 0));
+          x.b.push_back(enc(*row.b, on ? near2 : 0));
+        }
+        const double sum = c + products * (c < 0 ? -p : p);
+        const double w = std::ldexp(1.0, 1 + short_.carry_bits + 1);  // 2^(E + bits + 1), E = 1
+        double wrapped = std::fmod(sum + w, 2 * w);
+        if (wrapped < 0) wrapped += 2 * w;
+        wrapped -= w;
+        EXPECT_EQ(eval(exact, x), enc(binary32, sum)) << describe(ins, x);
+        EXPECT_EQ(eval(cut, x), enc(binary32, wrapped)) << describe(ins, x) << " sum " << sum << " wrapped " << wrapped;
+        checked += std::abs(sum) >= w;
+      }
+  }
+  EXPECT_GT(checked, 20);  // sums that wrap were built
 }
 
 TEST(MmaProperty, SignSymmetry) {
