@@ -13,6 +13,7 @@
 #include "cli/batch.hpp"
 #include "cli/exit_codes.hpp"
 #include "input/limits.hpp"
+#include "model/dot_parameters.hpp"
 #include "model/mma_instructions.hpp"
 
 namespace gp::cli {
@@ -33,73 +34,49 @@ std::string line_error(long line_no, std::string why) {
   return "gpuparanoia: " + input::InputError{input::kStdinName, line_no, "", std::move(why)}.text() + "\n";
 }
 
-// The configuration of the --algorithm form for K products (block and group defaults depend on K).
+// The --algorithm form: its formats and parameters (model/dot_parameters.hpp), whose defaults
+// depend on K (blocks of cofda, the tree's K).
 struct AlgorithmForm {
-  model::MmaAlgorithm algorithm;
-  const Format *a, *b, *c, *d, *scale = nullptr;
-  std::optional<int> F, block, group, scale_block;
-  std::shared_ptr<const model::SummationTree> tree;
-  // The fused algorithms' parameters, when given.
-  std::optional<model::Rounding> out_rounding;
-  std::optional<int> out_fraction_bits, align_floor;
-  std::optional<model::MmaNan> nan;
-  std::optional<bool> round_down_alignment;
+  model::MmaAlgorithm algorithm = model::MmaAlgorithm::fda;
+  const Format *a = nullptr, *b = nullptr, *c = nullptr, *d = nullptr;
+  model::DotParameters parameters;
+  const Format* scale = nullptr;
+  int scale_block = 0;
+  int tree_k = 0;  // the tree algorithm's K, 0 for the others
 
-  DotConfig config(int k) const {
-    DotConfig cfg = model::default_dot_config(algorithm, *a, *b, *c, *d, k);
-    cfg.tree = tree;
-    if (F) cfg.F = *F;
-    if (block) cfg.block = *block;
-    if (group) cfg.group = *group;
-    if (out_rounding) cfg.out_rounding = *out_rounding;
-    if (out_fraction_bits) cfg.out_fraction_bits = *out_fraction_bits;
-    if (align_floor) cfg.align_floor = *align_floor;
-    if (nan) cfg.nan = *nan;
-    if (round_down_alignment) cfg.round_down_alignment = *round_down_alignment;
-    if (scale) {
-      cfg.scale = scale;
-      cfg.scale_block = scale_block ? *scale_block : (scale == &model::ue4m3 ? 16 : 32);
-    }
-    return cfg;
+  model::DotConfigOrError config(int k) const {
+    return model::dot_config_from_parameters(algorithm, *a, *b, *c, *d, k, parameters, model::ParameterSpelling::option);
   }
 };
 
-
-// The fused algorithms' parameters of the options into f; why they are wrong, or "".
-std::string fused_parameters(const DotArgs& args, model::MmaAlgorithm alg, AlgorithmForm& f) {
-  const bool any = args.out_fraction_bits || !args.out_rounding.empty() || !args.align_floor.empty() ||
-                   !args.nan.empty() || !args.round_down_alignment.empty();
-  if (!any) return "";
-  if (!model::is_fused(alg))
-    return fmt::format("--out-rounding, --out-fraction-bits, --align-floor, --nan and --round-down-alignment belong to "
-                       "the fused algorithms, not {}",
-                       model::name(alg));
-  if (!args.out_rounding.empty()) {
-    f.out_rounding = model::find_rounding(args.out_rounding);
-    if (!f.out_rounding) return fmt::format("--out-rounding: unknown rounding '{}' (rne, rz, ru, rd, ...)", args.out_rounding);
-  }
-  f.out_fraction_bits = args.out_fraction_bits;
+// The options of the --algorithm form as parameters; why one is malformed, or "".
+std::string parameters_of(const DotArgs& args, model::DotParameters& p) {
+  const std::pair<const char*, const std::optional<int>*> integers[] = {
+      {"F", &args.F}, {"block", &args.block}, {"group", &args.group}, {"scale_block", &args.scale_block},
+      {"out_fraction_bits", &args.out_fraction_bits}};
+  for (const auto& [key, v] : integers)
+    if (*v) p[key] = std::int64_t(**v);
+  const std::pair<const char*, const std::string*> texts[] = {
+      {"out_rounding", &args.out_rounding}, {"nan", &args.nan}, {"scale_format", &args.scale_format},
+      {"tree", &args.tree}, {"sums", &args.sums}, {"products", &args.products}, {"rounding", &args.rounding}};
+  for (const auto& [key, v] : texts)
+    if (!v->empty()) p[key] = *v;
+  if (!args.flush.empty()) p["flush"] = args.flush;
   if (!args.align_floor.empty()) {
     if (args.align_floor == "none") {
-      f.align_floor = model::kNoAlignFloor;
+      p["align_floor"] = std::monostate{};
     } else {
       int v = 0;
       const char* end = args.align_floor.data() + args.align_floor.size();
       const auto [ptr, ec] = std::from_chars(args.align_floor.data(), end, v);
-      if (ec != std::errc() || ptr != end || v < -100000 || v > 100000)
-        return fmt::format("--align-floor: an exponent or 'none', got '{}'", args.align_floor);
-      f.align_floor = v;
+      if (ec != std::errc() || ptr != end) return fmt::format("--align-floor: an exponent or 'none', got '{}'", args.align_floor);
+      p["align_floor"] = std::int64_t(v);
     }
-  }
-  if (!args.nan.empty()) {
-    if (args.nan != "nvidia" && args.nan != "format") return fmt::format("--nan: nvidia or format, got '{}'", args.nan);
-    f.nan = args.nan == "nvidia" ? model::MmaNan::nvidia : model::MmaNan::format;
   }
   if (!args.round_down_alignment.empty()) {
     if (args.round_down_alignment != "true" && args.round_down_alignment != "false")
       return fmt::format("--round-down-alignment: true or false, got '{}'", args.round_down_alignment);
-    if (!model::is_fdrda_family(alg)) return "--round-down-alignment belongs to the fdrda algorithms";
-    f.round_down_alignment = args.round_down_alignment == "true";
+    p["round_down_alignment"] = args.round_down_alignment == "true";
   }
   return "";
 }
@@ -158,8 +135,9 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
       err << fmt::format("gpuparanoia: unknown algorithm '{}' (known: {})\n", args.algorithm, algorithm_names());
       return kExitUsage;
     }
-    AlgorithmForm f{*alg, nullptr, nullptr, nullptr, nullptr, nullptr, args.F, args.block, args.group, args.scale_block, nullptr, {}, {}, {}, {}, {}};
-    if (const std::string why = fused_parameters(args, *alg, f); !why.empty()) {
+    AlgorithmForm f;
+    f.algorithm = *alg;
+    if (const std::string why = parameters_of(args, f.parameters); !why.empty()) {
       err << "gpuparanoia: " << why << "\n";
       return kExitUsage;
     }
@@ -176,45 +154,17 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
       }
       *slots[i] = *found;
     }
-    if (!args.scale_format.empty()) {
-      const auto found = model::find_format(args.scale_format);
-      if (!found || (*found != &model::ue8m0 && *found != &model::ue4m3)) {
-        err << fmt::format("gpuparanoia: --scale-format takes ue8m0 or ue4m3, got '{}'\n", args.scale_format);
-        return kExitUsage;
-      }
-      f.scale = *found;
-    } else if (args.scale_block) {
-      err << "gpuparanoia: --scale-block needs --scale-format\n";
-      return kExitUsage;
+    // Check the configuration once, before reading anything: for the tree's own K, else for a
+    // representative one. A malformed tree is bad input, as a malformed line is.
+    model::DotConfigOrError checked = f.config(0);
+    if (checked.config && !checked.config->tree) checked = f.config(16);
+    if (!checked.config) {
+      err << "gpuparanoia: " << checked.error << "\n";
+      return checked.key == "tree" ? kExitBadInput : kExitUsage;
     }
-    const bool tree_options = !args.sums.empty() || !args.products.empty() || !args.rounding.empty() || !args.flush.empty();
-    if (*alg != model::MmaAlgorithm::tree && (!args.tree.empty() || tree_options)) {
-      err << "gpuparanoia: --tree, --sums, --products, --rounding and --flush belong to --algorithm tree\n";
-      return kExitUsage;
-    }
-    if (*alg == model::MmaAlgorithm::tree) {
-      if (args.tree.empty()) {
-        err << "gpuparanoia: --tree: a tree is required, e.g. \"((p0+p1)+p2)+c\"\n";
-        return kExitUsage;
-      }
-      auto parsed = model::parse_summation_tree(args.tree);
-      if (!parsed.tree) {
-        err << "gpuparanoia: --tree: " << parsed.error << "\n";
-        return kExitBadInput;
-      }
-      if (const std::string why = model::set_tree_options(*parsed.tree, *f.d, args.sums, args.products, args.rounding, args.flush);
-          !why.empty()) {
-        err << "gpuparanoia: " << why << "\n";
-        return kExitUsage;
-      }
-      f.tree = std::make_shared<const model::SummationTree>(std::move(*parsed.tree));
-    }
-    // Check the configuration once, for a representative K (the tree's own), before reading anything.
-    const std::string why = model::check(f.config(f.tree ? f.tree->k : 16));
-    if (!why.empty()) {
-      err << "gpuparanoia: " << why << "\n";
-      return kExitUsage;
-    }
+    f.scale = checked.config->scale;
+    f.scale_block = checked.config->scale_block;
+    if (checked.config->tree) f.tree_k = checked.config->tree->k;
     form = f;
   }
 
@@ -231,7 +181,7 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
       scales = 0;
       return k <= model::kMaxDotK;
     }
-    const int sb = form->scale_block ? *form->scale_block : (form->scale == &model::ue4m3 ? 16 : 32);
+    const int sb = form->scale_block;
     for (k = 0; k <= model::kMaxDotK; ++k) {
       scales = (k + sb - 1) / sb;
       if (std::size_t(1 + 2 * k + 2 * scales) == fields) return true;
@@ -255,17 +205,16 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
     const std::lock_guard lock(dots_mutex);
     auto it = dots.find(k);
     if (it == dots.end()) {
-      if (form->tree && form->tree->k != k) {
-        error = line_error(line_no, fmt::format("the tree sums {} products, the line has {}", form->tree->k, k));
+      if (form->tree_k && form->tree_k != k) {
+        error = line_error(line_no, fmt::format("the tree sums {} products, the line has {}", form->tree_k, k));
         return nullptr;
       }
-      const DotConfig cfg = form->config(k);
-      const std::string why = model::check(cfg);
-      if (!why.empty()) {
-        error = line_error(line_no, why);
+      const model::DotConfigOrError cfg = form->config(k);
+      if (!cfg.config) {
+        error = line_error(line_no, cfg.error);
         return nullptr;
       }
-      it = dots.emplace(k, std::make_unique<model::Dot>(cfg)).first;
+      it = dots.emplace(k, std::make_unique<model::Dot>(*cfg.config)).first;
     }
     return it->second.get();
   };

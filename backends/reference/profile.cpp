@@ -1,5 +1,6 @@
 #include "backends/reference/profile.hpp"
 
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <tuple>
 
 #include "input/json_input.hpp"
+#include "model/dot_parameters.hpp"
 #include "model/mma_instructions.hpp"
 #include "model/summation_tree.hpp"
 
@@ -590,57 +592,31 @@ json parameters_json(const model::DotConfig& c, int k) {
 }
 
 Expected<model::DotConfig> config_from_entry(const MmaConfig& config, const json& entry) {
-  try {
-    const auto alg = model::find_mma_algorithm(entry.at("algorithm").get<std::string>());
-    if (!alg) return Error{"unknown algorithm " + entry.at("algorithm").dump()};
-    model::DotConfig c = model::default_dot_config(*alg, *config.a, *config.b, *config.c, *config.d, config.k);
-    const json& p = entry.at("parameters");
-    if (*alg == MmaAlgorithm::tree) {
-      auto parsed = model::parse_summation_tree(p.at("tree").get<std::string>(), config.k);
-      if (!parsed.tree) return Error{"tree: " + parsed.error};
-      std::vector<std::string> flush;
-      for (const auto& x : p.value("flush", json::array())) flush.push_back(x.get<std::string>());
-      model::SummationTree& t = *parsed.tree;
-      if (const std::string why = model::set_tree_options(t, *config.d, p.value("sums", ""), p.value("products", "exact"),
-                                                         p.value("rounding", "rne"), flush);
-          !why.empty())
-        return Error{"tree: " + why};
-      c.tree = std::make_shared<const model::SummationTree>(std::move(t));
-      if (const std::string why = model::check(c); !why.empty()) return Error{why};
-      return c;
-    }
-    // Integers within int's range: nlohmann converts a float or a huge number to int with
-    // undefined behaviour (a fuzzer finding: "out_fraction_bits": 2e116).
-    const auto integer = [&](const char* key, int& field, bool nullable = false, int null_value = 0) -> std::string {
-      if (!p.contains(key)) return "";
-      const json& v = p[key];
-      if (nullable && v.is_null()) {
-        field = null_value;
-        return "";
-      }
-      constexpr std::int64_t lo = std::numeric_limits<int>::min(), hi = std::numeric_limits<int>::max();
-      if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(hi)) ||
-          v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
-        return fmt::format("parameters.{}: must be {}an integer, not {}", key, nullable ? "null or " : "", v.dump());
-      field = int(v.get<std::int64_t>());
-      return "";
-    };
-    for (const std::string& why : {integer("F", c.F), integer("block", c.block), integer("group", c.group),
-                                   integer("out_fraction_bits", c.out_fraction_bits),
-                                   integer("align_floor", c.align_floor, true, model::kNoAlignFloor)})
-      if (!why.empty()) return Error{why};
-    if (p.contains("out_rounding")) {
-      const auto r = model::find_rounding(p["out_rounding"].get<std::string>());
-      if (!r) return Error{"unknown rounding " + p["out_rounding"].dump()};
-      c.out_rounding = *r;
-    }
-    if (p.contains("nan")) c.nan = p["nan"] == "nvidia" ? model::MmaNan::nvidia : model::MmaNan::format;
-    if (p.contains("round_down_alignment")) c.round_down_alignment = p["round_down_alignment"].get<bool>();
-    if (const std::string why = model::check(c); !why.empty()) return Error{why};
-    return c;
-  } catch (const json::exception& e) {
-    return Error{std::string("malformed profile entry: ") + e.what()};
+  if (!entry.is_object() || !entry.contains("algorithm") || !entry["algorithm"].is_string())
+    return Error{"malformed profile entry: algorithm must be a string"};
+  const auto alg = model::find_mma_algorithm(entry["algorithm"].get<std::string>());
+  if (!alg) return Error{"unknown algorithm " + entry["algorithm"].dump()};
+  if (!entry.contains("parameters") || !entry["parameters"].is_object())
+    return Error{"malformed profile entry: parameters must be an object"};
+  model::DotParameters parameters;
+  for (const auto& [key, v] : entry["parameters"].items()) {
+    // Integers within int64's range as integers, other numbers as doubles: nlohmann converts a
+    // float or a huge number to an integer with undefined behaviour (a fuzzer finding:
+    // "out_fraction_bits": 2e116).
+    if (v.is_null()) parameters[key] = std::monostate{};
+    else if (v.is_boolean()) parameters[key] = v.get<bool>();
+    else if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(INT64_MAX)))
+      parameters[key] = v.get<std::int64_t>();
+    else if (v.is_number()) parameters[key] = v.get<double>();
+    else if (v.is_string()) parameters[key] = v.get<std::string>();
+    else if (v.is_array() && std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_string(); }))
+      parameters[key] = v.get<std::vector<std::string>>();
+    else return Error{fmt::format("parameters.{}: must be null, a boolean, an integer, a string or a list of strings, not {}",
+                                  input::key_text(key), v.dump())};
   }
+  auto c = model::dot_config_from_parameters(*alg, *config.a, *config.b, *config.c, *config.d, config.k, parameters);
+  if (!c.config) return Error{c.key.empty() ? c.error : "parameters." + c.error};
+  return *c.config;
 }
 
 }  // namespace gp::backends

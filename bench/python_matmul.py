@@ -1,0 +1,46 @@
+#!/usr/bin/python3
+# matmul's speed in one run, as ratios: 1024 x 1024 x 1024, binary16 inputs, binary32 output, as
+# hopper:HMMA.16816.F32, against numpy's float32 matmul on the same machine and the same inputs
+# (README, From Python). Run with the module on PYTHONPATH: PYTHONPATH=build/release/python
+# bench/python_matmul.py [size]
+import os
+import sys
+import time
+
+import numpy as np
+
+import gpuparanoia
+
+
+def best_of(runs, f):
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def blas_libraries():
+    """The BLAS and LAPACK libraries mapped into this process (numpy's, after a matmul)."""
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if "blas" in line or "lapack" in line}
+    return sorted(os.path.realpath(p) for p in paths if p.startswith("/"))
+
+
+def main():
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1024
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((n, n)).astype(np.float16)
+    b = rng.standard_normal((n, n)).astype(np.float16)
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    t_numpy = best_of(5, lambda: a32 @ b32)
+    t_model = best_of(2, lambda: gpuparanoia.matmul(a, b, instruction="hopper:HMMA.16816.F32"))
+    print(f"cores: {os.cpu_count()}, numpy {np.__version__}, BLAS: {', '.join(blas_libraries()) or 'none found'}")
+    print(f"{n}x{n}x{n} fp16 -> fp32: numpy float32 matmul {t_numpy * 1e3:.1f} ms, "
+          f"gpuparanoia.matmul (hopper:HMMA.16816.F32) {t_model * 1e3:.1f} ms: {t_model / t_numpy:.1f}x numpy")
+    print(f"gpuparanoia.matmul: {n ** 3 / t_model / 1e9:.2f} G products/s")
+
+
+if __name__ == "__main__":
+    main()

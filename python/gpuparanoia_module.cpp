@@ -1,0 +1,400 @@
+// The Python module `gpuparanoia`: the reference model's MMA units as a numpy matmul (README, From
+// Python). Arrays are converted to raw bits of the unit's formats under the GIL, every check done
+// there; the dot products then run on worker threads with the GIL released.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model/dot_parameters.hpp"
+#include "model/mma_instructions.hpp"
+#include "model/ops.hpp"
+#include "python/numpy_bits.hpp"
+
+namespace py = pybind11;
+
+namespace gp::python {
+
+namespace {
+
+using model::DotConfig;
+using model::Format;
+
+// What evaluates one output element over `k` products; longer K chains it.
+struct Unit {
+  DotConfig cfg;
+  int k = 0;         // products per evaluation (the instruction's K); 0: the whole K at once
+  std::string name;  // for messages: the instruction, or the algorithm
+};
+
+// A keyword argument of the parameters as a model::DotParameterValue; TypeError otherwise.
+model::DotParameterValue parameter_value(const std::string& key, const py::handle& v) {
+  if (v.is_none()) return std::monostate{};
+  if (py::isinstance<py::bool_>(v)) return v.cast<bool>();
+  if (py::isinstance<py::int_>(v)) {
+    int overflow = 0;
+    const long long i = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+    if (overflow) return v.cast<double>();  // refused by the model with the value named
+    return std::int64_t(i);
+  }
+  if (py::isinstance<py::float_>(v)) return v.cast<double>();
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+    std::vector<std::string> out;
+    for (const py::handle x : v) {
+      if (!py::isinstance<py::str>(x)) throw py::type_error(key + ": a list of strings, found " + std::string(py::repr(x)));
+      out.push_back(x.cast<std::string>());
+    }
+    return out;
+  }
+  throw py::type_error(key + ": None, a bool, an int, a str or a list of str, not " +
+                       std::string(py::str(v.get_type().attr("__name__"))));
+}
+
+const Format& format_arg(const char* key, const py::object& v) {
+  if (v.is_none()) throw py::value_error(std::string("algorithm= needs ") + key);
+  if (!py::isinstance<py::str>(v)) throw py::type_error(std::string(key) + ": a format name (str)");
+  return named_format(v.cast<std::string>(), key);
+}
+
+Unit resolve_unit(const py::object& instruction, const py::object& algorithm, const py::object& a_format,
+                  const py::object& b_format, const py::object& c_format, const py::object& d_format,
+                  const py::kwargs& parameters, int k) {
+  if (instruction.is_none() == algorithm.is_none())
+    throw py::value_error("matmul needs either instruction= (a row of gpuparanoia.instructions()) or algorithm=");
+  if (!instruction.is_none()) {
+    if (!py::isinstance<py::str>(instruction)) throw py::type_error("instruction: a str such as 'hopper:HMMA.16816.F32'");
+    const std::string id = instruction.cast<std::string>();
+    const model::MmaInstruction* ins = model::find_mma_instruction(id);
+    if (!ins)
+      throw py::value_error("unknown instruction '" + id +
+                            "' (arch:name, e.g. hopper:HMMA.16816.F32; gpuparanoia.instructions() lists them)");
+    std::string extra;
+    for (const auto& [key, v] : {std::pair<const char*, const py::object*>{"a_format", &a_format}, {"b_format", &b_format},
+                                 {"c_format", &c_format}, {"d_format", &d_format}})
+      if (!v->is_none()) extra += (extra.empty() ? "" : ", ") + std::string(key);
+    for (const auto& item : parameters) extra += (extra.empty() ? "" : ", ") + item.first.cast<std::string>();
+    if (!extra.empty())
+      throw py::value_error(extra + ": the formats and parameters of " + id + " are the instruction's; they belong to algorithm=");
+    return {ins->config, ins->k, id};
+  }
+  if (!py::isinstance<py::str>(algorithm)) throw py::type_error("algorithm: a str such as 'fda'");
+  const std::string alg_name = algorithm.cast<std::string>();
+  const auto alg = model::find_mma_algorithm(alg_name);
+  if (!alg) {
+    std::string known;
+    for (model::MmaAlgorithm x : model::all_mma_algorithms) known += std::string(model::name(x)) + " ";
+    throw py::value_error("unknown algorithm '" + alg_name + "' (known: " + known + "tree)");
+  }
+  const Format &a = format_arg("a_format", a_format), &b = format_arg("b_format", b_format),
+               &c = format_arg("c_format", c_format), &d = format_arg("d_format", d_format);
+  model::DotParameters p;
+  for (const auto& [key, v] : parameters) {
+    const std::string name = key.cast<std::string>();
+    p[name] = parameter_value(name, v);
+  }
+  // The tree fixes its own K (0: the tree's); the other algorithms take all of K at once.
+  const model::DotConfigOrError cfg = model::dot_config_from_parameters(*alg, a, b, c, d, *alg == model::MmaAlgorithm::tree ? 0 : k, p);
+  if (!cfg.config) throw py::value_error(cfg.error);
+  return {*cfg.config, cfg.config->tree ? cfg.config->tree->k : 0, alg_name};
+}
+
+// round_inputs=: None (values must be exact) or 'rne'.
+bool round_inputs_of(const py::object& v) {
+  if (v.is_none()) return false;
+  if (!py::isinstance<py::str>(v) || v.cast<std::string>() != "rne")
+    throw py::value_error("round_inputs: 'rne' or None, not " + std::string(py::repr(v)));
+  return true;
+}
+
+const char* const kMatmulDoc = R"(matmul(a, b, c=None, *, instruction=None, algorithm=None, a_format=None, b_format=None,
+       c_format=None, d_format=None, a_scale=None, b_scale=None, threads=None, round_inputs=None, bits=False,
+       **parameters)
+
+D = C + A B as the reference model computes it, bit for bit as `gpuparanoia model dot`.
+
+The unit is either instruction='hopper:HMMA.16816.F32' (any row of instructions()), or
+algorithm='fda' (sfma gps fda cofda gdfs fdrda cofdrda gfdrda cogfdrda tree) with a_format ...
+d_format and the parameters as keywords, named as the profiles' MMA entries name them: F, block,
+group, out_fraction_bits, align_floor, out_rounding, nan, round_down_alignment, scale_format,
+scale_block, tree, sums, products, rounding, flush.
+
+a is M x K, b is K x N, c is M x N or None (zeros). With instruction=, K must be a multiple of the
+instruction's K: a longer K chains the instruction in order over K as a GEMM kernel does, the
+partial result (in d's format) becoming the next instruction's c. With algorithm=, one evaluation
+takes all K products (its `block` parameter chains inside it), the tree algorithm its tree's K.
+
+Arrays of unsigned integers are raw bit patterns of the operand's format (bfloat16, fp8, fp6, fp4,
+tf32 in 32 bits, scale factors). float16, float32 and float64 arrays are values, which must be exact
+in the operand's format (ValueError naming the first that is not) unless round_inputs='rne'.
+a_scale (M x S) and b_scale (S x N) are the block scale factors of the MX and NVFP4 units, S = K /
+scale block.
+
+Returns d as float32, float16 or float64 where numpy has d's format, else raw bits (unsigned
+integers of d's storage width); bits=True always returns raw bits. threads= limits the worker
+threads (default: every core); the GIL is released while they run.)";
+
+py::array matmul(const py::object& a, const py::object& b, const py::object& c, const py::object& instruction,
+                 const py::object& algorithm, const py::object& a_format, const py::object& b_format,
+                 const py::object& c_format, const py::object& d_format, const py::object& a_scale,
+                 const py::object& b_scale, const py::object& threads, const py::object& round_inputs, bool bits,
+                 const py::kwargs& parameters) {
+  const bool round = round_inputs_of(round_inputs);
+  const Operand A(a, "a"), B(b, "b");
+  A.require_matrix();
+  B.require_matrix();
+  const py::ssize_t M = A.rows(), K = A.cols(), N = B.cols();
+  if (B.rows() != K || K == 0)
+    throw py::value_error("a is " + A.shape_text() + " and b is " + B.shape_text() +
+                          ": matmul needs a M x K and b K x N with K > 0");
+  const Unit unit = resolve_unit(instruction, algorithm, a_format, b_format, c_format, d_format, parameters, int(K));
+  const DotConfig& cfg = unit.cfg;
+  const int kstep = unit.k > 0 ? unit.k : int(K);
+  if (K % kstep != 0)
+    throw py::value_error("a is " + A.shape_text() + " and b is " + B.shape_text() + ": K = " + std::to_string(K) +
+                          " is not a multiple of " + unit.name + "'s K = " + std::to_string(kstep));
+  std::optional<Operand> C;
+  if (c.is_none() && !cfg.c->has_zero())
+    throw py::value_error("c is required: " + std::string(cfg.c->name) + ", c's format, has no zero");
+  if (!c.is_none()) {
+    C.emplace(c, "c");
+    C->require_matrix();
+    if (C->rows() != M || C->cols() != N)
+      throw py::value_error("c is " + C->shape_text() + ", a " + A.shape_text() + " and b " + B.shape_text() +
+                            ": c must be " + std::to_string(M) + " x " + std::to_string(N));
+  }
+  // Scale factors: scale_count per evaluation, one row of them per row of a and column of b.
+  const int per_step = model::scale_count(cfg, kstep);
+  const py::ssize_t S = per_step * (K / kstep);
+  std::optional<Operand> SA, SB;
+  if (cfg.scale) {
+    if (a_scale.is_none() || b_scale.is_none())
+      throw py::value_error(unit.name + " takes block scale factors: a_scale (M x " + std::to_string(S) +
+                            ") and b_scale (" + std::to_string(S) + " x N) in " + std::string(cfg.scale->name));
+    SA.emplace(a_scale, "a_scale");
+    SB.emplace(b_scale, "b_scale");
+    SA->require_matrix();
+    SB->require_matrix();
+    if (SA->rows() != M || SA->cols() != S || SB->rows() != S || SB->cols() != N)
+      throw py::value_error("a_scale is " + SA->shape_text() + " and b_scale " + SB->shape_text() + ": " + unit.name +
+                            " with a " + A.shape_text() + " and b " + B.shape_text() + " needs " + std::to_string(M) +
+                            " x " + std::to_string(S) + " and " + std::to_string(S) + " x " + std::to_string(N));
+  } else if (!a_scale.is_none() || !b_scale.is_none()) {
+    throw py::value_error(unit.name + " takes no scale factors (a_scale, b_scale)");
+  }
+  unsigned nthreads = std::max(1u, std::thread::hardware_concurrency());
+  if (!threads.is_none()) {
+    if (!py::isinstance<py::int_>(threads) || py::isinstance<py::bool_>(threads) || threads.cast<long long>() < 1)
+      throw py::value_error("threads: a positive int or None, not " + std::string(py::repr(threads)));
+    nthreads = unsigned(std::min<long long>(threads.cast<long long>(), 1024));
+  }
+
+  // Raw bits: a row-major, b and b_scale transposed so that each dot product reads contiguous rows.
+  const std::vector<std::uint64_t> abits = A.bits(*cfg.a, round);
+  const std::vector<std::uint64_t> bbits = B.bits(*cfg.b, round, true);
+  // No c: +0, all zero bits in every format that has a zero.
+  const std::vector<std::uint64_t> cbits =
+      C ? C->bits(*cfg.c, round) : std::vector<std::uint64_t>(std::size_t(M * N), 0);
+  std::vector<std::uint64_t> sabits, sbbits;
+  if (cfg.scale) {
+    sabits = SA->bits(*cfg.scale, round);
+    sbbits = SB->bits(*cfg.scale, round, true);
+  }
+
+  // Later evaluations take the previous partial result, in d's format, as their c.
+  DotConfig next_cfg = cfg;
+  next_cfg.c = cfg.d;
+  const model::Dot first(cfg), next(next_cfg);
+  std::vector<std::uint64_t> d(std::size_t(M * N));
+  {
+    py::gil_scoped_release release;
+    const auto rows = [&](py::ssize_t r0, py::ssize_t r1) {
+      const auto uk = std::size_t(kstep), us = std::size_t(per_step);
+      for (py::ssize_t i = r0; i < r1; ++i)
+        for (py::ssize_t j = 0; j < N; ++j) {
+          std::uint64_t acc = cbits[std::size_t(i * N + j)];
+          for (py::ssize_t t = 0; t < K / kstep; ++t) {
+            const std::uint64_t* ap = abits.data() + i * K + t * kstep;
+            const std::uint64_t* bp = bbits.data() + j * K + t * kstep;
+            std::span<const std::uint64_t> sa, sb;
+            if (cfg.scale) {
+              sa = {sabits.data() + i * S + t * per_step, us};
+              sb = {sbbits.data() + j * S + t * per_step, us};
+            }
+            acc = (t == 0 ? first : next)(acc, {ap, uk}, {bp, uk}, sa, sb);
+          }
+          d[std::size_t(i * N + j)] = acc;
+        }
+    };
+    const unsigned t = unsigned(std::min<py::ssize_t>(nthreads, std::max<py::ssize_t>(1, M)));
+    if (t <= 1 || M * N * K < 4096) {
+      rows(0, M);
+    } else {
+      std::vector<std::thread> pool;
+      for (unsigned w = 0; w < t; ++w) pool.emplace_back(rows, M * w / t, M * (w + 1) / t);
+      for (std::thread& th : pool) th.join();
+    }
+  }
+  return array_of(d, {M, N}, *cfg.d, bits);
+}
+
+const char* const kScalarDoc = R"(scalar(op, *operands, format='binary32', rounding='rne', from_format=None, ftz=(),
+       saturate=False, canonical_nan=False, round_inputs=None, bits=False, flags=False)
+
+One correctly rounded operation per element, as `gpuparanoia model scalar`: op is add sub mul div
+sqrt fma cvt (cvt converts from from_format to format), rounding rne rna rnz rnu rnd rno rz ru rd ra
+ro, ftz a subset of ('in', 'out'). The operands broadcast together as numpy's arrays do; they are
+values (float16, float32, float64 arrays, exact in the operands' format unless round_inputs='rne')
+or raw bits (unsigned integer arrays). Returns the results as matmul does (float32, float16,
+float64 or raw bits; bits=True: raw bits), and with flags=True a tuple (results, flags): the IEEE
+flags of each operation as uint8 (1 inexact, 2 underflow, 4 overflow, 8 divbyzero, 16 invalid).)";
+
+py::object scalar(const std::string& op_name, const py::args& operands, const std::string& format,
+                  const std::string& rounding, const py::object& from_format, const std::vector<std::string>& ftz,
+                  bool saturate, bool canonical_nan, const py::object& round_inputs, bool bits, bool flags) {
+  const auto op = model::find_op(op_name);
+  if (!op) {
+    std::string known;
+    for (model::Op x : model::all_ops) known += (known.empty() ? "" : " ") + std::string(model::name(x));
+    throw py::value_error("unknown op '" + op_name + "' (known: " + known + ")");
+  }
+  const Format& f = named_format(format, "format");
+  const Format* from = &f;
+  if (*op == model::Op::cvt) {
+    if (from_format.is_none() || !py::isinstance<py::str>(from_format))
+      throw py::value_error("cvt needs from_format, the name of the source format");
+    from = &named_format(from_format.cast<std::string>(), "from_format");
+  } else if (!from_format.is_none()) {
+    throw py::value_error("from_format applies to cvt only");
+  }
+  model::Options o;
+  const auto r = model::find_rounding(rounding);
+  if (!r) {
+    std::string known;
+    for (model::Rounding x : model::all_roundings) known += (known.empty() ? "" : " ") + std::string(model::name(x));
+    throw py::value_error("rounding: unknown rounding '" + rounding + "' (known: " + known + ")");
+  }
+  o.rounding = *r;
+  o.saturate = saturate;
+  o.canonical_nan = canonical_nan;
+  for (const std::string& x : ftz) {
+    if (x == "in") o.ftz_in = true;
+    else if (x == "out") o.ftz_out = true;
+    else throw py::value_error("ftz: 'in' and 'out', not '" + x + "'");
+  }
+  const int arity = model::arity(*op);
+  if (int(operands.size()) != arity)
+    throw py::value_error(op_name + " takes " + std::to_string(arity) + " operand" + (arity == 1 ? "" : "s") + ", not " +
+                          std::to_string(operands.size()));
+  const bool round = round_inputs_of(round_inputs);
+  // Type checks first (a str is no operand), then numpy's broadcasting, which names bad shapes.
+  std::vector<py::object> arrays;
+  for (std::size_t i = 0; i < operands.size(); ++i) arrays.push_back(Operand(operands[i], "operand " + std::to_string(i)).array());
+  py::tuple broadcast;
+  try {
+    broadcast = py::module_::import("numpy").attr("broadcast_arrays")(*py::tuple(py::cast(arrays)));
+  } catch (py::error_already_set& e) {
+    throw py::value_error("the operands do not broadcast together: " + std::string(py::str(e.value())));
+  }
+  std::vector<std::vector<std::uint64_t>> in;
+  std::vector<py::ssize_t> shape;
+  for (std::size_t i = 0; i < broadcast.size(); ++i) {
+    const Operand x(broadcast[i], "operand " + std::to_string(i));
+    in.push_back(x.bits(*from, round));
+    shape.assign(x.array().shape(), x.array().shape() + x.array().ndim());
+  }
+  const std::size_t n = in.empty() ? 0 : in[0].size();
+  std::vector<std::uint64_t> out(n);
+  py::array_t<std::uint8_t> fl(flags ? shape : std::vector<py::ssize_t>{0});
+  std::uint8_t* flag_out = fl.mutable_data();
+  {
+    py::gil_scoped_release release;
+    std::uint64_t args[3] = {};
+    for (std::size_t e = 0; e < n; ++e) {
+      for (std::size_t i = 0; i < in.size(); ++i) args[i] = in[i][e];
+      const model::Result res = model::evaluate(*op, f, o, {args, std::size_t(arity)}, *from);
+      out[e] = res.bits;
+      if (flags) flag_out[e] = std::uint8_t(res.flags);
+    }
+  }
+  py::array result = array_of(out, shape, f, bits);
+  if (!flags) return result;
+  return py::make_tuple(result, fl);
+}
+
+py::list formats() {
+  py::list out;
+  for (const Format* f : model::all_formats()) {
+    py::dict d;
+    d["name"] = std::string(f->name);
+    d["exp_bits"] = f->exp_bits;
+    d["man_bits"] = f->man_bits;
+    d["bias"] = f->bias;
+    d["storage_bits"] = f->storage_bits;
+    d["pad_bits"] = f->pad_bits;
+    d["signed"] = f->has_sign();
+    d["infinities"] = f->has_inf();
+    d["nans"] = f->has_nan();
+    d["subnormals"] = f->has_subnormals();
+    d["zero"] = f->has_zero();
+    d["emin"] = f->emin();
+    d["emax"] = f->emax();
+    out.append(d);
+  }
+  return out;
+}
+
+py::list instructions() {
+  py::list out;
+  for (const model::MmaInstruction& i : model::all_mma_instructions()) {
+    const DotConfig& c = i.config;
+    py::dict d;
+    d["id"] = i.id();
+    d["arch"] = i.arch;
+    d["name"] = i.name;
+    d["m"] = i.m;
+    d["n"] = i.n;
+    d["k"] = i.k;
+    d["a_format"] = std::string(c.a->name);
+    d["b_format"] = std::string(c.b->name);
+    d["c_format"] = std::string(c.c->name);
+    d["d_format"] = std::string(c.d->name);
+    d["algorithm"] = std::string(model::name(c.algorithm));
+    d["scale_format"] = c.scale ? py::object(py::str(std::string(c.scale->name))) : py::object(py::none());
+    d["scale_block"] = c.scale ? py::object(py::int_(c.scale_block)) : py::object(py::none());
+    d["notes"] = i.notes;
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+}  // namespace gp::python
+
+PYBIND11_MODULE(gpuparanoia, m) {
+  m.doc() = "gpuparanoia's bit-accurate reference model of GPU arithmetic: MMA instructions and algorithms";
+  m.def("matmul", &gp::python::matmul, gp::python::kMatmulDoc, py::arg("a"), py::arg("b"), py::arg("c") = py::none(), py::kw_only(),
+        py::arg("instruction") = py::none(), py::arg("algorithm") = py::none(), py::arg("a_format") = py::none(),
+        py::arg("b_format") = py::none(), py::arg("c_format") = py::none(), py::arg("d_format") = py::none(),
+        py::arg("a_scale") = py::none(), py::arg("b_scale") = py::none(), py::arg("threads") = py::none(),
+        py::arg("round_inputs") = py::none(), py::arg("bits") = false);
+  // Keywords after *operands are keyword-only.
+  m.def("scalar", &gp::python::scalar, gp::python::kScalarDoc, py::arg("op"),
+        py::arg("format") = "binary32", py::arg("rounding") = "rne", py::arg("from_format") = py::none(),
+        py::arg("ftz") = std::vector<std::string>{}, py::arg("saturate") = false, py::arg("canonical_nan") = false,
+        py::arg("round_inputs") = py::none(), py::arg("bits") = false, py::arg("flags") = false);
+  m.def("formats", &gp::python::formats,
+        "Every number format of the model, as dicts: name, exp_bits, man_bits, bias, storage_bits, pad_bits, signed, "
+        "infinities, nans, subnormals, zero, emin, emax.");
+  m.def("instructions", &gp::python::instructions,
+        "Every MMA instruction of the model's table (the rows of `gpuparanoia model dot --list`), as dicts: id, arch, "
+        "name, m, n, k, a_format, b_format, c_format, d_format, algorithm, scale_format, scale_block, notes.");
+}
+
