@@ -53,7 +53,7 @@ struct AlgorithmForm {
 std::string parameters_of(const DotArgs& args, model::DotParameters& p) {
   const std::pair<const char*, const std::optional<int>*> integers[] = {
       {"F", &args.F}, {"block", &args.block}, {"group", &args.group}, {"scale_block", &args.scale_block},
-      {"out_fraction_bits", &args.out_fraction_bits}};
+      {"out_fraction_bits", &args.out_fraction_bits}, {"carry_bits", &args.carry_bits}};
   for (const auto& [key, v] : integers)
     if (*v) p[key] = std::int64_t(**v);
   const std::pair<const char*, const std::string*> texts[] = {
@@ -123,7 +123,8 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
     }
     if (args.F || args.block || args.group || args.scale_block || !args.a_format.empty() || !args.b_format.empty() ||
         !args.c_format.empty() || !args.d_format.empty() || !args.scale_format.empty() || args.out_fraction_bits ||
-        !args.out_rounding.empty() || !args.align_floor.empty() || !args.nan.empty() || !args.round_down_alignment.empty()) {
+        !args.out_rounding.empty() || !args.align_floor.empty() || !args.nan.empty() || !args.round_down_alignment.empty() ||
+        args.carry_bits) {
       err << "gpuparanoia: --F, --block, --group, the format options and the fused algorithms' parameters belong to the "
              "--algorithm form\n";
       return kExitUsage;
@@ -335,6 +336,8 @@ void add_model_dot_command(CLI::App& model, int& exit_code) {
   dot->add_option("--nan", args->nan, "Fused algorithms: the NaN delivered, nvidia (0x7fffffff) or format (quiet NaN)");
   dot->add_option("--round-down-alignment", args->round_down_alignment,
                   "fdrda algorithms: c and the dot product aligned rounding down (true) or toward zero (false)");
+  dot->add_option("--carry-bits", args->carry_bits,
+                  "fda, cofda: carry-out bits of the fixed-point sum above its largest summand (default 0: every carry kept)");
   dot->add_option("--scale-format", args->scale_format, "Block scale factors: ue8m0 or ue4m3 (after the b fields)");
   dot->add_option("--scale-block", args->scale_block, "Products per scale factor (default 32 for ue8m0, 16 for ue4m3)");
   dot->add_option("--tree", args->tree, "The tree algorithm's shape, e.g. \"((p0+p1)+p2)+c\" (p<k> products, c)");

@@ -10,9 +10,9 @@ namespace gp::model {
 
 namespace {
 
-constexpr std::array<std::string_view, 15> names = {
+constexpr std::array<std::string_view, 16> names = {
     "F",           "block",       "group", "out_fraction_bits", "align_floor", "out_rounding", "nan", "round_down_alignment",
-    "scale_format", "scale_block", "tree",  "sums",              "products",    "rounding",     "flush"};
+    "carry_bits",  "scale_format", "scale_block", "tree", "sums", "products", "rounding",   "flush"};
 
 std::string value_text(const DotParameterValue& v) {
   struct Text {
@@ -41,6 +41,7 @@ bool reads(MmaAlgorithm alg, std::string_view key) {
   if (alg == MmaAlgorithm::gps) return key == "group";
   if (key == "group") return alg == MmaAlgorithm::gdfs;
   if (key == "round_down_alignment") return is_fdrda_family(alg);
+  if (key == "carry_bits") return unchained(alg) == MmaAlgorithm::fda;
   return key == "F" || key == "block" || key == "out_fraction_bits" || key == "align_floor" || key == "out_rounding" ||
          key == "nan" || key == "scale_format" || key == "scale_block";
 }
@@ -96,7 +97,8 @@ DotConfigOrError dot_config_from_parameters(MmaAlgorithm alg, const Format& a, c
     return std::nullopt;
   };
   for (auto [key, field] : {std::pair<std::string_view, int*>{"F", &cfg.F}, {"block", &cfg.block}, {"group", &cfg.group},
-                            {"out_fraction_bits", &cfg.out_fraction_bits}, {"align_floor", &cfg.align_floor}}) {
+                            {"out_fraction_bits", &cfg.out_fraction_bits}, {"align_floor", &cfg.align_floor},
+                            {"carry_bits", &cfg.carry_bits}}) {
     const DotParameterValue* v = get(key);
     if (!v) continue;
     if (key == "align_floor" && std::holds_alternative<std::monostate>(*v)) {

@@ -29,6 +29,7 @@ using DotParameters = std::map<std::string, DotParameterValue, std::less<>>;
 //   out_rounding                          a rounding (rne rz ru rd ...)
 //   nan                                   "nvidia" or "format"
 //   round_down_alignment                  a boolean (the fdrda family)
+//   carry_bits                            an integer (fda, cofda; 0: every carry kept)
 //   scale_format, scale_block             "ue8m0" or "ue4m3", products per scale factor (default 32 / 16)
 //   tree, sums, products, rounding, flush the tree algorithm (model/summation_tree.hpp); sfma takes
 //                                         rounding "rne", the rounding of its FMA chain

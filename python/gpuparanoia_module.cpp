@@ -122,8 +122,8 @@ D = C + A B as the reference model computes it, bit for bit as `gpuparanoia mode
 The unit is either instruction='hopper:HMMA.16816.F32' (any row of instructions()), or
 algorithm='fda' (sfma gps fda cofda gdfs fdrda cofdrda gfdrda cogfdrda tree) with a_format ...
 d_format and the parameters as keywords, named as the profiles' MMA entries name them: F, block,
-group, out_fraction_bits, align_floor, out_rounding, nan, round_down_alignment, scale_format,
-scale_block, tree, sums, products, rounding, flush.
+group, out_fraction_bits, align_floor, out_rounding, nan, round_down_alignment, carry_bits,
+scale_format, scale_block, tree, sums, products, rounding, flush.
 
 a is M x K, b is K x N, c is M x N or None (zeros). With instruction=, K must be a multiple of the
 instruction's K: a longer K chains the instruction in order over K as a GEMM kernel does, the

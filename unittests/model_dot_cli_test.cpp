@@ -69,6 +69,23 @@ TEST(ModelDotCli, AlgorithmFormInfersK) {
   EXPECT_EQ(run(fd, halves).out, "3f800000\n");
 }
 
+// --carry-bits: c = 1 and four products 1.875^2 (leading bit 1) sum to 15.0625, which needs 2 carry
+// bits above 2^1; with 1 it wraps to 15.0625 - 16.
+TEST(ModelDotCli, CarryBitsWrapTheSum) {
+  const std::string line = "3f800000 3f80 3f80 3f80 3f80 3f80 3f80 3f80 3f80\n";
+  DotArgs a = algorithm("fda", "binary16", "binary32");
+  EXPECT_EQ(run(a, line).out, "41710000\n");
+  a.carry_bits = 2;
+  EXPECT_EQ(run(a, line).out, "41710000\n");
+  a.carry_bits = 1;
+  EXPECT_EQ(run(a, line).out, "bf700000\n");
+  DotArgs g = algorithm("gps", "binary16", "binary32");
+  g.carry_bits = 1;
+  const Outcome r = run(g, line);
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_NE(r.err.find("--carry-bits: not a parameter of gps"), std::string::npos) << r.err;
+}
+
 TEST(ModelDotCli, SummationTreeForm) {
   // c = 1 and two products 2^-11 (0x1000 * 0x3c00), a third 0. Summed first, they make 2^-10,
   // which 1 keeps: 1 + 2^-10. Added to c one at a time, each is a tie that rounds to even: 1.

@@ -588,6 +588,7 @@ json parameters_json(const model::DotConfig& c, int k) {
   p["align_floor"] = c.align_floor == model::kNoAlignFloor ? json(nullptr) : json(c.align_floor);
   p["nan"] = c.nan == model::MmaNan::nvidia ? "nvidia" : "format";
   if (plain == MmaAlgorithm::fdrda || plain == MmaAlgorithm::gfdrda) p["round_down_alignment"] = c.round_down_alignment;
+  if (c.carry_bits) p["carry_bits"] = c.carry_bits;
   return p;
 }
 
