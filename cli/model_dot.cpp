@@ -161,7 +161,7 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
     if (checked.config && !checked.config->tree) checked = f.config(16);
     if (!checked.config) {
       err << "gpuparanoia: " << checked.error << "\n";
-      return checked.key == "tree" ? kExitBadInput : kExitUsage;
+      return checked.key == "tree" && f.algorithm == model::MmaAlgorithm::tree ? kExitBadInput : kExitUsage;
     }
     f.scale = checked.config->scale;
     f.scale_block = checked.config->scale_block;

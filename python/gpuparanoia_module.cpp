@@ -128,7 +128,8 @@ scale_format, scale_block, tree, sums, products, rounding, flush.
 a is M x K, b is K x N, c is M x N or None (zeros). With instruction=, K must be a multiple of the
 instruction's K: a longer K chains the instruction in order over K as a GEMM kernel does, the
 partial result (in d's format) becoming the next instruction's c. With algorithm=, one evaluation
-takes all K products (its `block` parameter chains inside it), the tree algorithm its tree's K.
+takes all K products (its `block` parameter chains inside it, and no fused block holds more than
+1024), the tree algorithm its tree's K.
 
 Arrays of unsigned integers are raw bit patterns of the operand's format (bfloat16, fp8, fp6, fp4,
 tf32 in 32 bits, scale factors). float16, float32 and float64 arrays are values, which must be exact
@@ -294,11 +295,10 @@ py::object scalar(const std::string& op_name, const py::args& operands, const st
                           std::to_string(operands.size()));
   const bool round = round_inputs_of(round_inputs);
   // Type checks first (a str is no operand), then numpy's broadcasting, which names bad shapes.
-  std::vector<py::object> arrays;
-  for (std::size_t i = 0; i < operands.size(); ++i) arrays.push_back(Operand(operands[i], "operand " + std::to_string(i)).array());
+  for (std::size_t i = 0; i < operands.size(); ++i) Operand(operands[i], "operand " + std::to_string(i));
   py::tuple broadcast;
   try {
-    broadcast = py::module_::import("numpy").attr("broadcast_arrays")(*py::tuple(py::cast(arrays)));
+    broadcast = py::module_::import("numpy").attr("broadcast_arrays")(*operands);
   } catch (py::error_already_set& e) {
     throw py::value_error("the operands do not broadcast together: " + std::string(py::str(e.value())));
   }
@@ -307,7 +307,8 @@ py::object scalar(const std::string& op_name, const py::args& operands, const st
   for (std::size_t i = 0; i < broadcast.size(); ++i) {
     const Operand x(broadcast[i], "operand " + std::to_string(i));
     in.push_back(x.bits(*from, round));
-    shape.assign(x.array().shape(), x.array().shape() + x.array().ndim());
+    // The broadcast shape, 0-d included (ascontiguousarray makes a 0-d array 1-d).
+    shape = py::cast<std::vector<py::ssize_t>>(broadcast[i].attr("shape"));
   }
   const std::size_t n = in.empty() ? 0 : in[0].size();
   std::vector<std::uint64_t> out(n);

@@ -35,7 +35,7 @@ def scale_bits(rng, fmt, shape):
     """Scale factors near 1 (ue8m0 127, ue4m3 0x38), now and then far from it or NaN."""
     one = (1 << (fmt["exp_bits"] - 1)) - 1 << fmt["man_bits"]
     near = one + rng.integers(-12, 13, shape)
-    raw = rng.integers(0, 1 << fmt["storage_bits"], shape)
+    raw = rng.integers(0, 1 << (fmt["exp_bits"] + fmt["man_bits"] + fmt["signed"]), shape)
     return np.where(rng.random(shape) < 0.1, raw, near).astype(np.uint8)
 
 

@@ -51,7 +51,8 @@ def test_values_broadcast():
     assert d.dtype == np.float32 and d.shape == (2, 3)
     assert np.array_equal(d, np.float32([[1.5, 2.5, 3.5], [1, 2, 3]]))
     # Directed rounding: 1 + 1e-8 rounds up to the next float32.
-    assert gpuparanoia.scalar("add", np.float32(1), np.float32(1e-8), rounding="ru") == np.nextafter(np.float32(1), 2)
+    up = gpuparanoia.scalar("add", np.float32(1), np.float32(1e-8), rounding="ru")
+    assert up.shape == () and up == np.nextafter(np.float32(1), np.float32(2))
     assert gpuparanoia.scalar("sqrt", np.float16([4, 2]), format="binary16").dtype == np.float16
 
 
