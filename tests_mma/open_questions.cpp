@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <optional>
+#include <random>
 
 #include "model/mma_instructions.hpp"
 #include "tests_mma/candidates.hpp"
@@ -64,8 +66,9 @@ std::vector<DotCase> splitting_inputs(const OpenQuestion& q, std::uint64_t seed,
 }
 
 // Sums that need every carry-out bit of a fused block: n products of the largest value below 2
-// squared (just below 4) and c just below 4, 2 or 0, of one sign; random inputs almost never come
-// near (the captured sets need at most 3 carry bits above the largest summand, 4 for e4m3).
+// squared (just below 4) and c just below 4, 2 or 0, of one sign, then a full block of products
+// and c with random significands in [1.875, 2); random inputs almost never come near (the captured
+// sets need at most 3 carry bits above the largest summand, 4 for e4m3).
 std::vector<DotCase> carry_inputs(const MmaConfig& cfg, int block) {
   const auto below = [](const Format& f, int e) { return encode(f, Exact{false, (model::u128(1) << (f.man_bits + 1)) - 1, e - f.man_bits}); };
   const auto a = below(*cfg.a, 0), b = below(*cfg.b, 0);
@@ -86,6 +89,30 @@ std::vector<DotCase> carry_inputs(const MmaConfig& cfg, int block) {
         }
         v.push_back(std::move(x));
       }
+  // And sums near the edge with random low bits: every significand in [1.875, 2), of one sign.
+  std::mt19937_64 rng(0xCA77);
+  const auto near_top = [&](const Format& f, int e) -> std::optional<std::uint64_t> {
+    const int m = f.man_bits;
+    if (m < 3) return std::nullopt;
+    const model::u128 sig = (model::u128(0xF) << (m - 3)) | (rng() & ((model::u128(1) << (m - 3)) - 1));
+    return encode(f, Exact{false, sig, e - m});
+  };
+  for (int i = 0; i < 32; ++i) {
+    const bool neg = i % 2;
+    DotCase x;
+    x.a.assign(std::size_t(cfg.k), 0);
+    x.b.assign(std::size_t(cfg.k), 0);
+    const auto c = near_top(*cfg.c, int(rng() % 2));
+    if (!c) break;
+    x.c = *c | (neg ? cfg.c->sign_mask() : 0);
+    for (int k = 0; k < std::min(block, cfg.k); ++k) {
+      const auto ak = near_top(*cfg.a, 0), bk = near_top(*cfg.b, 0);
+      if (!ak || !bk) return v;
+      x.a[std::size_t(k)] = *ak | (neg ? cfg.a->sign_mask() : 0);
+      x.b[std::size_t(k)] = *bk;
+    }
+    v.push_back(std::move(x));
+  }
   return v;
 }
 
