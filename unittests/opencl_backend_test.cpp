@@ -504,9 +504,10 @@ TEST(OpenClCommandLine, QuickScalarSuiteOnEveryDevice) {
   if (!devices()) GTEST_SKIP() << "no OpenCL device: " << devices().error().message;
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "gpuparanoia-opencl-results";
   std::filesystem::remove_all(dir);
-  // Under ASan, LeakSanitizer's tracer crashes at the exit of this child (signal 11 in the tracer,
-  // after every probe ended ok) with PoCL's and rusticl's threads still running: leak checking is
-  // left to the other tests for this one process.
+  // Under ASan, LeakSanitizer's tracer crashed at the exit of this child (signal 11 in the tracer,
+  // after every probe ended ok): most likely the dynamic-TLS misreading the asan test preset now
+  // turns off (intercept_tls_get_addr=0, CMakePresets.json); until an ASan run shows this child
+  // clean without it, leak checking is left to the other tests for this one process.
   const testing::CliRun run =
       testing::run_cli(fmt::format("run --device 'opencl:*' --suite scalar --quick --seed 1 --out '{}'", dir.string()),
                        "gpuparanoia-opencl-cli", "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0");
