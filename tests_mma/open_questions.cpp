@@ -129,8 +129,9 @@ OpenQuestion make(std::string id, std::string title, std::string source, const c
 // The question of an instruction's carry-out bits: the model's row (every carry kept) against the
 // accumulator one bit short of that, which wraps around as Valpey et al.'s bit-vector adder does.
 OpenQuestion carries(std::string id, std::string title, std::string source, const char* instruction, std::uint64_t seed) {
-  const DotConfig row = model::find_mma_instruction(instruction)->config;
-  const int terms = model::effective_block(row, shape_of(*model::find_mma_instruction(instruction)).k) + 1;
+  const model::MmaInstruction& ins = *model::find_mma_instruction(instruction);
+  const DotConfig& row = ins.config;
+  const int terms = model::effective_block(row, ins.k) + 1;
   // Terms below 2 at the largest leading bit E sum below 2 terms: ceil(log2(terms)) carry bits hold it.
   const int enough = std::bit_width(unsigned(terms - 1));
   DotConfig shorter = row;
