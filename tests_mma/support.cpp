@@ -117,24 +117,38 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> factor(const Format& fa, 
   } else {
     divisors = {s, 1};
   }
+  // The best pair: subnormal factors last, then a power-of-two factor, then balanced magnitudes (the
+  // lowest score; of equal scores the first divisor, then the smallest exponent of a).
   std::optional<std::pair<std::uint64_t, std::uint64_t>> best;
   long best_score = 0;
   const int lo = fa.quantum_min() - 2, hi = fa.emax() + 1;
   for (std::uint64_t s1 : divisors) {
     const std::uint64_t s2 = s / s1;
-    if (model::msb(s1) >= fa.precision() || model::msb(s2) >= fb.precision()) continue;
-    for (int x = lo - model::msb(s1); x <= hi; ++x) {
-      const auto a = encode(fa, {v.neg && sign_on_a, s1, x});
-      if (!a) continue;
-      const auto b = encode(fb, {v.neg && !sign_on_a, s2, e - x});
-      if (!b) continue;
-      const bool sub_a = model::classify(fa, *a) == Class::subnormal, sub_b = model::classify(fb, *b) == Class::subnormal;
-      const int la = x + model::msb(s1), lb = e - x + model::msb(s2);
-      // Subnormal factors last, then a power-of-two factor, then balanced magnitudes.
-      const long score = 10000L * (sub_a + sub_b) + 1000L * (s1 != 1 && s2 != 1) + std::abs(la - lb);
-      if (!best || score < best_score) {
-        best = std::pair{*a, *b};
-        best_score = score;
+    const int m1 = model::msb(s1), m2 = model::msb(s2);
+    if (m1 >= fa.precision() || m2 >= fb.precision()) continue;
+    const long power_of_two = 1000L * (s1 != 1 && s2 != 1);
+    // a = s1 2^x, b = s2 2^(e-x): the magnitudes' distance |la - lb| is |2x - t|. The exponents x
+    // of [lo - m1, hi] are visited by distance, then x, so that the first pair without subnormals
+    // ends the search (two encodings where a scan of the range took hundreds).
+    const int first = lo - m1, last = hi, t = e + m2 - m1;
+    for (int d = t & 1;; d += 2) {
+      const int below = (t - d) / 2, above = (t + d) / 2;
+      if (below < first && above > last) break;
+      if (best && power_of_two + d >= best_score) break;  // no later x scores lower
+      const int xs[2] = {below, above};
+      for (int i = 0; i < (d == 0 ? 1 : 2); ++i) {
+        const int x = xs[i];
+        if (x < first || x > last) continue;
+        const auto a = encode(fa, {v.neg && sign_on_a, s1, x});
+        if (!a) continue;
+        const auto b = encode(fb, {v.neg && !sign_on_a, s2, e - x});
+        if (!b) continue;
+        const bool sub_a = model::classify(fa, *a) == Class::subnormal, sub_b = model::classify(fb, *b) == Class::subnormal;
+        const long score = 10000L * (sub_a + sub_b) + power_of_two + d;
+        if (!best || score < best_score) {
+          best = std::pair{*a, *b};
+          best_score = score;
+        }
       }
     }
   }

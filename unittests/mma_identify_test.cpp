@@ -1,24 +1,16 @@
-// Blind identification: the MMA suite runs on virtual
-// devices whose DotConfig it cannot see, and its profile entry must recover the algorithm and
-// parameters, then validate them on random tiles with no mismatch.
+// Blind identification: the MMA suite runs on virtual devices whose DotConfig it cannot see, and
+// its profile entry must recover the algorithm and parameters, then validate them on random tiles
+// with no mismatch (unittests/mma_checks.hpp says what counts as recovered).
 //
-// - Instructions: every ref:<arch>:<instruction> device of the table in the long build
-//   (GPUPARANOIA_MMA_IDENTIFY_LONG, ctest label `long`); by default one instruction per
-//   architecture and algorithm, the smallest tile of each (those with K up to 16).
-// - Random parameter sets: 24 DotConfigs drawn from a printed seed (formats, K, the nine
-//   algorithms, F, block, group, all eleven rounding modes, output bits, floors, NaN encoding,
-//   FDRDA's rounding down) as devices built from a Profile with a hidden model.
+// - Instructions of the tables and random parameter sets (24 DotConfigs drawn from a printed seed:
+//   formats, K, the nine algorithms, F, block, group, all eleven rounding modes, output bits,
+//   floors, NaN encoding, FDRDA's rounding down): verdicts_mma_test checks the identification of
+//   every instruction and of random sets in the runs that check their verdicts. Here they run where
+//   that test does not: in the long build (every instruction, a fixed seed; label `long`) and under
+//   the sanitizers (one instruction per architecture and algorithm, on a sweep).
+// - A device off its table row, shown where it differs.
 // - Random summation trees (the family beside the nine): 12 shapes, sums formats, product
 //   roundings, rounding modes and subnormal flushing, recovered the same way.
-//
-// Equivalences accepted, because no input can tell them apart (the identification reports them
-// under "ambiguous" and chooses one): the chained names (cofda, cofdrda, cogfdrda) are blocks
-// smaller than K; a block of K or more is K; a parameter the finding lists as ambiguous may differ
-// when the true value is in the listed set; an alignment floor at or below the lowest exponent a
-// summand can have is no floor. Whatever differs must also pass a differential check: the true
-// and the identified models agree on 8 x 1500 random dot products from every input generator
-// (bit patterns, normal values, cancellations, tiny sums, ties, overflow, specials), NaN
-// encodings compared where the model states them.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -26,13 +18,9 @@
 #include <random>
 #include <set>
 
-#include "audit/result.hpp"
-#include "audit/runner.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "model/mma_instructions.hpp"
-#include "tests_mma/identify.hpp"
-#include "tests_mma/support.hpp"
-#include "tests_mma/tree_shape.hpp"
+#include "unittests/mma_checks.hpp"
 #include "unittests/random_mma.hpp"
 #include "unittests/reference_devices.hpp"
 #include "unittests/sweep.hpp"
@@ -48,136 +36,13 @@ constexpr std::uint64_t kSeed = 7;
 
 using model::unchained;
 
-// The MMA suite on one device, one result document.
-json run_suite(backends::Device& d, std::uint64_t seed) {
-  audit::RunSettings s;
-  s.suite = "mma";
-  s.tier = audit::Tier::quick;
-  s.seed = seed;
-  audit::ResultDocument doc(d, "test", s.to_json());
-  audit::run_mma_suite(d, s, doc);
-  return doc.json();
-}
-
-// Whether an ambiguity list ("none, -27..-14", "21, 25", "fda, fdrda") holds a value.
-bool listed(const json& amb, const char* key, const std::string& value) {
-  if (!amb.contains(key)) return false;
-  const std::string s = amb[key].get<std::string>();
-  std::size_t i = 0;
-  while (i < s.size()) {
-    std::size_t j = s.find(", ", i);
-    if (j == std::string::npos) j = s.size();
-    const std::string part = s.substr(i, j - i);
-    i = j + 2;
-    if (part == value) return true;
-    const std::size_t dots = part.find("..");
-    if (dots != std::string::npos && !value.empty() && value != "none") {
-      try {
-        const int lo = std::stoi(part.substr(0, dots)), hi = std::stoi(part.substr(dots + 2)), v = std::stoi(value);
-        if (v >= lo && v <= hi) return true;
-      } catch (...) {
-      }
-    }
-  }
-  return false;
-}
-
-// The true and identified models on random dot products of every generator.
-void differential(const backends::MmaConfig& mc, const DotConfig& truth, const DotConfig& found, std::string_view who) {
-  const model::Dot t(truth), f(found);
-  mma::RandomInputs gen(mc, kSeed ^ 0xD1FF);
-  const std::size_t K = std::size_t(mc.k);
-  std::vector<std::uint64_t> a(K), b(K);
-  int differences = 0;
-  for (mma::Gen g : mma::all_gens)
-    for (int i = 0; i < 1500; ++i) {
-      std::uint64_t c;
-      gen.draw(g, c, a.data(), b.data());
-      const std::uint64_t x = t(c, a, b), y = f(c, a, b);
-      if (mma::agrees(truth, x, y) || mma::agrees(found, y, x)) continue;
-      if (differences++ < 3)
-        ADD_FAILURE() << who << ": the identified model differs (" << mma::name(g) << "): c " << std::hex << c << " truth "
-                      << x << " identified " << y;
-    }
-  EXPECT_EQ(differences, 0) << who;
-}
-
-// Runs the suite on the device and checks its identification of configuration `mc` against `truth`.
+// Runs the suite on the device and checks its identification of configuration `mc`.
 void expect_identified(backends::Device& dev, const backends::MmaConfig& mc, const DotConfig& truth,
                        std::string_view who) {
-  const json doc = run_suite(dev, kSeed);
-  const json* id = nullptr;
-  for (const json& f : doc["findings"])
-    if (f["probe"] == "mma.identify" && f["config"] == mc.name()) id = &f;
-  ASSERT_NE(id, nullptr) << who;
-  std::printf("  [%s] %s\n", std::string(who).c_str(), (*id)["verdict"].get<std::string>().c_str());
-  ASSERT_EQ((*id)["status"], "ok") << who << ": " << (*id)["message"];
-  const json* entry = nullptr;
-  for (const json& e : doc["profile"]["mma"])
-    if (e["config"] == mc.name()) entry = &e;
-  ASSERT_NE(entry, nullptr) << who << ": " << (*id)["verdict"] << " " << (*id)["message"];
-  EXPECT_EQ((*entry)["validation"]["mismatches"], 0) << who;
-  // A configuration that runs an instruction of the tables is compared with the table's model.
-  if (model::find_mma_instruction(mc.instruction)) {
-    ASSERT_TRUE((*id)["parameters"].contains("table")) << who;
-    EXPECT_EQ((*id)["parameters"]["table"]["differences"], 0) << who;
-    EXPECT_EQ((*id)["parameters"]["table"]["mismatches"], 0) << who;
-  }
-  EXPECT_EQ((*entry)["validation"]["tiles"], mma::validation_tiles({audit::Tier::quick, 0})) << who;
-  const auto found = backends::config_from_entry(mc, *entry);
-  ASSERT_TRUE(found.ok()) << who << ": " << found.error().message;
-  const json& amb = (*id)["parameters"]["ambiguous"];
-  const DotConfig& c = *found;
-  const int K = mc.k;
-  const bool alg_ambiguous = amb.contains("algorithm");
-  if (!listed(amb, "algorithm", backends::algorithm_name(truth, K))) {
-    EXPECT_EQ(backends::algorithm_name(c, K), backends::algorithm_name(truth, K)) << who;
-  }
-  const auto same = [&](const char* key, const std::string& truth_value, const std::string& found_value) {
-    if (!listed(amb, key, truth_value)) {
-      EXPECT_EQ(found_value, truth_value) << who << ": " << key;
-    }
-  };
-  if (!alg_ambiguous && truth.algorithm == MmaAlgorithm::tree && c.algorithm == MmaAlgorithm::tree) {
-    const json t = backends::parameters_json(truth, K), x = backends::parameters_json(c, K);
-    // The shape as its nodes' summands (children of a node may be written in any order); nodes
-    // of more than two children can have twins that count alike: the differential check below
-    // decides those.
-    if (truth.tree->binary() && !amb.contains("tree")) {
-      EXPECT_EQ(mma::tree_nodes(*c.tree), mma::tree_nodes(*truth.tree)) << who << ": " << c.tree->text();
-    }
-    for (const char* key : {"sums", "rounding", "products", "flush"}) {
-      const std::string tv = t[key].is_string() ? t[key].get<std::string>() : t[key].dump();
-      const std::string xv = x[key].is_string() ? x[key].get<std::string>() : x[key].dump();
-      // Listed ambiguities are "; "-separated (trees and lists hold ", ").
-      if (!amb.contains(key) || amb[key].get<std::string>().find(tv) == std::string::npos) {
-        EXPECT_EQ(xv, tv) << who << ": " << key;
-      }
-    }
-  }
-  if (!alg_ambiguous && unchained(c.algorithm) == unchained(truth.algorithm)) {
-    // A group (GPS, GDFS) or block of K or more is K.
-    if (unchained(truth.algorithm) == MmaAlgorithm::gps)
-      same("group", std::to_string(std::min(truth.group, K)), std::to_string(std::min(c.group, K)));
-    if (model::is_fused(truth.algorithm)) {
-      same("block", std::to_string(model::effective_block(truth, K)), std::to_string(model::effective_block(c, K)));
-      same("F", std::to_string(truth.F), std::to_string(c.F));
-      same("out_rounding", std::string(model::name(truth.out_rounding)), std::string(model::name(c.out_rounding)));
-      same("out_fraction_bits", std::to_string(truth.out_fraction_bits), std::to_string(c.out_fraction_bits));
-      const int lowest = std::min({mc.a->emin() + mc.b->emin(), mc.c->emin(), mc.d->emin()});
-      const auto floor_name = [&](int f) { return f <= lowest ? std::string("none") : std::to_string(f); };
-      same("align_floor", floor_name(truth.align_floor), floor_name(c.align_floor));
-      const auto nan_name = [](const DotConfig& x) { return x.nan == model::MmaNan::nvidia ? "nvidia" : "format"; };
-      same("nan", nan_name(truth), nan_name(c));
-      if (model::is_fdrda_family(truth.algorithm))
-        same("round_down_alignment", truth.round_down_alignment ? "true" : "false", c.round_down_alignment ? "true" : "false");
-      if (unchained(truth.algorithm) == MmaAlgorithm::gdfs)
-        same("group", std::to_string(std::min(truth.group, K)), std::to_string(std::min(c.group, K)));
-    }
-  }
-  differential(mc, truth, c, who);
+  testing::expect_identified(testing::run_mma(dev, kSeed), mc, truth, who);
 }
 
+#if defined(GPUPARANOIA_MMA_IDENTIFY_LONG) || defined(__SANITIZE_ADDRESS__)
 // ---------------------------------------------------------------------------------------------
 backends::Device* device_of(const model::MmaInstruction& inst) {
   for (auto& d : testing::reference_devices())
@@ -224,6 +89,33 @@ TEST(MmaIdentify, EveryInstructionOfTheTables) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Random parameter sets (unittests/random_mma.hpp).
+using testing::Drawn;
+using testing::draw;
+
+TEST(MmaIdentify, RandomParameterSets) {
+  // GPUPARANOIA_MMA_SEED draws other sets (the seed is printed either way).
+  const char* env = std::getenv("GPUPARANOIA_MMA_SEED");
+  const std::uint64_t seed = env ? std::strtoull(env, nullptr, 10) : 20251122;
+  std::printf("  seed %llu\n", (unsigned long long)seed);
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < 24; ++i) {
+    const Drawn x = draw(rng, i);
+    if (!testing::in_sweep(std::size_t(i))) continue;
+    backends::Profile p;
+    p.name = fmt::format("random-{}", i);
+    p.device_name = x.label;
+    p.vendor = "test";
+    p.mma = {x.mc};
+    backends::ReferenceDevice dev(p, {{x.mc.instruction, x.cfg}});
+    std::printf("  %s\n", x.label.c_str());
+    expect_identified(dev, x.mc, x.cfg, x.label);
+  }
+}
+
+#endif
+
 // A device that runs a table's instruction with other arithmetic (F = 24 where the row has 25, rne
 // where it has rz): the identification finds the device's model, and says how and where the row's
 // model is wrong on it. The first element the row mispredicts is an observation whose output is
@@ -241,7 +133,7 @@ TEST(MmaIdentify, ADeviceOffItsTableRowIsShownWhereItDiffers) {
   backends::MmaConfig mc{16, 8, 16, row->config.a, row->config.b, row->config.c, row->config.d, "warp", row->id()};
   p.mma = {mc};
   backends::ReferenceDevice dev(p, {{mc.instruction, truth}});
-  const json doc = run_suite(dev, kSeed);
+  const json doc = testing::run_mma(dev, kSeed).doc;
   const json* id = nullptr;
   for (const json& f : doc["findings"])
     if (f["probe"] == "mma.identify") id = &f;
@@ -271,31 +163,6 @@ TEST(MmaIdentify, ADeviceOffItsTableRowIsShownWhereItDiffers) {
   EXPECT_EQ(model::Dot(truth)(c, a, b), hex(o["output"]));
   EXPECT_EQ(model::Dot(row->config)(c, a, b), hex(o["predictions"][row->id()]));
   EXPECT_NE(hex(o["output"]), hex(o["predictions"][row->id()]));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Random parameter sets (unittests/random_mma.hpp).
-using testing::Drawn;
-using testing::draw;
-
-TEST(MmaIdentify, RandomParameterSets) {
-  // GPUPARANOIA_MMA_SEED draws other sets (the seed is printed either way).
-  const char* env = std::getenv("GPUPARANOIA_MMA_SEED");
-  const std::uint64_t seed = env ? std::strtoull(env, nullptr, 10) : 20251122;
-  std::printf("  seed %llu\n", (unsigned long long)seed);
-  std::mt19937_64 rng(seed);
-  for (int i = 0; i < 24; ++i) {
-    const Drawn x = draw(rng, i);
-    if (!testing::in_sweep(std::size_t(i))) continue;
-    backends::Profile p;
-    p.name = fmt::format("random-{}", i);
-    p.device_name = x.label;
-    p.vendor = "test";
-    p.mma = {x.mc};
-    backends::ReferenceDevice dev(p, {{x.mc.instruction, x.cfg}});
-    std::printf("  %s\n", x.label.c_str());
-    expect_identified(dev, x.mc, x.cfg, x.label);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,6 +8,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cstdlib>
+#include <optional>
+#include <random>
+#include <utility>
+#include <vector>
+
 #include "audit/probe.hpp"
 #include "audit/result.hpp"
 #include "audit/runner.hpp"
@@ -205,6 +212,64 @@ TEST(MmaSupport, EncodeFactorAndPlace) {
   const auto out = mma::run(d, cfg, cases);
   ASSERT_TRUE(out.ok());
   for (int i = 0; i < 37; ++i) EXPECT_EQ((*out)[std::size_t(i)], *encode(model::binary32, pow2(i - 18))) << i;
+}
+
+// factor() visits a's exponents by the factors' distance and stops at the first pair without
+// subnormals: it must choose what a scan of every exponent chooses (the lowest score, the first
+// divisor, then the smallest exponent), or the probes' inputs, and the committed results, change.
+TEST(MmaSupport, FactorChoosesWhatAScanOfEveryExponentChooses) {
+  using mma::Exact;
+  const auto scan = [](const model::Format& fa, const model::Format& fb, Exact v)
+      -> std::optional<std::pair<std::uint64_t, std::uint64_t>> {
+    if (v.sig == 0) return mma::factor(fa, fb, v);
+    const int tz = std::countr_zero(std::uint64_t(v.sig));
+    const std::uint64_t s = std::uint64_t(v.sig >> tz);
+    const int e = v.exp + tz;
+    if (v.neg && !fa.has_sign() && !fb.has_sign()) return std::nullopt;
+    std::vector<std::uint64_t> divisors;
+    if (model::msb(s) < fa.precision() + fb.precision() + 1 && s < (std::uint64_t{1} << 24)) {
+      for (std::uint64_t d = 1; d * d <= s; ++d)
+        if (s % d == 0) {
+          divisors.push_back(d);
+          if (d != s / d) divisors.push_back(s / d);
+        }
+    } else {
+      divisors = {s, 1};
+    }
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> best;
+    long best_score = 0;
+    for (std::uint64_t s1 : divisors) {
+      const std::uint64_t s2 = s / s1;
+      if (model::msb(s1) >= fa.precision() || model::msb(s2) >= fb.precision()) continue;
+      for (int x = fa.quantum_min() - 2 - model::msb(s1); x <= fa.emax() + 1; ++x) {
+        const auto a = mma::encode(fa, {v.neg && fa.has_sign(), s1, x});
+        const auto b = a ? mma::encode(fb, {v.neg && !fa.has_sign(), s2, e - x}) : std::nullopt;
+        if (!b) continue;
+        const int subnormals = (model::classify(fa, *a) == model::Class::subnormal) +
+                               (model::classify(fb, *b) == model::Class::subnormal);
+        const long score = 10000L * subnormals + 1000L * (s1 != 1 && s2 != 1) +
+                           std::abs(x + model::msb(s1) - (e - x + model::msb(s2)));
+        if (!best || score < best_score) best = std::pair{*a, *b}, best_score = score;
+      }
+    }
+    return best;
+  };
+  std::mt19937_64 rng(kSeed);
+  int compared = 0;
+  for (const model::Format* fa : model::all_formats())
+    for (const model::Format* fb : model::all_formats()) {
+      if (fa->storage_bits > 32 || fb->storage_bits > 32 || fa == &model::ue8m0 || fb == &model::ue8m0) continue;
+      const int lo = fa->quantum_min() + fb->quantum_min() - 2, hi = fa->emax() + fb->emax() + 2;
+      for (int i = 0; i < 60; ++i) {
+        const int bits = 1 + int(rng() % std::uint64_t(fa->precision() + fb->precision()));
+        const std::uint64_t sig = i == 0 ? 0 : (rng() & ((std::uint64_t{1} << bits) - 1)) | 1;
+        const Exact v = {rng() % 2 == 0, sig, lo + int(rng() % std::uint64_t(hi - lo + 1))};
+        EXPECT_EQ(mma::factor(*fa, *fb, v), scan(*fa, *fb, v))
+            << fa->name << " x " << fb->name << ": " << mma::show(v);
+        ++compared;
+      }
+    }
+  EXPECT_GT(compared, 1000);
 }
 
 }  // namespace
