@@ -2,12 +2,13 @@
 // its profile entry must recover the algorithm and parameters, then validate them on random tiles
 // with no mismatch (unittests/mma_checks.hpp says what counts as recovered).
 //
-// - Instructions of the tables and random parameter sets (24 DotConfigs drawn from a printed seed:
-//   formats, K, the nine algorithms, F, block, group, all eleven rounding modes, output bits,
-//   floors, NaN encoding, FDRDA's rounding down): verdicts_mma_test checks the identification of
-//   every instruction and of random sets in the runs that check their verdicts. Here they run where
-//   that test does not: in the long build (every instruction, a fixed seed; label `long`) and under
-//   the sanitizers (one instruction per architecture and algorithm, on a sweep).
+// - Instructions of the tables: verdicts_mma_test checks the identification of every instruction
+//   in the runs that check its verdicts. Here they run where that test does not: in the long build
+//   (every instruction, a fixed seed; label `long`) and under the sanitizers (one instruction per
+//   architecture and algorithm, on a sweep).
+// - Random parameter sets: 24 DotConfigs drawn from a printed seed (formats, K, the nine
+//   algorithms, F, block, group, all eleven rounding modes, output bits, floors, NaN encoding,
+//   FDRDA's rounding down) as devices built from a Profile with a hidden model.
 // - A device off its table row, shown where it differs.
 // - Random summation trees (the family beside the nine): 12 shapes, sums formats, product
 //   roundings, rounding modes and subnormal flushing, recovered the same way.
@@ -89,31 +90,6 @@ TEST(MmaIdentify, EveryInstructionOfTheTables) {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Random parameter sets (unittests/random_mma.hpp).
-using testing::Drawn;
-using testing::draw;
-
-TEST(MmaIdentify, RandomParameterSets) {
-  // GPUPARANOIA_MMA_SEED draws other sets (the seed is printed either way).
-  const char* env = std::getenv("GPUPARANOIA_MMA_SEED");
-  const std::uint64_t seed = env ? std::strtoull(env, nullptr, 10) : 20251122;
-  std::printf("  seed %llu\n", (unsigned long long)seed);
-  std::mt19937_64 rng(seed);
-  for (int i = 0; i < 24; ++i) {
-    const Drawn x = draw(rng, i);
-    if (!testing::in_sweep(std::size_t(i))) continue;
-    backends::Profile p;
-    p.name = fmt::format("random-{}", i);
-    p.device_name = x.label;
-    p.vendor = "test";
-    p.mma = {x.mc};
-    backends::ReferenceDevice dev(p, {{x.mc.instruction, x.cfg}});
-    std::printf("  %s\n", x.label.c_str());
-    expect_identified(dev, x.mc, x.cfg, x.label);
-  }
-}
-
 #endif
 
 // A device that runs a table's instruction with other arithmetic (F = 24 where the row has 25, rne
@@ -164,6 +140,32 @@ TEST(MmaIdentify, ADeviceOffItsTableRowIsShownWhereItDiffers) {
   EXPECT_EQ(model::Dot(row->config)(c, a, b), hex(o["predictions"][row->id()]));
   EXPECT_NE(hex(o["output"]), hex(o["predictions"][row->id()]));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Random parameter sets (unittests/random_mma.hpp).
+using testing::Drawn;
+using testing::draw;
+
+TEST(MmaIdentify, RandomParameterSets) {
+  // GPUPARANOIA_MMA_SEED draws other sets (the seed is printed either way).
+  const char* env = std::getenv("GPUPARANOIA_MMA_SEED");
+  const std::uint64_t seed = env ? std::strtoull(env, nullptr, 10) : 20251122;
+  std::printf("  seed %llu\n", (unsigned long long)seed);
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < 24; ++i) {
+    const Drawn x = draw(rng, i);
+    if (!testing::in_sweep(std::size_t(i))) continue;
+    backends::Profile p;
+    p.name = fmt::format("random-{}", i);
+    p.device_name = x.label;
+    p.vendor = "test";
+    p.mma = {x.mc};
+    backends::ReferenceDevice dev(p, {{x.mc.instruction, x.cfg}});
+    std::printf("  %s\n", x.label.c_str());
+    expect_identified(dev, x.mc, x.cfg, x.label);
+  }
+}
+
 
 // ---------------------------------------------------------------------------------------------
 // Random summation trees: the two plain chains (from p0 with c last, from c) in every rounding
