@@ -166,7 +166,6 @@ TEST(MmaIdentify, RandomParameterSets) {
   }
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Random summation trees: the two plain chains (from p0 with c last, from c) in every rounding
 // mode, and chains in random orders, random binary trees and trees with fused nodes rounding to
