@@ -60,7 +60,7 @@ std::string say_overflow(const nlohmann::json& a) {
   return fmt::format("infinities as IEEE 754; overflow: {}", join(each, ", "));
 }
 
-std::vector<Group> build(const Format& f, const Format* g) {
+std::vector<Group> infinity_groups(const Format& f, const Format* g) {
   const std::uint64_t inf = model::pack(f, false, f.inf_magnitude()), ninf = negate(f, inf), pz = model::zero(f, false).bits,
                       nz = negate(f, pz), one_ = one(f), m1 = negate(f, one_), two = pow2(f, 1), m2 = negate(f, two),
                       max = largest(f), nmax = largest(f, true), half = pow2(f, -1);
@@ -132,7 +132,7 @@ class InfinityProbe final : public UnitProbe {
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     if (!computes_in(device, f)) return no_format(f);
     const Format* g = wider_on(device, f);
-    const std::vector<Group> groups = build(f, g);
+    const std::vector<Group> groups = infinity_groups(f, g);
     // One rounding per overflow behaviour (the cases round nothing else).
     const std::vector<model::UnitRounding> rs = {model::UnitRounding::ieee(Rounding::rne), model::UnitRounding::chopped(),
                                                  model::UnitRounding::ieee(Rounding::ru),

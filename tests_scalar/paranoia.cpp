@@ -41,7 +41,6 @@ class ParanoiaProbe : public audit::ScalarProbe {
   std::string_view id_, title_, source_;
 };
 
-bool is_nan(const Format& f, u64 x) { return model::is_nan(model::classify(f, x)); }
 u64 magnitude(const Format& f, u64 x) { return x & ~f.sign_mask(); }
 
 Item single(const Bench& b, Node op, u64 x, u64 y, std::string note) { return Item{&b.op(op), {x, y}, std::move(note)}; }

@@ -18,7 +18,6 @@ namespace {
 
 constexpr std::string_view kSource = "Paranoia (Kahan; Karpinski, Byte 1985), milestones 90-170";
 
-bool is_nan(const Format& f, u64 x) { return model::is_nan(model::classify(f, x)); }
 bool is_zero(const Format& f, u64 x) { return model::classify(f, x) == model::Class::zero; }
 
 class RangeProbe : public audit::ScalarProbe {

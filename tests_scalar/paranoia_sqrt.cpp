@@ -17,7 +17,6 @@ namespace gp::scalar {
 namespace paranoia {
 namespace {
 
-bool is_nan(const Format& f, u64 x) { return model::is_nan(model::classify(f, x)); }
 
 class SqrtProbe final : public audit::ScalarProbe {
  public:

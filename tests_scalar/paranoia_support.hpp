@@ -30,6 +30,9 @@ using backends::Node;
 using model::Format;
 using u64 = std::uint64_t;
 
+// Whether the encoding x of f is a NaN.
+inline bool is_nan(const Format& f, u64 x) { return model::is_nan(model::classify(f, x)); }
+
 // A device batch that came back as an error; run() turns it into an `error` finding.
 struct DeviceFailure : std::runtime_error {
   using std::runtime_error::runtime_error;

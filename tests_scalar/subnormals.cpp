@@ -27,7 +27,7 @@ struct OpCases {
   std::vector<Group> groups;
 };
 
-std::vector<OpCases> build(const Format& f, const Format* g) {
+std::vector<OpCases> subnormal_cases(const Format& f, const Format* g) {
   const int p = f.precision(), m = f.man_bits, emin = f.emin();
   const std::uint64_t tiny = smallest_normal(f), half = pow2(f, emin - 1), smax = model::pack(f, false, f.man_mask()),
                       smin = smallest_subnormal(f), zero = model::zero(f, false).bits, one_ = one(f);
@@ -121,7 +121,7 @@ std::vector<OpCases> build(const Format& f, const Format* g) {
 
 const char* key(bool flush) { return flush ? "flush" : "preserve"; }
 
-// The operations the probe asks about (its cases: build() without a second format).
+// The operations the probe asks about (its cases: subnormal_cases() without a second format).
 constexpr model::FlushOp kOps[] = {model::FlushOp::add, model::FlushOp::mul, model::FlushOp::fma, model::FlushOp::div,
                                    model::FlushOp::sqrt};
 std::string op_name(model::FlushOp op) { return std::string(model::flush_op_names[std::size_t(op)]); }
@@ -220,7 +220,7 @@ class FlushProbe final : public UnitProbe {
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     if (!computes_in(device, f)) return no_format(f);
     std::vector<Group> groups;
-    for (OpCases& op : build(f, nullptr))
+    for (OpCases& op : subnormal_cases(f, nullptr))
       for (Group& g : op.groups)
         if (groups.empty() || g.expr.code.size() > 1) groups.push_back(std::move(g));  // the transfers once
     // Every operation with every input and output flushing (a square root: input only), on

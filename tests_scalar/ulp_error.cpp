@@ -22,7 +22,6 @@ namespace gp::scalar {
 namespace paranoia {
 namespace {
 
-bool is_nan(const Format& f, u64 x) { return model::is_nan(model::classify(f, x)); }
 
 model::Result correctly_rounded(const Format& f, Node op, std::span<const u64> x) {
   switch (op) {

@@ -38,7 +38,7 @@ nlohmann::json zero_profile(const nlohmann::json& a) {
   return {{"fma", {{"zero_addend", a["fma.zero_addend"]}}}};
 }
 
-std::vector<Group> build(const Format& f, const Format* g) {
+std::vector<Group> zero_sign_groups(const Format& f, const Format* g) {
   const std::uint64_t pz = model::zero(f, false).bits, nz = model::zero(f, true).bits, one_ = one(f),
                       m1 = negate(f, one_), x = value(f, false, -1, 3), mx = negate(f, x);
   std::vector<Group> v;
@@ -95,7 +95,7 @@ class ZeroSignProbe final : public UnitProbe {
 
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext&) const override {
     if (!computes_in(device, f)) return no_format(f);
-    const std::vector<Group> groups = build(f, wider_on(device, f));
+    const std::vector<Group> groups = zero_sign_groups(f, wider_on(device, f));
     // Zeros of sums and of fma follow the adder's rounding, the underflowing product the multiplier's.
     const SpaceOf space = [](const Format&) {
       Space s;

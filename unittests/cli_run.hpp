@@ -35,6 +35,14 @@ inline nlohmann::json read_json(const std::filesystem::path& p) {
   return in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
 }
 
+// The probes a command-line test runs on a real driver: one or more of every operation, the specials
+// and subnormals, in a few seconds a device (the whole quick suite takes minutes a device on a
+// 2-core machine; the probes' verdicts are tested on the reference devices).
+inline constexpr const char* kDriverProbes =
+    "--probe 'scalar.mul.*' --probe 'scalar.fma.*' --probe 'scalar.mad.*' --probe 'scalar.sqrt.*' "
+    "--probe 'scalar.*.ulp_error' --probe 'scalar.subnormals.*' --probe 'scalar.nan.*' --probe 'scalar.inf.*' "
+    "--probe 'scalar.zero.*' --probe 'scalar.storage.*' --probe 'scalar.cvt.*'";
+
 struct CliRun {
   int exit_status = -1;  // -1: the program did not exit (a signal)
   std::string output;    // stdout and stderr

@@ -500,7 +500,7 @@ TEST(OpenClBackend, ErrorCodesHaveNames) {
 
 // The command line on every OpenCL device and variant: the quick scalar suite runs, every probe ends
 // `ok` (or `unsupported`, saying why), and each device's JSON, Markdown and text are written.
-TEST(OpenClCommandLine, QuickScalarSuiteOnEveryDevice) {
+TEST(OpenClCommandLine, DriverProbesOnEveryDevice) {
   if (!devices()) GTEST_SKIP() << "no OpenCL device: " << devices().error().message;
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "gpuparanoia-opencl-results";
   std::filesystem::remove_all(dir);
@@ -509,7 +509,8 @@ TEST(OpenClCommandLine, QuickScalarSuiteOnEveryDevice) {
   // turns off (intercept_tls_get_addr=0, CMakePresets.json); until an ASan run shows this child
   // clean without it, leak checking is left to the other tests for this one process.
   const testing::CliRun run =
-      testing::run_cli(fmt::format("run --device 'opencl:*' --suite scalar --quick --seed 1 --out '{}'", dir.string()),
+      testing::run_cli(fmt::format("run --device 'opencl:*' --suite scalar {} --quick --seed 1 --out '{}'",
+                                   testing::kDriverProbes, dir.string()),
                        "gpuparanoia-opencl-cli", "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0");
   ASSERT_EQ(run.exit_status, 0) << run.tail();
   for (const auto& d : *devices()) {
@@ -528,7 +529,7 @@ TEST(OpenClCommandLine, QuickScalarSuiteOnEveryDevice) {
       EXPECT_TRUE(state == "ok" || (state == "unsupported" && !message.empty()))
           << d->info().id << " " << finding["probe"] << ": " << state << " " << message;
     }
-    EXPECT_GT(ok, 40) << d->info().id;
+    EXPECT_GT(ok, 10) << d->info().id;
     EXPECT_TRUE(std::filesystem::exists(dir / (slug + ".md")));
     EXPECT_TRUE(std::filesystem::exists(dir / (slug + ".txt")));
   }

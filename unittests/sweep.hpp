@@ -1,6 +1,6 @@
 // Sweeps under the sanitizers. The asan preset looks for memory errors and undefined behaviour,
 // which follow the code paths, not the device or unit a sweep is at: there a sweep over many
-// devices or units takes every kSweepStride-th item, so that the asan workflow fits CI's time;
+// devices or units takes every kSweepStride-th item, a fraction of the time for the same paths;
 // the test preset (release) runs every item.
 #pragma once
 

@@ -135,11 +135,11 @@ TEST(VerdictsScalar, FmaNanOrders) {
       }
 }
 
-// Random units through a virtual device made of each, as the blind tests make them: 24 a run (a
+// Random units through a virtual device made of each, as the blind tests make them: 9 a run (a
 // third binary16), drawn from a new seed each run, so that the units checked add up over runs.
 TEST(VerdictsScalar, RandomUnits) {
   std::mt19937_64 rng(verdicts_seed());
-  for (int trial = 0; trial < 24; ++trial) {
+  for (int trial = 0; trial < 9; ++trial) {
     model::ScalarUnit u = testing::random_unit(rng, trial % 3 == 2 ? model::binary16 : model::binary32);
     backends::Profile p{"random", "random unit", "test", "hidden parameters", {u}, {}, {}, {}};
     if (u.format != &model::binary32) p.units.insert(p.units.begin(), model::ieee_unit(model::binary32));
