@@ -45,12 +45,6 @@ void expect_identified(backends::Device& dev, const backends::MmaConfig& mc, con
 
 #if defined(GPUPARANOIA_MMA_IDENTIFY_LONG) || defined(__SANITIZE_ADDRESS__)
 // ---------------------------------------------------------------------------------------------
-backends::Device* device_of(const model::MmaInstruction& inst) {
-  for (auto& d : testing::reference_devices())
-    if (d->info().id == "ref:" + inst.id()) return d.get();
-  return nullptr;
-}
-
 // The instructions the test covers: all of them in the long build, else the first of each
 // (architecture, algorithm, input format, output format) with K <= 16 and the smallest tile.
 std::vector<const model::MmaInstruction*> instructions() {
@@ -83,10 +77,9 @@ TEST(MmaIdentify, EveryInstructionOfTheTables) {
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (!testing::in_sweep(i)) continue;
     const model::MmaInstruction* inst = list[i];
-    backends::Device* d = device_of(*inst);
-    ASSERT_NE(d, nullptr) << inst->id();
-    ASSERT_EQ(d->caps().mma.size(), 1u);
-    expect_identified(*d, d->caps().mma.front(), inst->config, inst->id());
+    backends::Device& d = testing::reference_device(inst->id());
+    ASSERT_EQ(d.caps().mma.size(), 1u);
+    expect_identified(d, d.caps().mma.front(), inst->config, inst->id());
   }
 }
 

@@ -45,12 +45,6 @@ std::uint64_t seed() {
   return s;
 }
 
-backends::Device* device_of(const model::MmaInstruction& inst) {
-  for (auto& d : testing::reference_devices())
-    if (d->info().id == "ref:" + inst.id()) return d.get();
-  return nullptr;
-}
-
 // One test per architecture, so that ctest runs them side by side.
 class EveryInstruction : public ::testing::TestWithParam<std::string_view> {};
 
@@ -65,16 +59,14 @@ TEST_P(EveryInstruction, VerdictsAreTrue) {
     chosen.resize(kSample);
   }
   int n = 0;
-  for (const model::MmaInstruction* chosen_inst : chosen) {
-    const model::MmaInstruction& inst = *chosen_inst;
-    std::printf("  %s\n", inst.id().c_str());
-    backends::Device* d = device_of(inst);
-    ASSERT_NE(d, nullptr) << inst.id();
-    ASSERT_EQ(d->caps().mma.size(), 1u);
-    const backends::MmaConfig& mc = d->caps().mma.front();
-    const testing::MmaRun run = testing::run_mma(*d, seed(), kValidationTiles);
-    testing::expect_true_verdicts(run, mc, inst.config, inst.id());
-    testing::expect_identified(run, mc, inst.config, inst.id());
+  for (const model::MmaInstruction* inst : chosen) {
+    std::printf("  %s\n", inst->id().c_str());
+    backends::Device& d = testing::reference_device(inst->id());
+    ASSERT_EQ(d.caps().mma.size(), 1u);
+    const backends::MmaConfig& mc = d.caps().mma.front();
+    const testing::MmaRun run = testing::run_mma(d, seed(), kValidationTiles);
+    testing::expect_true_verdicts(run, mc, inst->config, inst->id());
+    testing::expect_identified(run, mc, inst->config, inst->id());
     ++n;
   }
   EXPECT_GT(n, 0);
