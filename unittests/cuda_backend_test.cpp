@@ -2,15 +2,16 @@
 //
 // Without a GPU (CI has the toolkit, no GPU): NVRTC needs no GPU, so every scalar kernel of a
 // representative set of expressions (each operation and format, mad, conversions) and every MMA
-// kernel of every compute capability compile to CUBIN for every architecture NVRTC has (wgmma for
-// sm_90a, its one target; by default a sample of the pairs, every pair in the long build): ptxas checks the PTX, its mma.sync, wmma and wgmma forms, operand types
-// and counts. The fragment layouts, evaluated thread by thread from the kernels' own index
-// expressions, place every element of A, B, C and D once per thread group, and wgmma's copy of B
-// fills its shared memory; the configurations of each compute capability name instructions of the
-// MMA-Sim table with their K and formats, every row a Hopper or Blackwell GPU runs through mma.sync
-// or wgmma among them; the images written for GPUPARANOIA_CUDA_CUBIN_DIR are named after their
-// configuration and written whole; `gpuparanoia devices` says why there is no CUDA device and goes
-// on. Skipped, saying why, where libnvrtc cannot be loaded.
+// kernel of every compute capability compile to CUBIN for the architectures NVRTC has (wgmma for
+// sm_90a, its one target; every kernel for every architecture in the long build): ptxas checks the
+// PTX, its mma.sync, wmma and wgmma forms, operand types and counts. The fragment layouts,
+// evaluated thread by thread from the kernels' own index expressions, place every element of A, B,
+// C and D once per thread group, and wgmma's copy of B fills its shared memory; the configurations
+// of each compute capability name instructions of the MMA-Sim table with their K and formats, every
+// row a Hopper or Blackwell GPU runs through mma.sync or wgmma among them; the images written for
+// GPUPARANOIA_CUDA_CUBIN_DIR are named after their configuration and written whole; `gpuparanoia
+// devices` says why there is no CUDA device and goes on. Skipped, saying why, where libnvrtc cannot
+// be loaded.
 //
 // With a GPU (skipped elsewhere with enumerate()'s reason): exact integer tiles through every
 // configuration, which is what checks the fragment layouts against the hardware, batches split over
