@@ -17,7 +17,6 @@ namespace gp::scalar {
 namespace paranoia {
 namespace {
 
-
 class SqrtProbe final : public audit::ScalarProbe {
  public:
   std::string_view id() const override { return "scalar.sqrt.paranoia"; }

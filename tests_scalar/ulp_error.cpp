@@ -22,7 +22,6 @@ namespace gp::scalar {
 namespace paranoia {
 namespace {
 
-
 model::Result correctly_rounded(const Format& f, Node op, std::span<const u64> x) {
   switch (op) {
     case Node::add: return model::add(f, {}, x[0], x[1]);

@@ -498,8 +498,9 @@ TEST(OpenClBackend, ErrorCodesHaveNames) {
   EXPECT_EQ(opencl_error_name(-12345), "error -12345");
 }
 
-// The command line on every OpenCL device and variant: the quick scalar suite runs, every probe ends
-// `ok` (or `unsupported`, saying why), and each device's JSON, Markdown and text are written.
+// The command line on every OpenCL device and variant: the driver probes (unittests/cli_run.hpp) run,
+// every probe ends `ok` (or `unsupported`, saying why), and each device's JSON, Markdown and text are
+// written.
 TEST(OpenClCommandLine, DriverProbesOnEveryDevice) {
   if (!devices()) GTEST_SKIP() << "no OpenCL device: " << devices().error().message;
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "gpuparanoia-opencl-results";

@@ -86,9 +86,10 @@ TEST_P(RandomSets, VerdictsAreTrue) {
   std::printf("  seed %llu\n", (unsigned long long)seed());
   std::mt19937_64 rng(seed() * 31 + std::uint64_t(GetParam()));
   for (int i = 0; i < kRandomSets; ++i) {
-    const testing::Drawn x = testing::draw(rng, GetParam() * kRandomSets + i);
+    const int index = GetParam() * kRandomSets + i;
+    const testing::Drawn x = testing::draw(rng, index);
     backends::Profile p;
-    p.name = fmt::format("random-{}", GetParam() * kRandomSets + i);
+    p.name = fmt::format("random-{}", index);
     p.device_name = x.label;
     p.vendor = "test";
     p.mma = {x.mc};
