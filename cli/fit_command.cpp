@@ -337,7 +337,7 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
   if (!survivors.empty()) {
     // Classes: the survivors' outputs on random inputs of every generator (they agree on the lines).
     mma::RandomInputs gen(cfg, 0xF17u + pool.size());
-    std::vector<mma::DotCase> inputs = mma::draw_inputs(gen, K, 400, "separating input");
+    std::vector<mma::DotCase> inputs = mma::draw_inputs(gen, K, 400, "separating input", mma::every_gen);
     for (mma::DotCase& x : inputs) gen.draw_scales(shape.scale, std::size_t(shape.scales()), x);
     const std::size_t n = std::size_t(args.discriminate.value_or(0));
     const mma::Classes k = mma::behaviour_classes(survivors, inputs, n, n, bounds.threads);

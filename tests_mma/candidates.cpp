@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <climits>
 #include <map>
 #include <optional>
@@ -305,23 +306,29 @@ void for_each_candidate(const MmaConfig& cfg, const Space& s, const std::functio
                                 const std::vector<int>& groups) {
     DotConfig c = base(alg);
     c.align_floor = model::kNoAlignFloor;
+    const std::vector<int> no_carry = {0};
+    const std::vector<int>& carries = unchained(alg) == MmaAlgorithm::fda ? s.carries : no_carry;
     for (int group : groups)
       for (int block : blocks)
-        for (int F : Fs)
-          for (Rounding r : s.roundings)
-            for (int ob : s.out_bits)
-              for (MmaNan nan : s.nans)
-                for (bool rda : {true, false}) {
-                  if (!rda && !model::is_fdrda_family(alg)) continue;
-                  c.group = group;
-                  c.block = block >= K ? K : block;
-                  c.F = F;
-                  c.out_rounding = r;
-                  c.out_fraction_bits = ob;
-                  c.nan = nan;
-                  c.round_down_alignment = rda;
-                  if (model::check(c).empty()) fn(c);
-                }
+        for (int carry : carries) {
+          if (carry >= int(std::bit_width(unsigned(std::min(block, K))))) continue;  // cannot wrap: the same as 0
+          for (int F : Fs)
+            for (Rounding r : s.roundings)
+              for (int ob : s.out_bits)
+                for (MmaNan nan : s.nans)
+                  for (bool rda : {true, false}) {
+                    if (!rda && !model::is_fdrda_family(alg)) continue;
+                    c.group = group;
+                    c.block = block >= K ? K : block;
+                    c.carry_bits = carry;
+                    c.F = F;
+                    c.out_rounding = r;
+                    c.out_fraction_bits = ob;
+                    c.nan = nan;
+                    c.round_down_alignment = rda;
+                    if (model::check(c).empty()) fn(c);
+                  }
+        }
   };
   fused_family(MmaAlgorithm::fda, s.fda_F, s.blocks, {0});
   fused_family(MmaAlgorithm::fdrda, s.fdrda_F, s.blocks, {0});
@@ -358,6 +365,8 @@ std::array<int, 10> key_of(const DotConfig& c, int K) {
           c.carry_bits};
 }
 
+std::vector<int> carry_range(int K) { return range(0, int(std::bit_width(unsigned(std::max(K, 1)))) - 1); }
+
 namespace {
 
 // The candidates that differ from c in one parameter, over its whole range.
@@ -367,6 +376,8 @@ std::vector<DotConfig> neighbors(const MmaConfig& cfg, const DotConfig& c) {
   const auto vary = [&](auto&& set) {
     DotConfig x = c;
     set(x);
+    // Carry-out bits that cannot wrap the block's sum are every carry kept (for_each_candidate).
+    if (x.carry_bits >= int(std::bit_width(unsigned(effective_block(x, cfg.k))))) x.carry_bits = 0;
     if (model::check(x).empty()) v.push_back(x);
   };
   if (c.algorithm == MmaAlgorithm::gps)
@@ -387,6 +398,8 @@ std::vector<DotConfig> neighbors(const MmaConfig& cfg, const DotConfig& c) {
   if (model::is_fdrda_family(c.algorithm)) vary([&](DotConfig& x) { x.round_down_alignment = !x.round_down_alignment; });
   vary([&](DotConfig& x) { x.align_floor = model::kNoAlignFloor; });
   for (int fl : floor_range(cfg)) vary([&](DotConfig& x) { x.align_floor = fl; });
+  if (unchained(c.algorithm) == MmaAlgorithm::fda)
+    for (int carry : carry_range(cfg.k)) vary([&](DotConfig& x) { x.carry_bits = carry; });
   return v;
 }
 
@@ -434,7 +447,8 @@ std::vector<long> canonical_rank(const MmaConfig& cfg, const DotConfig& c) {
           f ? cfg.d->man_bits - c.out_fraction_bits : 0,
           f ? floor_rank : 0,
           f ? int(c.nan) : 0,
-          f && !c.round_down_alignment ? 1 : 0};
+          f && !c.round_down_alignment ? 1 : 0,
+          c.carry_bits == 0 ? 0 : 100 - c.carry_bits};  // every carry kept, else the most bits
 }
 
 }  // namespace
@@ -534,6 +548,17 @@ std::vector<DotConfig> survivors_of(const MmaConfig& cfg, const Space& space, co
   for (auto& v : kept) out.insert(out.end(), v.begin(), v.end());
   if (out.size() > b.max_survivors) out.resize(b.max_survivors);
   for (std::uint64_t n : counts) checked += n;
+  if (out.empty() && !b.out_of_time && !b.too_many && space.carries == std::vector<int>{0}) {
+    Space wrapping = space;  // the FDA family alone, with every carry count that can wrap
+    wrapping.sfma = false;
+    wrapping.gps_groups.clear();
+    wrapping.fdrda_F.clear();
+    wrapping.gdfs_groups.clear();
+    wrapping.shapes.clear();
+    wrapping.carries = carry_range(cfg.k);
+    wrapping.carries.erase(wrapping.carries.begin());
+    if (!wrapping.carries.empty()) return survivors_of(cfg, wrapping, pool, checked, bounds);
+  }
   return out;
 }
 
@@ -638,7 +663,7 @@ std::string span_of(std::vector<int> v, std::string_view none_name = "") {
 
 nlohmann::json ambiguity(int K, const std::vector<DotConfig>& survivors) {
   std::set<std::string> algs;
-  std::vector<int> Fs, blocks, floors, bits, groups;
+  std::vector<int> Fs, blocks, floors, bits, groups, carries;
   std::set<std::string> rounds_seen, nans, rdas;
   std::map<std::string, std::set<std::string>> tree_params;  // "tree", "sums", "products", "flush"
   for (const DotConfig& c : survivors) {
@@ -658,6 +683,7 @@ nlohmann::json ambiguity(int K, const std::vector<DotConfig>& survivors) {
       nans.insert(c.nan == MmaNan::nvidia ? "nvidia" : "format");
       if (model::is_fdrda_family(c.algorithm)) rdas.insert(c.round_down_alignment ? "true" : "false");
       if (c.algorithm == MmaAlgorithm::gdfs) groups.push_back(std::min(c.group, K));
+      if (unchained(c.algorithm) == MmaAlgorithm::fda) carries.push_back(c.carry_bits);
     } else if (c.algorithm == MmaAlgorithm::gps) {
       groups.push_back(std::min(c.group, K));
     }
@@ -675,6 +701,7 @@ nlohmann::json ambiguity(int K, const std::vector<DotConfig>& survivors) {
   note("align_floor", floors, "none");
   note("out_fraction_bits", bits);
   note("group", groups);
+  note("carry_bits", carries);
   if (rounds_seen.size() > 1) amb["out_rounding"] = join({rounds_seen.begin(), rounds_seen.end()}, ", ", ", ");
   if (nans.size() > 1) amb["nan"] = join({nans.begin(), nans.end()}, ", ", ", ");
   if (rdas.size() > 1) amb["round_down_alignment"] = "true, false";
@@ -683,9 +710,9 @@ nlohmann::json ambiguity(int K, const std::vector<DotConfig>& survivors) {
   return amb;
 }
 
-std::vector<DotCase> draw_inputs(RandomInputs& gen, int K, int per_gen, std::string_view what) {
+std::vector<DotCase> draw_inputs(RandomInputs& gen, int K, int per_gen, std::string_view what, std::span<const Gen> gens) {
   std::vector<DotCase> inputs;
-  for (Gen g : all_gens)
+  for (Gen g : gens)
     for (int i = 0; i < per_gen; ++i) {
       DotCase x;
       x.a.resize(std::size_t(K));

@@ -74,6 +74,9 @@ struct Space {
   // Summation trees (beside the nine): shapes, each with every rounding above and every variant
   // (sums' format, products' rounding, flushing).
   std::vector<model::SummationTree> shapes;
+  // Carry-out bits of FDA's fixed-point sum (0: every carry kept); a value that cannot wrap a
+  // block's sum (carry_bits >= bit_width(block)) is the same as 0 and is skipped.
+  std::vector<int> carries = {0};
   const Format* scale = nullptr;  // block scale factors of every candidate
   int scale_block = 32;
 };
@@ -92,10 +95,15 @@ void for_each_candidate(const MmaConfig& cfg, const Space& s, const std::functio
 // Floors that can matter: above the lowest exponent a summand (or a partial result) can have,
 // up to emin(d). Lower floors never bind: they are the same as none.
 std::vector<int> floor_range(const MmaConfig& cfg);
+// FDA's carry-out bits that can matter for K products, 0 (every carry kept) first: a sum of K
+// products and c wraps only in fewer than bit_width(K) bits above its largest term.
+std::vector<int> carry_range(int K);
 
 // The candidates of the space that predict every observation of the pool: first against the
 // observations no floor can affect, then against all of them with every floor that can matter.
-// `checked` counts the candidates evaluated.
+// Where none does, the FDA candidates that wrap their sums (carry_bits, Valpey et al.) are searched
+// the same way: a unit that drops carries fits nothing else, and every other unit is searched as
+// fast as before. `checked` counts the candidates evaluated.
 //
 // Bounds of a search, for captures that are few or a time that is short: a deadline, and the most
 // survivors kept (a single line leaves millions). Each flag says that its bound cut the search short.
@@ -130,7 +138,8 @@ std::string describe(const MmaConfig& cfg, const DotConfig& c);
 nlohmann::json ambiguity(int K, const std::vector<DotConfig>& candidates);
 
 // `per_gen` dot products of K products from every generator in turn, noted "<what> (<generator>)".
-std::vector<DotCase> draw_inputs(RandomInputs& gen, int K, int per_gen, std::string_view what);
+std::vector<DotCase> draw_inputs(RandomInputs& gen, int K, int per_gen, std::string_view what,
+                                 std::span<const Gen> gens = all_gens);
 
 // The behaviour classes of candidates on inputs: candidates that give the same bits on every
 // input share a class (compared by a 64-bit hash of their outputs, so that memory stays one word

@@ -188,13 +188,24 @@ struct Search {
       const std::size_t m = std::min<std::size_t>(s.size(), 16);
       std::vector<model::Dot> dots;
       for (std::size_t i = 0; i < m; ++i) dots.emplace_back(s[i]);
+      // Floors left to split: a quarter of the draws start below d's range, the only place where
+      // floors below emin(d) differ (each through sums at one exponent: rarer than tiny draws).
+      // Carry-out bits left to split: a quarter are sums at the top of one binade, the only ones
+      // that wrap an accumulator one bit short of keeping every carry.
+      const auto open = [&](auto&& field) {
+        return std::any_of(s.begin(), s.begin() + std::ptrdiff_t(m), [&](const DotConfig& x) { return field(x) != field(s[0]); });
+      };
+      const bool floors_open = open([](const DotConfig& x) { return x.align_floor; });
+      const bool carries_open = open([](const DotConfig& x) { return x.carry_bits; });
       RandomInputs gen(cfg, ctx.seed * 31337 + std::uint64_t(round) * 7 + pool.size());
       std::vector<DotCase> found;
       DotCase x;
       x.a.resize(std::size_t(K));
       x.b.resize(std::size_t(K));
       for (int n = 0; n < 16000 && found.size() < 128; ++n) {
-        const Gen g = weighted[std::size_t(n) % std::size(weighted)];
+        const Gen g = floors_open && n % 4 == 3    ? Gen::deep
+                      : carries_open && n % 4 == 1 ? Gen::full
+                                                   : weighted[std::size_t(n) % std::size(weighted)];
         gen.draw(g, x.c, x.a.data(), x.b.data());
         const std::uint64_t p0 = predict(dots[0], x);
         for (std::size_t i = 1; i < m; ++i) {

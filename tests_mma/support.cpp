@@ -396,6 +396,8 @@ std::string_view name(Gen g) {
     case Gen::overflow: return "near overflow";
     case Gen::special: return "special values";
     case Gen::carry: return "carrying sums";
+    case Gen::deep: return "summands below d's range";
+    case Gen::full: return "summands at the top of one binade";
   }
   return "random";
 }
@@ -504,13 +506,18 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
       }
       return;
     }
-    case Gen::tiny: {
+    case Gen::tiny:
+    case Gen::deep: {
       // Summands near d's smallest numbers: a leading one at a random exponent there and smaller
       // ones below it, c mostly zero, so that an alignment floor decides what is kept (MMA-Sim's
-      // alignment of all-tiny sums, section IV-C step 3).
+      // alignment of all-tiny sums, section IV-C step 3). `deep` starts as low as products reach:
+      // a floor far below d's range decides whether such a sum is kept at all (rounded up or
+      // away from zero it gives d's smallest number; dropped, zero).
       for (int k = 0; k < K; ++k) a[k] = model::zero(fa, false).bits, b[k] = model::zero(fb, false).bits;
       c = model::zero(fc, false).bits;
-      const int lo = fd.has_subnormals() ? fd.quantum_min() - 2 : fd.emin() - 1;
+      const int lo = g == Gen::deep            ? lowest_summand_exponent(*cfg_)
+                     : fd.has_subnormals() ? fd.quantum_min() - 2
+                                           : fd.emin() - 1;
       const int eb = lo + int(rng_() % std::uint64_t(fd.emin() + 3 - lo));
       const auto put = [&](int slot, Exact v) {
         if (slot == K) {
@@ -588,6 +595,25 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
       }
       c = random_finite(fc, ea + eb - int(rng_() % 3), ea + eb + 1, false);
       if (fc.has_sign()) c = (c & ~fc.sign_mask()) | (negative ? fc.sign_mask() : 0);
+      return;
+    }
+    case Gen::full: {
+      // Products just below 4 x 2^(ea + eb) and c just below twice that, all of one sign (a few
+      // low bits cleared at random): the sum of K + 1 summands needs bit_width(K) carry-out bits
+      // above the largest leading bit, which a shorter accumulator wraps (Valpey et al. 4.3).
+      const bool negative = rng_() % 2;
+      const int ea = int(rng_() % 3) - 1, eb = int(rng_() % 3) - 1;
+      const auto top = [&](const Format& f, int e, bool neg) {
+        const int p = f.precision();
+        const std::uint64_t sig = ((std::uint64_t{1} << p) - 1) & ~(rng_() % 4 == 0 ? rng_() & 3 : 0);
+        return encode(f, {neg, sig, e + 1 - p});
+      };
+      for (int k = 0; k < K; ++k) {
+        const auto x = top(fa, ea, negative && fa.has_sign()), y = top(fb, eb, false);
+        a[k] = x && y ? *x : model::zero(fa, false).bits;
+        b[k] = x && y ? *y : model::zero(fb, false).bits;
+      }
+      c = rng_() % 4 == 0 ? model::zero(fc, false).bits : top(fc, ea + eb + 1, negative).value_or(model::zero(fc, false).bits);
       return;
     }
     case Gen::special: {

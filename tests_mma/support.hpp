@@ -172,9 +172,15 @@ enum class Gen : std::uint8_t {
   overflow,  // summands near the top of d's range
   special,   // zeros, infinities, NaNs and extremes mixed with ordinary values
   carry,     // summands of one sign and nearly one exponent, every fraction bit random: long sums
+  deep,      // tiny, from as far below d's range as products reach: where only a floor decides
+  full,      // every summand just below the top of one binade, one sign: sums that need every carry
 };
+// The generators of every draw; `deep` and `full` are drawn where alignment floors or carry-out
+// bits are left to split (the identification's challenge), and among fit's inputs (every_gen).
 inline constexpr Gen all_gens[] = {Gen::bits, Gen::normal,   Gen::wide,    Gen::cancel, Gen::tiny,
                                    Gen::tie,  Gen::overflow, Gen::special, Gen::carry};
+inline constexpr Gen every_gen[] = {Gen::bits, Gen::normal,  Gen::wide,  Gen::cancel, Gen::tiny, Gen::tie,
+                                    Gen::overflow, Gen::special, Gen::carry, Gen::deep, Gen::full};
 std::string_view name(Gen g);
 
 class RandomInputs {

@@ -175,6 +175,7 @@ inline void expect_identified(const MmaRun& run, const backends::MmaConfig& mc, 
         same("round_down_alignment", truth.round_down_alignment ? "true" : "false", c.round_down_alignment ? "true" : "false");
       if (unchained(truth.algorithm) == MmaAlgorithm::gdfs)
         same("group", std::to_string(std::min(truth.group, K)), std::to_string(std::min(c.group, K)));
+      same("carry_bits", std::to_string(truth.carry_bits), std::to_string(c.carry_bits));
     }
   }
   differential(mc, truth, c, s.seed, who);

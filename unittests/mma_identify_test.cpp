@@ -134,6 +134,31 @@ TEST(MmaIdentify, ADeviceOffItsTableRowIsShownWhereItDiffers) {
   EXPECT_NE(hex(o["output"]), hex(o["predictions"][row->id()]));
 }
 
+// A unit that drops carries: A100's fp16 instruction with 1 or 2 carry-out bits above the largest
+// summand of a block of 8 (Valpey et al. leave 3 or 4 open; fewer wrap on more inputs). The carry
+// probe's case and the random sums that wrap rule out every candidate that keeps its carries; the
+// probes' verdicts (the carry probes' among them) hold for it.
+TEST(MmaIdentify, CarryOutBits) {
+  const model::MmaInstruction* inst = model::find_mma_instruction("ampere:HMMA.16816.F32");
+  ASSERT_NE(inst, nullptr);
+  for (int bits : {1, 2}) {
+    DotConfig truth = inst->config;
+    truth.carry_bits = bits;
+    ASSERT_EQ(model::check(truth), "");
+    backends::MmaConfig mc = testing::reference_device(inst->id()).caps().mma.front();
+    mc.instruction = fmt::format("carry:{}", bits);
+    backends::Profile p;
+    p.name = fmt::format("carry-{}", bits);
+    p.device_name = fmt::format("{} with {} carry-out bits", inst->id(), bits);
+    p.vendor = "test";
+    p.mma = {mc};
+    backends::ReferenceDevice dev(p, {{mc.instruction, truth}});
+    const testing::MmaRun run = testing::run_mma(dev, kSeed);
+    testing::expect_true_verdicts(run, mc, truth, p.device_name);
+    testing::expect_identified(run, mc, truth, p.device_name);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Random parameter sets (unittests/random_mma.hpp).
 using testing::Drawn;
