@@ -43,6 +43,10 @@ std::vector<int> range(int lo, int hi) {
   return v;
 }
 
+// The fewest carry-out bits that can never wrap a sum of `block` products and c (1 + block
+// summands, each below 2^(E+1)): every count from there on keeps every carry, the same as 0.
+int carry_limit(int block) { return int(std::bit_width(unsigned(std::max(block, 1)))); }
+
 // The exponent of a value's leading binade as the fused algorithms align it (subnormals: emin).
 std::optional<int> align_exp(const Format& f, std::uint64_t bits) {
   const model::Unpacked u = model::unpack(f, bits);
@@ -311,7 +315,7 @@ void for_each_candidate(const MmaConfig& cfg, const Space& s, const std::functio
     for (int group : groups)
       for (int block : blocks)
         for (int carry : carries) {
-          if (carry >= int(std::bit_width(unsigned(std::min(block, K))))) continue;  // cannot wrap: the same as 0
+          if (carry >= carry_limit(std::min(block, K))) continue;  // cannot wrap: the same as 0
           for (int F : Fs)
             for (Rounding r : s.roundings)
               for (int ob : s.out_bits)
@@ -365,7 +369,7 @@ std::array<int, 10> key_of(const DotConfig& c, int K) {
           c.carry_bits};
 }
 
-std::vector<int> carry_range(int K) { return range(0, int(std::bit_width(unsigned(std::max(K, 1)))) - 1); }
+std::vector<int> carry_range(int K) { return range(0, carry_limit(K) - 1); }
 
 namespace {
 
@@ -377,7 +381,7 @@ std::vector<DotConfig> neighbors(const MmaConfig& cfg, const DotConfig& c) {
     DotConfig x = c;
     set(x);
     // Carry-out bits that cannot wrap the block's sum are every carry kept (for_each_candidate).
-    if (x.carry_bits >= int(std::bit_width(unsigned(effective_block(x, cfg.k))))) x.carry_bits = 0;
+    if (x.carry_bits >= carry_limit(effective_block(x, cfg.k))) x.carry_bits = 0;
     if (model::check(x).empty()) v.push_back(x);
   };
   if (c.algorithm == MmaAlgorithm::gps)
