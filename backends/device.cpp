@@ -20,11 +20,6 @@
 
 namespace gp::backends {
 
-std::string MmaConfig::name() const {
-  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + ":" + std::string(a->name) + "," +
-         std::string(b->name) + "," + std::string(c->name) + "," + std::string(d->name);
-}
-
 bool Capabilities::has(const model::Format& f) const {
   return std::find(formats.begin(), formats.end(), &f) != formats.end();
 }

@@ -40,7 +40,11 @@ struct MmaConfig {
   std::string scope = "subgroup";
   std::string instruction;  // the instruction the configuration runs, where known ("hopper:HMMA.16816.F32")
   // "16x16x16:binary16,binary16,binary32,binary32", the `config` key of the JSON (section 7).
-  std::string name() const;
+  // Inline: the profile library, which the Python module links alone, writes and reads it too.
+  std::string name() const {
+    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + ":" + std::string(a->name) + "," +
+           std::string(b->name) + "," + std::string(c->name) + "," + std::string(d->name);
+  }
 };
 
 struct Capabilities {

@@ -8,13 +8,17 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "backends/reference/profile.hpp"
 #include "model/dot_parameters.hpp"
 #include "model/mma_instructions.hpp"
 #include "model/ops.hpp"
+#include "model/scalar_unit.hpp"
 #include "python/numpy_bits.hpp"
 
 namespace py = pybind11;
@@ -57,31 +61,111 @@ model::DotParameterValue parameter_value(const std::string& key, const py::handl
                        std::string(py::str(v.get_type().attr("__name__"))));
 }
 
+// Python objects and nlohmann's JSON, through Python's json module (a NaN or another value JSON
+// cannot hold is a ValueError).
+nlohmann::json to_json(const py::handle& v, const char* key) {
+  std::string text;
+  try {
+    text = py::str(py::module_::import("json").attr("dumps")(v, py::arg("allow_nan") = false));
+  } catch (py::error_already_set& e) {
+    throw py::value_error(std::string(key) + ": not a JSON document: " + std::string(py::str(e.value())));
+  }
+  return nlohmann::json::parse(text);
+}
+py::object from_json(const nlohmann::json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
+
+const char* const kBuiltinNames = "ieee-binary32, ieee-binary16, ieee-binary64, nvidia-g70, ati-r520, ati-r300, and "
+                                  "one per row of instructions(), e.g. hopper:HMMA.16816.F32";
+
+// The profiles a profile= argument or profile() names: a dict (a profile or a result document, or
+// a list of them), a path (str or os.PathLike) of a profile or result file, or a built-in device's
+// name (with or without "ref:"). ValueError naming the file and key for what does not load.
+std::vector<backends::Profile> profiles_of(const py::handle& v, const char* key) {
+  if (py::isinstance<py::dict>(v) || py::isinstance<py::list>(v)) {
+    auto p = backends::parse_profiles(to_json(v, key), key);
+    if (!p) throw py::value_error(p.error().message);
+    return std::move(*p);
+  }
+  const bool path_like = py::hasattr(v, "__fspath__");
+  if (!py::isinstance<py::str>(v) && !path_like)
+    throw py::type_error(std::string(key) + ": a profile dict, a file's path or a built-in device's name, not " +
+                         std::string(py::str(v.get_type().attr("__name__"))));
+  const std::string text = py::str(py::module_::import("os").attr("fspath")(v));
+  std::error_code ec;
+  if (path_like || std::filesystem::exists(text, ec)) {
+    auto p = backends::load_profile_file(text);
+    if (!p) throw py::value_error(p.error().message);
+    return std::move(*p);
+  }
+  const std::string name = text.starts_with("ref:") ? text.substr(4) : text;
+  for (backends::Profile& p : backends::builtin_profiles())
+    if (p.name == name) return {std::move(p)};
+  throw py::value_error(std::string(key) + ": '" + text + "' is neither a file nor a built-in device (" + kBuiltinNames + ")");
+}
+
+// One profile: a file or a list holding several is a ValueError naming them.
+backends::Profile profile_of(const py::handle& v, const char* key) {
+  std::vector<backends::Profile> all = profiles_of(v, key);
+  if (all.size() != 1) {
+    std::string names;
+    for (const backends::Profile& p : all) names += (names.empty() ? "" : ", ") + p.name;
+    throw py::value_error(std::string(key) + ": holds " + std::to_string(all.size()) + " profiles (" + names +
+                          "); pass one of them, e.g. gpuparanoia.profile(path)[0]");
+  }
+  return std::move(all[0]);
+}
+
+// The MMA configuration config= names in a profile (its `config` key or its instruction); None
+// when the profile has exactly one.
+Unit profile_unit(const backends::Profile& p, const py::object& config) {
+  if (!config.is_none() && !py::isinstance<py::str>(config))
+    throw py::type_error("config: a str such as '16x8x16:binary16,binary16,binary32,binary32'");
+  const std::string want = config.is_none() ? "" : config.cast<std::string>();
+  std::string known;
+  for (const backends::MmaConfig& m : p.mma) {
+    known += (known.empty() ? "" : ", ") + m.name() + (m.instruction.empty() ? "" : " (" + m.instruction + ")");
+    if (want.empty() ? p.mma.size() == 1 : want == m.name() || want == m.instruction) {
+      const model::DotConfig* cfg = backends::mma_model(p.models, m);
+      if (!cfg) break;  // not reached: a loaded configuration has its model, a built-in one its row
+      return {*cfg, m.k, "ref:" + p.name + " " + m.name()};
+    }
+  }
+  if (p.mma.empty()) throw py::value_error("profile ref:" + p.name + " has no MMA configuration");
+  throw py::value_error(want.empty() ? "config: profile ref:" + p.name + " has " + std::to_string(p.mma.size()) +
+                                           " MMA configurations, name one: " + known
+                                     : "config: profile ref:" + p.name + " has no configuration '" + want + "' (it has " +
+                                           known + ")");
+}
+
 const Format& format_arg(const char* key, const py::object& v) {
   if (v.is_none()) throw py::value_error(std::string("algorithm= needs ") + key);
   if (!py::isinstance<py::str>(v)) throw py::type_error(std::string(key) + ": a format name (str)");
   return named_format(v.cast<std::string>(), key);
 }
 
-Unit resolve_unit(const py::object& instruction, const py::object& algorithm, const py::object& a_format,
-                  const py::object& b_format, const py::object& c_format, const py::object& d_format,
-                  const py::kwargs& parameters, int k) {
-  if (instruction.is_none() == algorithm.is_none())
-    throw py::value_error("matmul needs either instruction= (a row of gpuparanoia.instructions()) or algorithm=");
-  if (!instruction.is_none()) {
-    if (!py::isinstance<py::str>(instruction)) throw py::type_error("instruction: a str such as 'hopper:HMMA.16816.F32'");
-    const std::string id = instruction.cast<std::string>();
-    const model::MmaInstruction* ins = model::find_mma_instruction(id);
-    if (!ins)
-      throw py::value_error("unknown instruction '" + id +
-                            "' (arch:name, e.g. hopper:HMMA.16816.F32; gpuparanoia.instructions() lists them)");
+Unit resolve_unit(const py::object& instruction, const py::object& profile, const py::object& config,
+                  const py::object& algorithm, const py::object& a_format, const py::object& b_format,
+                  const py::object& c_format, const py::object& d_format, const py::kwargs& parameters, int k) {
+  if (int(!instruction.is_none()) + int(!profile.is_none()) + int(!algorithm.is_none()) != 1)
+    throw py::value_error("matmul needs one of instruction= (a row of gpuparanoia.instructions()), profile= (with "
+                          "config=) or algorithm=");
+  if (!config.is_none() && profile.is_none()) throw py::value_error("config= names a configuration of profile=");
+  if (algorithm.is_none()) {
+    const std::string id = !instruction.is_none() && py::isinstance<py::str>(instruction) ? instruction.cast<std::string>() : "";
     std::string extra;
     for (const auto& [key, v] : {std::pair<const char*, const py::object*>{"a_format", &a_format}, {"b_format", &b_format},
                                  {"c_format", &c_format}, {"d_format", &d_format}})
       if (!v->is_none()) extra += (extra.empty() ? "" : ", ") + std::string(key);
     for (const auto& item : parameters) extra += (extra.empty() ? "" : ", ") + item.first.cast<std::string>();
     if (!extra.empty())
-      throw py::value_error(extra + ": the formats and parameters of " + id + " are the instruction's; they belong to algorithm=");
+      throw py::value_error(extra + ": the formats and parameters of " + (id.empty() ? "a profile's configuration" : id) +
+                            " are its own; they belong to algorithm=");
+    if (!profile.is_none()) return profile_unit(profile_of(profile, "profile"), config);
+    if (!py::isinstance<py::str>(instruction)) throw py::type_error("instruction: a str such as 'hopper:HMMA.16816.F32'");
+    const model::MmaInstruction* ins = model::find_mma_instruction(id);
+    if (!ins)
+      throw py::value_error("unknown instruction '" + id +
+                            "' (arch:name, e.g. hopper:HMMA.16816.F32; gpuparanoia.instructions() lists them)");
     return {ins->config, ins->k, id};
   }
   if (!py::isinstance<py::str>(algorithm)) throw py::type_error("algorithm: a str such as 'fda'");
@@ -113,21 +197,25 @@ bool round_inputs_of(const py::object& v) {
   return true;
 }
 
-const char* const kMatmulDoc = R"(matmul(a, b, c=None, *, instruction=None, algorithm=None, a_format=None, b_format=None,
-       c_format=None, d_format=None, a_scale=None, b_scale=None, threads=None, round_inputs=None, bits=False,
-       **parameters)
+const char* const kMatmulDoc = R"(matmul(a, b, c=None, *, instruction=None, profile=None, config=None, algorithm=None,
+       a_format=None, b_format=None, c_format=None, d_format=None, a_scale=None, b_scale=None, threads=None,
+       round_inputs=None, bits=False, **parameters)
 
 D = C + A B as the reference model computes it, bit for bit as `gpuparanoia model dot`.
 
-The unit is either instruction='hopper:HMMA.16816.F32' (any row of instructions()), or
-algorithm='fda' (sfma gps fda cofda gdfs fdrda cofdrda gfdrda cogfdrda tree) with a_format ...
-d_format and the parameters as keywords, named as the profiles' MMA entries name them: F, block,
-group, out_fraction_bits, align_floor, out_rounding, nan, round_down_alignment, carry_bits,
-scale_format, scale_block, tree, sums, products, rounding, flush.
+The unit is one of: instruction='hopper:HMMA.16816.F32' (any row of instructions()); profile= a
+profile or result file (a path), its dict (profile() reads one), or a built-in device's name, with
+config= one of its MMA configurations ('16x8x16:binary16,binary16,binary32,binary32' or its
+instruction; not needed where it has only one), computed with the model the profile gives it (an
+audit's identified algorithm and parameters); or algorithm='fda' (sfma gps fda cofda gdfs fdrda
+cofdrda gfdrda cogfdrda tree) with a_format ... d_format and the parameters as keywords, named as
+the profiles' MMA entries name them: F, block, group, out_fraction_bits, align_floor,
+out_rounding, nan, round_down_alignment, carry_bits, scale_format, scale_block, tree, sums,
+products, rounding, flush.
 
-a is M x K, b is K x N, c is M x N or None (zeros). With instruction=, K must be a multiple of the
-instruction's K: a longer K chains the instruction in order over K as a GEMM kernel does, the
-partial result (in d's format) becoming the next instruction's c. With algorithm=, one evaluation
+a is M x K, b is K x N, c is M x N or None (zeros). With instruction= or profile=, K must be a
+multiple of the instruction's K: a longer K chains the instruction in order over K as a GEMM kernel
+does, the partial result (in d's format) becoming the next instruction's c. With algorithm=, one evaluation
 takes all K products (its `block` parameter chains inside it, and no fused block holds more than
 1024), the tree algorithm its tree's K.
 
@@ -142,7 +230,7 @@ integers of d's storage width); bits=True always returns raw bits. threads= limi
 threads (default: every core); the GIL is released while they run.)";
 
 py::array matmul(const py::object& a, const py::object& b, const py::object& c, const py::object& instruction,
-                 const py::object& algorithm, const py::object& a_format, const py::object& b_format,
+                 const py::object& profile, const py::object& config, const py::object& algorithm, const py::object& a_format, const py::object& b_format,
                  const py::object& c_format, const py::object& d_format, const py::object& a_scale,
                  const py::object& b_scale, const py::object& threads, const py::object& round_inputs, bool bits,
                  const py::kwargs& parameters) {
@@ -154,7 +242,8 @@ py::array matmul(const py::object& a, const py::object& b, const py::object& c, 
   if (B.rows() != K || K == 0)
     throw py::value_error("a is " + A.shape_text() + " and b is " + B.shape_text() +
                           ": matmul needs a M x K and b K x N with K > 0");
-  const Unit unit = resolve_unit(instruction, algorithm, a_format, b_format, c_format, d_format, parameters, int(K));
+  const Unit unit =
+      resolve_unit(instruction, profile, config, algorithm, a_format, b_format, c_format, d_format, parameters, int(K));
   const DotConfig& cfg = unit.cfg;
   const int kstep = unit.k > 0 ? unit.k : int(K);
   if (K % kstep != 0)
@@ -245,20 +334,26 @@ py::array matmul(const py::object& a, const py::object& b, const py::object& c, 
   return array_of(d, {M, N}, *cfg.d, bits);
 }
 
-const char* const kScalarDoc = R"(scalar(op, *operands, format='binary32', rounding='rne', from_format=None, ftz=(),
-       saturate=False, canonical_nan=False, round_inputs=None, bits=False, flags=False)
+const char* const kScalarDoc = R"(scalar(op, *operands, format='binary32', rounding=None, from_format=None, ftz=(),
+       saturate=False, canonical_nan=False, profile=None, round_inputs=None, bits=False, flags=False)
 
 One correctly rounded operation per element, as `gpuparanoia model scalar`: op is add sub mul div
-sqrt fma cvt (cvt converts from from_format to format), rounding rne rna rnz rnu rnd rno rz ru rd ra
-ro, ftz a subset of ('in', 'out'). The operands broadcast together as numpy's arrays do; they are
+sqrt fma cvt (cvt converts from from_format to format), rounding rne (the default) rna rnz rnu rnd
+rno rz ru rd ra ro, ftz a subset of ('in', 'out'). With profile= (a profile or result file, its
+dict, or a built-in device's name such as 'nvidia-g70'), the operation is the profile's unit of
+that format's instead, as a device program computes it: the operands loaded into the unit's
+registers, the unit's operation (its adder, multiplier, fusion, flushing and NaN rules), the result
+stored (rounding, ftz, saturate and canonical_nan are then the unit's, not arguments). The
+operands broadcast together as numpy's arrays do; they are
 values (float16, float32, float64 arrays, exact in the operands' format unless round_inputs='rne')
 or raw bits (unsigned integer arrays). Returns the results as matmul does (float32, float16,
 float64 or raw bits; bits=True: raw bits), and with flags=True a tuple (results, flags): the IEEE
 flags of each operation as uint8 (1 inexact, 2 underflow, 4 overflow, 8 divbyzero, 16 invalid).)";
 
 py::object scalar(const std::string& op_name, const py::args& operands, const std::string& format,
-                  const std::string& rounding, const py::object& from_format, const std::vector<std::string>& ftz,
-                  bool saturate, bool canonical_nan, const py::object& round_inputs, bool bits, bool flags) {
+                  const std::optional<std::string>& rounding, const py::object& from_format,
+                  const std::vector<std::string>& ftz, bool saturate, bool canonical_nan, const py::object& profile,
+                  const py::object& round_inputs, bool bits, bool flags) {
   const auto op = model::find_op(op_name);
   if (!op) {
     std::string known;
@@ -274,12 +369,29 @@ py::object scalar(const std::string& op_name, const py::args& operands, const st
   } else if (!from_format.is_none()) {
     throw py::value_error("from_format applies to cvt only");
   }
+  // A profile's units: the unit of the result's format, and for cvt the one that loads the source.
+  std::optional<backends::Profile> prof;
+  const model::ScalarUnit *unit = nullptr, *source = nullptr;
+  if (!profile.is_none()) {
+    if (rounding || !ftz.empty() || saturate || canonical_nan)
+      throw py::value_error("rounding, ftz, saturate, canonical_nan: with profile= they are the profile's unit's");
+    prof = profile_of(profile, "profile");
+    for (const model::Format* x : {from, &f})
+      if (!backends::unit_for(*prof, *x)) {
+        std::string known;
+        for (const model::ScalarUnit& u : prof->units) known += (known.empty() ? "" : ", ") + std::string(u.storage_format().name);
+        throw py::value_error("profile ref:" + prof->name + " has no unit for " + std::string(x->name) +
+                              " (it computes in " + (known.empty() ? "no format" : known) + ")");
+      }
+    unit = backends::unit_for(*prof, f);
+    source = backends::unit_for(*prof, *from);
+  }
   model::Options o;
-  const auto r = model::find_rounding(rounding);
+  const auto r = model::find_rounding(rounding.value_or("rne"));
   if (!r) {
     std::string known;
     for (model::Rounding x : model::all_roundings) known += (known.empty() ? "" : " ") + std::string(model::name(x));
-    throw py::value_error("rounding: unknown rounding '" + rounding + "' (known: " + known + ")");
+    throw py::value_error("rounding: unknown rounding '" + *rounding + "' (known: " + known + ")");
   }
   o.rounding = *r;
   o.saturate = saturate;
@@ -319,7 +431,16 @@ py::object scalar(const std::string& op_name, const py::args& operands, const st
     std::uint64_t args[3] = {};
     for (std::size_t e = 0; e < n; ++e) {
       for (std::size_t i = 0; i < in.size(); ++i) args[i] = in[i][e];
-      const model::Result res = model::evaluate(*op, f, o, {args, std::size_t(arity)}, *from);
+      model::Result res;
+      if (unit) {
+        // Loads and stores raise no flags but the store's rounding into a narrower storage.
+        for (int i = 0; i < arity; ++i) args[i] = model::unit_load(*source, args[i]).bits;
+        res = model::unit_evaluate(*unit, *op, {args, std::size_t(arity)}, *source->format);
+        const model::Result stored = model::unit_store(*unit, res.bits);
+        res = {stored.bits, res.flags | stored.flags};
+      } else {
+        res = model::evaluate(*op, f, o, {args, std::size_t(arity)}, *from);
+      }
       out[e] = res.bits;
       if (flags) flag_out[e] = std::uint8_t(res.flags);
     }
@@ -351,6 +472,16 @@ py::list formats() {
   return out;
 }
 
+// profile(path_or_name): the profile as a dict of the profile file's schema (a list for a file that
+// lists several), which profile= takes back.
+py::object profile(const py::object& path_or_name) {
+  const std::vector<backends::Profile> all = profiles_of(path_or_name, "profile");
+  if (all.size() == 1) return from_json(backends::profile_json(all[0]));
+  nlohmann::json list = nlohmann::json::array();
+  for (const backends::Profile& p : all) list.push_back(backends::profile_json(p));
+  return from_json(list);
+}
+
 py::list instructions() {
   py::list out;
   for (const model::MmaInstruction& i : model::all_mma_instructions()) {
@@ -369,6 +500,9 @@ py::list instructions() {
     d["algorithm"] = std::string(model::name(c.algorithm));
     d["scale_format"] = c.scale ? py::object(py::str(std::string(c.scale->name))) : py::object(py::none());
     d["scale_block"] = c.scale ? py::object(py::int_(c.scale_block)) : py::object(py::none());
+    // The parameters as a profile's MMA entry writes them: matmul(algorithm=, **parameters) with them
+    // and K = k is the instruction.
+    d["parameters"] = from_json(backends::parameters_json(c, i.k));
     d["notes"] = i.notes;
     out.append(d);
   }
@@ -382,20 +516,28 @@ py::list instructions() {
 PYBIND11_MODULE(gpuparanoia, m) {
   m.doc() = "gpuparanoia's bit-accurate reference model of GPU arithmetic: MMA instructions and algorithms";
   m.def("matmul", &gp::python::matmul, gp::python::kMatmulDoc, py::arg("a"), py::arg("b"), py::arg("c") = py::none(), py::kw_only(),
-        py::arg("instruction") = py::none(), py::arg("algorithm") = py::none(), py::arg("a_format") = py::none(),
+        py::arg("instruction") = py::none(), py::arg("profile") = py::none(), py::arg("config") = py::none(),
+        py::arg("algorithm") = py::none(), py::arg("a_format") = py::none(),
         py::arg("b_format") = py::none(), py::arg("c_format") = py::none(), py::arg("d_format") = py::none(),
         py::arg("a_scale") = py::none(), py::arg("b_scale") = py::none(), py::arg("threads") = py::none(),
         py::arg("round_inputs") = py::none(), py::arg("bits") = false);
   // Keywords after *operands are keyword-only.
   m.def("scalar", &gp::python::scalar, gp::python::kScalarDoc, py::arg("op"),
-        py::arg("format") = "binary32", py::arg("rounding") = "rne", py::arg("from_format") = py::none(),
+        py::arg("format") = "binary32", py::arg("rounding") = py::none(), py::arg("from_format") = py::none(),
         py::arg("ftz") = std::vector<std::string>{}, py::arg("saturate") = false, py::arg("canonical_nan") = false,
-        py::arg("round_inputs") = py::none(), py::arg("bits") = false, py::arg("flags") = false);
+        py::arg("profile") = py::none(), py::arg("round_inputs") = py::none(), py::arg("bits") = false,
+        py::arg("flags") = false);
+  m.def("profile", &gp::python::profile, py::arg("path_or_name"),
+        "A device profile as a dict, in the schema of profile files (name, device_name, vendor, description, scalar, "
+        "mma, published): read from a profile or result file (a path; a list of dicts for a file that lists several), "
+        "or a built-in device by name (ieee-binary32, nvidia-g70, hopper:HMMA.16816.F32, ...). matmul's and scalar's "
+        "profile= take it back.");
   m.def("formats", &gp::python::formats,
         "Every number format of the model, as dicts: name, exp_bits, man_bits, bias, storage_bits, pad_bits, signed, "
         "infinities, nans, subnormals, zero, emin, emax.");
   m.def("instructions", &gp::python::instructions,
         "Every MMA instruction of the model's table (the rows of `gpuparanoia model dot --list`), as dicts: id, arch, "
-        "name, m, n, k, a_format, b_format, c_format, d_format, algorithm, scale_format, scale_block, notes.");
+        "name, m, n, k, a_format, b_format, c_format, d_format, algorithm, scale_format, scale_block, parameters (the "
+        "algorithm's, as matmul's keywords), notes.");
 }
 

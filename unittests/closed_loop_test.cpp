@@ -1,7 +1,8 @@
 // The closed loop of profiles: the profile a run infers, loaded back with --profile-file, is a
 // virtual device whose audit finds the same arithmetic (`compare` shows no difference). A family
 // left out here is one whose probes infer a wrong parameter, named beside it. Also the names of
-// loaded devices: the file's stem, never a name given twice.
+// loaded devices: the file's stem, never a name given twice. And profile_json, the writer of the
+// whole schema (the Python module's profile()), read back by parse_profiles.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -167,6 +168,34 @@ TEST(LoadedMma, EntriesBecomeConfigurations) {
   written["align_floor"] = nullptr;
   EXPECT_EQ(backends::parameters_json(*model, cfg.k), written);
   EXPECT_EQ(backends::algorithm_name(*model, cfg.k), "fda");
+}
+
+// Every built-in device written by profile_json reads back to the same document, and each MMA
+// configuration to the model its instruction's row holds: formats, scale factors, parameters.
+TEST(ProfileJson, EveryBuiltinDeviceReadsBack) {
+  for (const backends::Profile& p : backends::builtin_profiles()) {
+    const json doc = backends::profile_json(p);
+    auto read = backends::parse_profiles(doc, "written");
+    ASSERT_TRUE(read) << p.name << ": " << read.error().message;
+    ASSERT_EQ(read->size(), 1u);
+    const backends::Profile& q = read->front();
+    EXPECT_EQ(backends::profile_json(q), doc) << p.name;
+    EXPECT_EQ(q.units.size(), p.units.size()) << p.name;
+    ASSERT_EQ(q.mma.size(), p.mma.size()) << p.name;
+    for (std::size_t i = 0; i < p.mma.size(); ++i) {
+      const model::DotConfig* want = backends::mma_model(p.models, p.mma[i]);
+      const model::DotConfig* got = backends::mma_model(q.models, q.mma[i]);
+      ASSERT_TRUE(want && got) << p.name;
+      EXPECT_EQ(got, &q.models.at(backends::mma_model_key(q.mma[i]))) << p.name << ": not the loaded entry";
+      EXPECT_EQ(q.mma[i].name(), p.mma[i].name());
+      EXPECT_EQ(got->algorithm, want->algorithm) << p.name;
+      EXPECT_EQ(got->scale, want->scale) << p.name;
+      if (want->scale) {
+        EXPECT_EQ(got->scale_block, want->scale_block) << p.name;
+      }
+      EXPECT_EQ(backends::parameters_json(*got, q.mma[i].k), backends::parameters_json(*want, p.mma[i].k)) << p.name;
+    }
+  }
 }
 
 }  // namespace

@@ -187,6 +187,37 @@ Expected<bool> read_mma_entries(const json& mma, const std::string& at, Profile&
 
 std::string mma_model_key(const MmaConfig& config) { return config.instruction.empty() ? config.name() : config.instruction; }
 
+const model::DotConfig* mma_model(const std::map<std::string, model::DotConfig>& models, const MmaConfig& config) {
+  if (const auto it = models.find(mma_model_key(config)); it != models.end()) return &it->second;
+  const model::MmaInstruction* inst = model::find_mma_instruction(config.instruction);
+  return inst ? &inst->config : nullptr;
+}
+
+const model::ScalarUnit* unit_for(const Profile& profile, const model::Format& storage) {
+  for (const model::ScalarUnit& u : profile.units)
+    if (&u.storage_format() == &storage) return &u;
+  return nullptr;
+}
+
+json profile_json(const Profile& p) {
+  json scalar = json::object();
+  for (const model::ScalarUnit& u : p.units) scalar[std::string(u.storage_format().name)] = unit_to_json(u);
+  json mma = json::array();
+  for (const MmaConfig& m : p.mma) {
+    json e = {{"config", m.name()}};
+    if (!m.instruction.empty()) e["instruction"] = m.instruction;
+    if (const model::DotConfig* c = mma_model(p.models, m)) {
+      e["algorithm"] = algorithm_name(*c, m.k);
+      e["parameters"] = parameters_json(*c, m.k);
+    }
+    mma.push_back(std::move(e));
+  }
+  json published = json::object();
+  for (const auto& [key, words] : p.published) published[key] = words;
+  return {{"name", p.name},       {"device_name", p.device_name}, {"vendor", p.vendor}, {"description", p.description},
+          {"scalar", scalar},     {"mma", mma},                   {"published", published}};
+}
+
 Expected<std::vector<Profile>> parse_profiles(const json& doc, const std::string& where) {
   std::vector<Profile> out;
   const json list = doc.is_array() ? doc : json::array({doc});
@@ -589,6 +620,10 @@ json parameters_json(const model::DotConfig& c, int k) {
   p["nan"] = c.nan == model::MmaNan::nvidia ? "nvidia" : "format";
   if (plain == MmaAlgorithm::fdrda || plain == MmaAlgorithm::gfdrda) p["round_down_alignment"] = c.round_down_alignment;
   if (c.carry_bits) p["carry_bits"] = c.carry_bits;
+  if (c.scale) {
+    p["scale_format"] = c.scale->name;
+    p["scale_block"] = c.scale_block;
+  }
   return p;
 }
 

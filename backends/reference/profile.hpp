@@ -31,6 +31,11 @@ struct Profile {
 
 // The key of an MMA configuration's model: its instruction, or its name where it has none.
 std::string mma_model_key(const MmaConfig& config);
+// The model an MMA configuration computes with: its entry in `models` (by mma_model_key), else its
+// instruction's row of the table; null when it has neither.
+const model::DotConfig* mma_model(const std::map<std::string, model::DotConfig>& models, const MmaConfig& config);
+// The unit of a format as a program names it (its storage format: the unit may compute wider), or null.
+const model::ScalarUnit* unit_for(const Profile& profile, const model::Format& storage);
 
 // The built-in profiles: IEEE devices, the historical shader units, one device per MMA instruction.
 std::vector<Profile> builtin_profiles();
@@ -44,6 +49,9 @@ std::vector<Profile> builtin_profiles();
 // identified) are left out with a note in the description. Errors name the file and key.
 Expected<std::vector<Profile>> load_profile_file(const std::filesystem::path& path);
 Expected<std::vector<Profile>> parse_profiles(const nlohmann::json& doc, const std::string& where);
+// A profile as a profile file writes it (parse_profiles reads it back to the same devices): name,
+// device_name, vendor, description, scalar, mma (every configuration with its model), published.
+nlohmann::json profile_json(const Profile& profile);
 
 // An adder as the keys of profile.scalar.<format>.add (and add_cascaded).
 nlohmann::json adder_json(const model::AdderParams& adder);

@@ -2,20 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "model/mma_instructions.hpp"
-
 namespace gp::backends {
-
-namespace {
-
-// The unit of a format, as a program names it (its storage format): the unit may compute wider.
-const model::ScalarUnit* unit_for(const Profile& p, const model::Format* f) {
-  for (const model::ScalarUnit& u : p.units)
-    if (&u.storage_format() == f) return &u;
-  return nullptr;
-}
-
-}  // namespace
 
 ReferenceDevice::ReferenceDevice(Profile profile) : profile_(std::move(profile)) {
   info_.id = "ref:" + profile_.name;
@@ -43,7 +30,7 @@ Expected<std::vector<std::uint64_t>> ReferenceDevice::scalar(const ScalarBatch& 
   // Resolve every node's unit once: a format the device lacks is an error, not a guess.
   std::vector<const model::ScalarUnit*> units(e.code.size());
   for (std::size_t i = 0; i < e.code.size(); ++i) {
-    units[i] = unit_for(profile_, e.format_of(i));
+    units[i] = unit_for(profile_, *e.format_of(i));
     if (!units[i]) return Error{fmt::format("{} does not compute in {}", info_.id, e.format_of(i)->name)};
   }
   // The first of two dependent additions runs on the unit's cascaded adder (Daumas et al. 2.3).
@@ -81,10 +68,9 @@ Expected<std::vector<std::uint64_t>> ReferenceDevice::scalar(const ScalarBatch& 
 
 Expected<std::vector<std::uint64_t>> ReferenceDevice::mma(const MmaBatch& batch) {
   const MmaConfig& cfg = *batch.config;
-  const auto custom = models_.find(mma_model_key(cfg));
-  const model::MmaInstruction* inst = custom == models_.end() ? model::find_mma_instruction(cfg.instruction) : nullptr;
-  if (custom == models_.end() && !inst) return Error{fmt::format("{} has no MMA configuration {}", info_.id, cfg.name())};
-  const model::DotConfig& dot_config = custom != models_.end() ? custom->second : inst->config;
+  const model::DotConfig* model = mma_model(models_, cfg);
+  if (!model) return Error{fmt::format("{} has no MMA configuration {}", info_.id, cfg.name())};
+  const model::DotConfig& dot_config = *model;
   const auto n = tiles(batch);
   if (!n) return n.error();
   const std::size_t sa = std::size_t(cfg.m) * cfg.k, sb = std::size_t(cfg.k) * cfg.n, sc = std::size_t(cfg.m) * cfg.n;

@@ -7,7 +7,7 @@ import pytest
 
 import gpuparanoia
 from conftest import model_dot
-from test_matmul_model_dot import lines_of, random_bits, scale_bits
+from test_matmul_model_dot import lines_of, random_bits, scale_bits, tile
 
 # (algorithm, a, b, c, d formats, K, parameters)
 CASES = [
@@ -62,4 +62,16 @@ def test_algorithm_with_an_instructions_parameters_is_the_instruction(formats):
     by_parameters = gpuparanoia.matmul(a, b, c, algorithm="fda", a_format="binary16", b_format="binary16",
                                        c_format="binary32", d_format="binary32", F=25, block=16, align_floor=-133,
                                        bits=True)
+    assert np.array_equal(by_name, by_parameters)
+
+
+@pytest.mark.parametrize("ins", gpuparanoia.instructions(), ids=lambda i: i["id"])
+def test_instructions_parameters_are_the_instruction(ins, formats):
+    """instructions()'s parameters, given to algorithm= with the row's formats, compute the row."""
+    rng = np.random.default_rng(zlib.crc32(ins["id"].encode()))
+    a, b, c, sa, sb = tile(rng, formats, ins, 2, 3, ins["k"])
+    by_name = gpuparanoia.matmul(a, b, c, instruction=ins["id"], a_scale=sa, b_scale=sb, bits=True)
+    by_parameters = gpuparanoia.matmul(a, b, c, algorithm=ins["algorithm"], a_format=ins["a_format"],
+                                       b_format=ins["b_format"], c_format=ins["c_format"], d_format=ins["d_format"],
+                                       a_scale=sa, b_scale=sb, bits=True, **ins["parameters"])
     assert np.array_equal(by_name, by_parameters)

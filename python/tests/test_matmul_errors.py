@@ -86,9 +86,9 @@ def test_names():
         gpuparanoia.matmul(ones(2, 16), ones(16, 3), **{**FDA, "c_format": "binary17"})
     with pytest.raises(ValueError, match=r"algorithm= needs d_format"):
         gpuparanoia.matmul(ones(2, 16), ones(16, 3), **{**FDA, "d_format": None})
-    with pytest.raises(ValueError, match=r"either instruction="):
+    with pytest.raises(ValueError, match=r"needs one of instruction="):
         gpuparanoia.matmul(ones(2, 16), ones(16, 3))
-    with pytest.raises(ValueError, match=r"either instruction="):
+    with pytest.raises(ValueError, match=r"needs one of instruction="):
         gpuparanoia.matmul(ones(2, 16), ones(16, 3), instruction=HMMA, algorithm="fda")
     with pytest.raises(ValueError, match=r"a_format, F: the formats and parameters of hopper:HMMA.16816.F32"):
         gpuparanoia.matmul(ones(2, 16), ones(16, 3), instruction=HMMA, a_format="binary16", F=25)
