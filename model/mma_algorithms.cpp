@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <type_traits>
 
+#include "model/fda_fast.hpp"
 #include "model/ops.hpp"
 #include "model/value.hpp"
 #include "model/wide.hpp"
@@ -30,12 +32,7 @@ namespace {
 constexpr std::array<std::string_view, 10> algorithm_names = {"sfma",  "gps",     "fda",    "cofda",    "gdfs",
                                                               "fdrda", "cofdrda", "gfdrda", "cogfdrda", "tree"};
 
-// sig * 2^shift, bits below 2^0 dropped (truncation of a magnitude: toward zero).
-// (A zero significand may come with any shift: zero terms keep their operands' exponents.)
-[[gnu::always_inline]] inline std::uint64_t align_trunc(std::uint64_t sig, int shift) {
-  if (shift >= 0) return shift < 64 ? sig << shift : 0;
-  return shift > -64 ? sig >> -shift : 0;
-}
+using fda_fast::align_trunc;
 
 // floor(v * 2^shift) for a signed v (rounding down, two's complement truncation).
 inline std::int64_t align_floor_signed(std::int64_t v, int shift) {
@@ -50,9 +47,7 @@ inline std::int64_t align_trunc_signed(std::int64_t v, int shift) {
   return v < 0 ? -std::int64_t(m) : std::int64_t(m);
 }
 
-// Alignment exponent of a decoded finite value (the exponent of its leading binade; a subnormal
-// takes the format's emin, as MMA-Sim's step 2 reads exponents from the encoding).
-inline int align_exp(const Format& f, const Unpacked& u) { return u.exp + f.man_bits; }
+using fda_fast::align_exp;
 
 // Special-value bookkeeping of MMA-Sim's step 1.
 struct Specials {
@@ -80,7 +75,7 @@ struct Specials {
   }
 };
 
-bool finite(Class c) { return c == Class::zero || is_finite_nonzero(c); }
+using fda_fast::finite;
 
 // One exact product: (-1)^neg * sig * 2^exp.
 struct Term {
@@ -195,138 +190,48 @@ std::uint64_t fda_block(const Dot& dot, const Format& cf, std::uint64_t c, const
   return dot.round_out(neg, std::uint64_t(neg ? -acc : acc), q);
 }
 
-// The FDA fast path for fixed a and b formats (binary16, bfloat16, tf32, e4m3, e5m2) without scale
-// factors: branch-free decoding into biased exponents, one pass for the maximum, one for the sum.
-// Blocks with an infinity or NaN, and blocks longer than 64 products, take fda_block.
-template <const Format& F>
-struct FastDecode {
-  static_assert(F.has_sign() && F.has_subnormals());
-  [[gnu::always_inline]] static void run(std::uint64_t bits, std::uint64_t& sig, int& e, bool& neg, bool& special) {
-    const std::uint64_t mag = (bits >> F.pad_bits) & F.magnitude_mask();
-    const std::uint64_t field = mag >> F.man_bits;
-    sig = (mag & F.man_mask()) | (std::uint64_t(field != 0) << F.man_bits);
-    e = int(field) + int(field == 0);  // biased exponent of the leading binade (subnormals: emin)
-    neg = (bits >> F.sign_shift()) & 1;
-    if constexpr (F.nan == NanStyle::ieee) special = field == F.exp_field_max();
-    else if constexpr (F.nan == NanStyle::all_ones) special = mag == F.magnitude_mask();
-    else special = false;
-  }
-};
-
-template <const Format& A, const Format& B>
-std::uint64_t fda_fast(const Dot& dot, const Format& cf, std::uint64_t c, const std::uint64_t* a,
-                       const std::uint64_t* b, int n, const std::uint64_t* sa, const std::uint64_t* sb, int k0) {
+// The FDA fast path for fixed a and b formats (fda_fast::with_format) without scale factors:
+// branch-free decoding into biased exponents, one pass for the maximum, one for the sum, in lanes
+// of T (std::uint32_t where the block fits them, which the compiler vectorizes best). Blocks with
+// an infinity or NaN, and blocks longer than 64 products, take fda_block.
+template <const Format& A, const Format& B, class T>
+std::uint64_t fda_fast_block(const Dot& dot, const Format& cf, std::uint64_t c, const std::uint64_t* a,
+                             const std::uint64_t* b, int n, const std::uint64_t* sa, const std::uint64_t* sb, int k0) {
+  using P = fda_fast::Pair<A, B>;
   constexpr int kMax = 64;
+  const DotConfig& cfg = dot.config();
   if (n > kMax) return fda_block<Fixed<A>, Fixed<B>>(dot, cf, c, a, b, n, sa, sb, k0);
-  const DotConfig& cfg = dot.config();
-  std::uint64_t sig[kMax];
-  int pe[kMax];
-  bool ng[kMax];
-  bool special = false, all_neg_zero = true;
-  int pmax = INT_MIN / 2;
-  for (int k = 0; k < n; ++k) {
-    std::uint64_t sx, sy;
-    int ex, ey;
-    bool nx, ny, qx, qy;
-    FastDecode<A>::run(a[k], sx, ex, nx, qx);
-    FastDecode<B>::run(b[k], sy, ey, ny, qy);
-    special |= qx | qy;
-    sig[k] = sx * sy;
-    pe[k] = ex + ey;
-    ng[k] = nx != ny;
-    all_neg_zero &= (sig[k] == 0) & ng[k];
-    pmax = std::max(pmax, sig[k] != 0 ? pe[k] : INT_MIN / 2);
-  }
-  const Unpacked uc = unpack(cf, c);
-  if (special || !finite(uc.cls)) [[unlikely]]
-    return fda_block<Fixed<A>, Fixed<B>>(dot, cf, c, a, b, n, sa, sb, k0);
-  // Alignment exponent e_max, unbiased, and the accumulator's LSB exponent q = e_max - F.
-  constexpr int bias = A.bias + B.bias;
-  constexpr int m = A.man_bits + B.man_bits;
-  const bool c_nonzero = uc.cls != Class::zero;
-  int emax = std::max(cfg.align_floor, pmax - bias);
-  if (c_nonzero) emax = std::max(emax, align_exp(cf, uc));
-  all_neg_zero &= !c_nonzero && uc.neg;
-  if (pmax == INT_MIN / 2 && !c_nonzero) return dot.round_out(all_neg_zero, 0, 0);
-  const int q = emax - cfg.F;
-  // Product k: sig * 2^(pe - bias - m), at quantum 2^q: sig << (F - m) >> (emax + bias - pe).
-  const int l = cfg.F - m;
-  const int lp = std::max(l, 0), ln = std::max(-l, 0);
-  const int top = emax + bias + ln;
-  std::int64_t acc = 0;
-  if (c_nonzero) {
-    const auto v = std::int64_t(align_trunc(uc.sig, uc.exp - q));
-    acc = uc.neg ? -v : v;
-  }
-  for (int k = 0; k < n; ++k) {
-    const auto v = std::int64_t((sig[k] << lp) >> std::clamp(top - pe[k], 0, 63));
-    const std::int64_t s = -std::int64_t(ng[k]);
-    acc += (v ^ s) - s;
-  }
-  const bool neg = acc < 0;
-  return dot.round_out(neg, std::uint64_t(neg ? -acc : acc), q);
-}
-
-// The same with 32-bit lanes, which the compiler vectorizes: usable when every aligned product
-// fits 32 bits with room for the sum of the block (binary16 with F = 25: 22 + 5 + log2(16) bits).
-template <const Format& A, const Format& B>
-std::uint64_t fda_fast32(const Dot& dot, const Format& cf, std::uint64_t c, const std::uint64_t* a,
-                         const std::uint64_t* b, int n, const std::uint64_t* sa, const std::uint64_t* sb, int k0) {
-  constexpr int kMax = 32;
-  constexpr int m = A.man_bits + B.man_bits;
-  const DotConfig& cfg = dot.config();
-  const int l = cfg.F - m;
-  const int lp = std::max(l, 0), ln = std::max(-l, 0);
-  if (n > kMax || n < 1 || A.precision() + B.precision() + lp + std::bit_width(unsigned(n - 1)) > 32)
-    return fda_fast<A, B>(dot, cf, c, a, b, n, sa, sb, k0);
-  alignas(32) std::uint32_t sig[kMax];
-  alignas(32) std::int32_t pe[kMax];
-  alignas(32) std::uint32_t ngm[kMax];
+  if constexpr (!std::is_same_v<T, std::uint64_t>)
+    if (!P::template fits<T>(std::max(cfg.F - P::m, 0), n))
+      return fda_fast_block<A, B, std::uint64_t>(dot, cf, c, a, b, n, sa, sb, k0);
+  alignas(64) std::uint32_t sig[kMax];
+  alignas(64) std::int32_t pe[kMax];
+  alignas(64) T ngm[kMax];
   std::uint32_t special = 0, not_neg_zero = 0;
-  std::int32_t pmax = INT_MIN / 2;
+  std::int32_t pmax = fda_fast::kNoProduct;
   for (int k = 0; k < n; ++k) {
-    const auto x = std::uint32_t(a[k] >> A.pad_bits), y = std::uint32_t(b[k] >> B.pad_bits);
-    const std::uint32_t mx = x & std::uint32_t(A.magnitude_mask()), my = y & std::uint32_t(B.magnitude_mask());
-    const std::uint32_t fx = mx >> A.man_bits, fy = my >> B.man_bits;
-    const std::uint32_t sx = (mx & std::uint32_t(A.man_mask())) | (std::uint32_t(fx != 0) << A.man_bits);
-    const std::uint32_t sy = (my & std::uint32_t(B.man_mask())) | (std::uint32_t(fy != 0) << B.man_bits);
-    if constexpr (A.nan == NanStyle::ieee) special |= fx == std::uint32_t(A.exp_field_max());
-    else special |= mx == std::uint32_t(A.magnitude_mask());
-    if constexpr (B.nan == NanStyle::ieee) special |= fy == std::uint32_t(B.exp_field_max());
-    else special |= my == std::uint32_t(B.magnitude_mask());
-    const std::uint32_t p = sx * sy;
-    const auto e = std::int32_t(fx + (fx == 0) + fy + (fy == 0));
-    const std::uint32_t ng = ((x >> (A.value_bits() - 1)) ^ (y >> (B.value_bits() - 1))) & 1;
+    const fda_fast::Operand x = fda_fast::decode<A>(a[k]), y = fda_fast::decode<B>(b[k]);
+    special |= x.special | y.special;
+    const std::uint32_t p = x.sig * y.sig, ng = x.neg ^ y.neg;
     sig[k] = p;
-    pe[k] = e;
-    ngm[k] = 0u - ng;
+    pe[k] = x.exp + y.exp;
+    ngm[k] = T(0) - T(ng);
     not_neg_zero |= std::uint32_t(p != 0) | (ng ^ 1);
-    pmax = std::max(pmax, p != 0 ? e : INT_MIN / 2);
+    pmax = std::max(pmax, p != 0 ? pe[k] : fda_fast::kNoProduct);
   }
-  const Unpacked uc = unpack(cf, c);
-  if (special || !finite(uc.cls)) [[unlikely]]
+  const fda_fast::Addend ca = fda_fast::decode_addend(fda_fast::AddendFormat(cf), c);
+  if (special || ca.special) [[unlikely]]
     return fda_block<Fixed<A>, Fixed<B>>(dot, cf, c, a, b, n, sa, sb, k0);
-  constexpr int bias = A.bias + B.bias;
-  const bool c_nonzero = uc.cls != Class::zero;
-  int emax = std::max(cfg.align_floor, pmax - bias);
-  if (c_nonzero) emax = std::max(emax, align_exp(cf, uc));
-  if (pmax == INT_MIN / 2 && !c_nonzero) return dot.round_out(!not_neg_zero && uc.neg, 0, 0);
-  const int q = emax - cfg.F;
-  const int top = emax + bias + ln;
-  std::uint32_t pos = 0, neg = 0;
+  if (pmax == fda_fast::kNoProduct && ca.zero) return fda_fast::zero_result(dot, ca.neg, !not_neg_zero);
+  const fda_fast::Alignment al = fda_fast::alignment<P>(cfg, ca, pmax);
+  T pos = 0, neg = 0;
   for (int k = 0; k < n; ++k) {
-    const auto d = std::uint32_t(std::clamp(top - pe[k], 0, 31));
-    const std::uint32_t v = (sig[k] << lp) >> d;
+    const T v = fda_fast::aligned<T>(sig[k], pe[k], al.top, al.lp);
     pos += v & ~ngm[k];
     neg += v & ngm[k];
   }
-  std::int64_t acc = std::int64_t(pos) - std::int64_t(neg);
-  if (c_nonzero) {
-    const auto v = std::int64_t(align_trunc(uc.sig, uc.exp - q));
-    acc += uc.neg ? -v : v;
-  }
-  const bool negative = acc < 0;
-  return dot.round_out(negative, std::uint64_t(negative ? -acc : acc), q);
+  const fda_fast::FastRounding fr(dot);
+  return fda_fast::result(dot, fr, std::int64_t(pos) - std::int64_t(neg) + fda_fast::c_term(ca, al), al.q);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -658,13 +563,7 @@ Dot::Dot(const DotConfig& cfg) : cfg_(cfg), narrow_(*cfg.d) {
     case MmaAlgorithm::fda:
     case MmaAlgorithm::cofda:
       block_fn_ = fda_block<RuntimeA, RuntimeB>;
-      if (cfg.a == cfg.b && !cfg.scale && cfg.carry_bits == 0) {
-        if (cfg.a == &binary16) block_fn_ = fda_fast32<binary16, binary16>;
-        if (cfg.a == &bfloat16) block_fn_ = fda_fast32<bfloat16, bfloat16>;
-        if (cfg.a == &tf32) block_fn_ = fda_fast32<tf32, tf32>;
-        if (cfg.a == &e4m3) block_fn_ = fda_fast32<e4m3, e4m3>;
-        if (cfg.a == &e5m2) block_fn_ = fda_fast32<e5m2, e5m2>;
-      }
+      fda_fast::with_format(cfg, [&]<const Format& F>() { block_fn_ = fda_fast_block<F, F, std::uint32_t>; });
       break;
   }
 }

@@ -133,6 +133,12 @@ class Dot {
   using BlockFn = std::uint64_t (*)(const Dot&, const Format& cf, std::uint64_t c, const std::uint64_t* a,
                                     const std::uint64_t* b, int n, const std::uint64_t* sa, const std::uint64_t* sb,
                                     int k0);
+  // One fused block: d = c + sum of the n products a[k] * b[k], c in format cf (cfg.c for the first
+  // block of a chain, d's format after it), product k taking scale factor (k0 + k) / scale_block.
+  std::uint64_t block(const Format& cf, std::uint64_t c, const std::uint64_t* a, const std::uint64_t* b, int n,
+                      const std::uint64_t* sa = nullptr, const std::uint64_t* sb = nullptr, int k0 = 0) const {
+    return block_fn_(*this, cf, c, a, b, n, sa, sb, k0);
+  }
   // The final rounding of the fused algorithms: (-1)^neg * mag * 2^exp to d.
   std::uint64_t round_out(bool neg, std::uint64_t mag, int exp) const;
   std::uint64_t nan_bits() const;

@@ -16,6 +16,7 @@
 
 #include "backends/reference/profile.hpp"
 #include "model/dot_parameters.hpp"
+#include "model/gemm.hpp"
 #include "model/mma_instructions.hpp"
 #include "model/ops.hpp"
 #include "model/scalar_unit.hpp"
@@ -297,39 +298,12 @@ py::array matmul(const py::object& a, const py::object& b, const py::object& c, 
     sbbits = SB->bits(*cfg.scale, round, true);
   }
 
-  // Later evaluations take the previous partial result, in d's format, as their c.
-  DotConfig next_cfg = cfg;
-  next_cfg.c = cfg.d;
-  const model::Dot first(cfg), next(next_cfg);
   std::vector<std::uint64_t> d(std::size_t(M * N));
+  const model::GemmOperands g{.m = std::size_t(M), .n = std::size_t(N), .k = std::size_t(K), .kstep = kstep,
+                              .a = abits, .bt = bbits, .c = cbits, .sa = sabits, .sbt = sbbits};
   {
     py::gil_scoped_release release;
-    const auto rows = [&](py::ssize_t r0, py::ssize_t r1) {
-      const auto uk = std::size_t(kstep), us = std::size_t(per_step);
-      for (py::ssize_t i = r0; i < r1; ++i)
-        for (py::ssize_t j = 0; j < N; ++j) {
-          std::uint64_t acc = cbits[std::size_t(i * N + j)];
-          for (py::ssize_t t = 0; t < K / kstep; ++t) {
-            const std::uint64_t* ap = abits.data() + i * K + t * kstep;
-            const std::uint64_t* bp = bbits.data() + j * K + t * kstep;
-            std::span<const std::uint64_t> sa, sb;
-            if (cfg.scale) {
-              sa = {sabits.data() + i * S + t * per_step, us};
-              sb = {sbbits.data() + j * S + t * per_step, us};
-            }
-            acc = (t == 0 ? first : next)(acc, {ap, uk}, {bp, uk}, sa, sb);
-          }
-          d[std::size_t(i * N + j)] = acc;
-        }
-    };
-    const unsigned t = unsigned(std::min<py::ssize_t>(nthreads, std::max<py::ssize_t>(1, M)));
-    if (t <= 1 || M * N * K < 4096) {
-      rows(0, M);
-    } else {
-      std::vector<std::thread> pool;
-      for (unsigned w = 0; w < t; ++w) pool.emplace_back(rows, M * w / t, M * (w + 1) / t);
-      for (std::thread& th : pool) th.join();
-    }
+    model::gemm(cfg, g, d, nthreads);
   }
   return array_of(d, {M, N}, *cfg.d, bits);
 }

@@ -1,0 +1,32 @@
+// A whole matrix product D = C + A B on raw bits, as a GEMM kernel computes it with an MMA
+// instruction: every output element is Dot chained over K, `kstep` products per evaluation, each
+// evaluation's d the next one's c (c's format for the first evaluation, d's for the later ones).
+// The FDA fast-path configurations (fda_fast::with_format) run a kernel that decodes A and B once
+// and evaluates 16 output columns at a time; everything else evaluates Dot element by element.
+// Either way the bits are Dot's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "model/mma_algorithms.hpp"
+
+namespace gp::model {
+
+struct GemmOperands {
+  std::size_t m = 0, n = 0, k = 0;
+  int kstep = 0;                       // products per evaluation; K must be a multiple of it (0: K)
+  std::span<const std::uint64_t> a;    // M x K, row-major, cfg.a
+  std::span<const std::uint64_t> bt;   // b transposed: N x K, row j holding column j of b, cfg.b
+  std::span<const std::uint64_t> c;    // M x N, row-major, cfg.c
+  std::span<const std::uint64_t> sa;   // with cfg.scale: M x S, S = scale_count(cfg, kstep) * K / kstep
+  std::span<const std::uint64_t> sbt;  // with cfg.scale: N x S (b's scale factors transposed)
+};
+
+// d (M x N, row-major, cfg.d) = c + a b. cfg must pass check(). Rows are split among at most
+// `threads` worker threads (no more than M); a problem of fewer than 4096 products, or threads <= 1,
+// runs on the calling thread.
+void gemm(const DotConfig& cfg, const GemmOperands& g, std::span<std::uint64_t> d, unsigned threads);
+
+}  // namespace gp::model

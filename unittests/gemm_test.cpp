@@ -1,0 +1,227 @@
+// The whole-matrix evaluation (model/gemm.hpp) against Dot chained element by element, bit for
+// bit: every instruction of the table, and FDA/CoFDA configurations over F, block, floor, output
+// rounding and output bits, on random tiles whose N is no multiple of the kernel's lanes, with
+// subnormals, signed zeros, infinities, NaNs, cancellations and values near overflow mixed in, on
+// one thread and several. The FDA fast path's configurations are also checked against fda_block,
+// its specification (the same formats at other addresses take the generic path).
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model/gemm.hpp"
+#include "model/mma_instructions.hpp"
+
+namespace {
+
+using namespace gp::model;
+
+struct Draw {
+  std::mt19937_64& rng;
+  int special_rate;  // one element in special_rate is an infinity or NaN (0: none)
+
+  // Raw bits of f: mostly values near 1 (products cancel, align and truncate), some spread over the
+  // whole range, zeros of both signs, subnormals, values near overflow, specials.
+  std::uint64_t operator()(const Format& f) {
+    const std::uint64_t fmax = f.exp_field_max();
+    std::uint64_t field, man = rng() & f.man_mask();
+    const unsigned r = unsigned(rng() % 32);
+    if (special_rate > 0 && rng() % unsigned(special_rate) == 0) {
+      field = fmax;  // infinity or NaN (or the top binade of formats without them)
+      if (f.nan == NanStyle::all_ones) man = f.man_mask();
+    } else if (r < 2) {
+      field = 0, man = 0;  // zero
+    } else if (r < 4) {
+      field = 0;  // subnormal (or zero)
+    } else if (r < 6) {
+      field = fmax > 1 ? fmax - 1 : fmax;  // near overflow
+    } else if (r < 10) {
+      field = 1 + rng() % std::max<std::uint64_t>(fmax - 1, 1);
+    } else {
+      const auto centre = std::uint64_t(std::min<int>(f.bias, int(fmax) - 1));
+      field = std::clamp<std::uint64_t>(centre + rng() % 7, 3, fmax + 2) - 3;
+    }
+    if (field > fmax) field = fmax;
+    const std::uint64_t sign = f.has_sign() ? (rng() & 1) : 0;
+    const std::uint64_t pad = f.pad_bits ? rng() & ((std::uint64_t{1} << f.pad_bits) - 1) : 0;
+    return (sign << f.sign_shift()) | (((field << f.man_bits) | man) << f.pad_bits) | pad;
+  }
+};
+
+struct Problem {
+  std::size_t m, n, k;
+  int kstep;
+  std::vector<std::uint64_t> a, bt, c, sa, sbt;
+  GemmOperands operands() const {
+    GemmOperands g;
+    g.m = m, g.n = n, g.k = k, g.kstep = kstep;
+    g.a = a, g.bt = bt, g.c = c, g.sa = sa, g.sbt = sbt;
+    return g;
+  }
+};
+
+// A random M x (3 kstep) by (3 kstep) x N problem. Now and then product k + 1 is product k negated
+// (a's column repeated, b's row with its signs flipped), for large cancellations.
+Problem random_problem(const DotConfig& cfg, std::size_t m, std::size_t n, int kstep, std::mt19937_64& rng,
+                       int special_rate) {
+  Draw draw{rng, special_rate};
+  Problem p{m, n, std::size_t(3 * kstep), kstep, {}, {}, {}, {}, {}};
+  p.a.resize(m * p.k);
+  p.bt.resize(n * p.k);
+  for (auto& x : p.a) x = draw(*cfg.a);
+  for (auto& x : p.bt) x = draw(*cfg.b);
+  for (std::size_t k = 1; k < p.k; ++k)
+    if (rng() % 4 == 0) {
+      for (std::size_t i = 0; i < m; ++i) p.a[i * p.k + k] = p.a[i * p.k + k - 1];
+      for (std::size_t j = 0; j < n; ++j) p.bt[j * p.k + k] = p.bt[j * p.k + k - 1] ^ cfg.b->sign_mask();
+    }
+  p.c.resize(m * n);
+  Draw cdraw{rng, special_rate ? special_rate * 8 : 0};
+  for (auto& x : p.c) x = cdraw(*cfg.c);
+  if (cfg.scale) {
+    const std::size_t s = std::size_t(scale_count(cfg, kstep)) * 3;
+    p.sa.resize(m * s);
+    p.sbt.resize(n * s);
+    for (auto& x : p.sa) x = cdraw(*cfg.scale);
+    for (auto& x : p.sbt) x = cdraw(*cfg.scale);
+  }
+  return p;
+}
+
+// Dot chained element by element, as the Python module evaluated it before gemm().
+std::vector<std::uint64_t> chained(const DotConfig& cfg, const Problem& p) {
+  DotConfig next_cfg = cfg;
+  next_cfg.c = cfg.d;
+  const Dot first(cfg), next(next_cfg);
+  const auto uk = std::size_t(p.kstep), per = std::size_t(scale_count(cfg, p.kstep)), s = per * 3;
+  std::vector<std::uint64_t> d(p.m * p.n);
+  for (std::size_t i = 0; i < p.m; ++i)
+    for (std::size_t j = 0; j < p.n; ++j) {
+      std::uint64_t acc = p.c[i * p.n + j];
+      for (std::size_t t = 0; t < 3; ++t) {
+        std::span<const std::uint64_t> sa, sb;
+        if (cfg.scale) sa = {p.sa.data() + i * s + t * per, per}, sb = {p.sbt.data() + j * s + t * per, per};
+        acc = (t == 0 ? first : next)(acc, {p.a.data() + i * p.k + t * uk, uk}, {p.bt.data() + j * p.k + t * uk, uk},
+                                      sa, sb);
+      }
+      d[i * p.n + j] = acc;
+    }
+  return d;
+}
+
+std::string hex(std::uint64_t x) {
+  char s[24];
+  std::snprintf(s, sizeof s, "0x%llx", static_cast<unsigned long long>(x));
+  return s;
+}
+
+// gemm() on `threads` threads equals the chain; returns whether it did (failures say where).
+bool matches(const DotConfig& cfg, const Problem& p, const std::vector<std::uint64_t>& want, unsigned threads,
+             const std::string& what) {
+  std::vector<std::uint64_t> d(p.m * p.n, 0xDEADBEEF);
+  gemm(cfg, p.operands(), d, threads);
+  for (std::size_t x = 0; x < d.size(); ++x)
+    if (d[x] != want[x]) {
+      ADD_FAILURE() << what << ", " << threads << " thread(s): d[" << x / p.n << "][" << x % p.n << "] is " << hex(d[x])
+                    << ", Dot chained gives " << hex(want[x]);
+      return false;
+    }
+  return true;
+}
+
+// Both shapes (one tile and a bit, one thread; several rows on several threads), with rare and
+// frequent specials.
+void check_config(const DotConfig& cfg, int kstep, std::mt19937_64& rng, const std::string& what,
+                  const DotConfig* spec = nullptr) {
+  ASSERT_EQ(check(cfg), "") << what;
+  for (int special_rate : {0, 400, 23}) {
+    for (const auto& [m, n, threads] : {std::tuple{3u, 21u, 1u}, std::tuple{11u, 37u, 3u}}) {
+      const Problem p = random_problem(cfg, m, n, kstep, rng, special_rate);
+      const std::vector<std::uint64_t> want = chained(cfg, p);
+      if (spec) {
+        const std::vector<std::uint64_t> ref = chained(*spec, p);
+        for (std::size_t x = 0; x < want.size(); ++x)
+          if (want[x] != ref[x]) {
+            ADD_FAILURE() << what << ": Dot's fast path gives " << hex(want[x]) << ", fda_block " << hex(ref[x]);
+            return;
+          }
+      }
+      if (!matches(cfg, p, want, threads, what)) return;
+      if (threads > 1 && !matches(cfg, p, want, 1, what)) return;
+    }
+  }
+}
+
+TEST(Gemm, EveryInstruction) {
+  std::mt19937_64 rng(1);
+  for (const MmaInstruction& ins : all_mma_instructions()) check_config(ins.config, ins.k, rng, ins.id());
+}
+
+// Copies of the fast path's formats: equal formats at other addresses, which Dot evaluates with
+// fda_block (the fast path is chosen by address).
+const Format* spec_copy(const Format* f) {
+  static const Format copies[] = {binary16, bfloat16, tf32, e4m3, e5m2};
+  for (const Format& c : copies)
+    if (c.name == f->name) return &c;
+  return nullptr;
+}
+
+TEST(Gemm, FdaConfigurations) {
+  std::mt19937_64 rng(2);
+  const Format* const abs[] = {&binary16, &bfloat16, &tf32, &e4m3, &e5m2};
+  const int Fs[] = {0, 3, 10, 13, 20, 23, 24, 25, 26, 30, 35, 40};
+  const int ksteps[] = {1, 2, 4, 5, 8, 16, 32, 40, 80};
+  const int floors[] = {kNoAlignFloor, -133, -20, 0, 5};
+  const Rounding roundings[] = {Rounding::rz, Rounding::rne, Rounding::ru, Rounding::rd, Rounding::rna};
+  const auto pick = [&](const auto& list) { return list[rng() % std::size(list)]; };
+  for (int x = 0; x < 400; ++x) {
+    const Format& ab = *pick(abs);
+    const Format& d = rng() % 3 ? binary32 : binary16;
+    const Format& c = &d == &binary32 && rng() % 4 == 0 ? binary16 : d;
+    const int kstep = pick(ksteps);
+    const MmaAlgorithm alg = rng() % 2 ? MmaAlgorithm::fda : MmaAlgorithm::cofda;
+    DotConfig cfg = default_dot_config(alg, ab, ab, c, d, kstep);
+    cfg.F = pick(Fs);
+    const int blocks[] = {0, 1, 3, kstep / 2, kstep, 2 * kstep};
+    if (alg == MmaAlgorithm::fda || rng() % 2) cfg.block = std::max(0, pick(blocks));
+    cfg.align_floor = pick(floors);
+    cfg.out_rounding = pick(roundings);
+    const int outs[] = {d.man_bits, d.man_bits, 13 % (d.man_bits + 1), 0};
+    cfg.out_fraction_bits = pick(outs);
+    cfg.nan = rng() % 2 ? MmaNan::nvidia : MmaNan::format;
+    DotConfig spec = cfg;
+    spec.a = spec.b = spec_copy(cfg.a);
+    const std::string what = std::string(name(alg)) + " " + std::string(ab.name) + " c " + std::string(c.name) + " d " +
+                             std::string(d.name) + " kstep " + std::to_string(kstep) + " F " + std::to_string(cfg.F) +
+                             " block " + std::to_string(cfg.block) + " floor " + std::to_string(cfg.align_floor) +
+                             " rounding " + std::string(name(cfg.out_rounding)) + " out bits " +
+                             std::to_string(cfg.out_fraction_bits);
+    check_config(cfg, kstep, rng, what, &spec);
+  }
+}
+
+// Blocks longer than Dot's fast path takes (64) and than one fused block holds (kMaxDotK).
+TEST(Gemm, LongBlocks) {
+  std::mt19937_64 rng(3);
+  for (const Format* ab : {&binary16, &e5m2})
+    for (int F : {13, 24, 40}) {
+      DotConfig cfg = default_dot_config(MmaAlgorithm::fda, *ab, *ab, binary32, binary32);
+      cfg.F = F;
+      DotConfig spec = cfg;
+      spec.a = spec.b = spec_copy(cfg.a);
+      check_config(cfg, 1100, rng, std::string(ab->name) + " K 1100 F " + std::to_string(F), &spec);
+    }
+}
+
+// Configurations outside the fast path: per-element Dot (carry bits, mixed formats, scale factors).
+TEST(Gemm, OtherFdaConfigurations) {
+  std::mt19937_64 rng(4);
+  DotConfig carry = default_dot_config(MmaAlgorithm::fda, binary16, binary16, binary32, binary32, 16);
+  carry.carry_bits = 2;
+  check_config(carry, 16, rng, "fda carry bits 2");
+  const DotConfig mixed = default_dot_config(MmaAlgorithm::cofda, e4m3, e5m2, binary32, binary32, 32);
+  check_config(mixed, 32, rng, "cofda e4m3 x e5m2");
+}
+
+}  // namespace
