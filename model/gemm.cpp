@@ -38,7 +38,7 @@ void gemm_dot(const DotConfig& cfg, const GemmOperands& g, int kstep, std::span<
         std::uint64_t acc = g.c[i * g.n + j];
         for (std::size_t t = 0; t < g.k / uk; ++t) {
           std::span<const std::uint64_t> sa, sb;
-          if (cfg.scale) {
+          if (cfg.scale && !g.sa.empty()) {
             sa = g.sa.subspan(i * S + t * per_step, per_step);
             sb = g.sbt.subspan(j * S + t * per_step, per_step);
           }

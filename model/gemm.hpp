@@ -20,8 +20,10 @@ struct GemmOperands {
   std::span<const std::uint64_t> a;    // M x K, row-major, cfg.a
   std::span<const std::uint64_t> bt;   // b transposed: N x K, row j holding column j of b, cfg.b
   std::span<const std::uint64_t> c;    // M x N, row-major, cfg.c
-  std::span<const std::uint64_t> sa;   // with cfg.scale: M x S, S = scale_count(cfg, kstep) * K / kstep
-  std::span<const std::uint64_t> sbt;  // with cfg.scale: N x S (b's scale factors transposed)
+  // With cfg.scale: a's (M x S, S = scale_count(cfg, kstep) * K / kstep) and b's transposed (N x S)
+  // scale factors; both empty: none, as Dot takes them (a device's batch carries none).
+  std::span<const std::uint64_t> sa;
+  std::span<const std::uint64_t> sbt;
 };
 
 // d (M x N, row-major, cfg.d) = c + a b. cfg must pass check(). Rows are split among at most

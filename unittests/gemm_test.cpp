@@ -89,7 +89,8 @@ Problem random_problem(const DotConfig& cfg, std::size_t m, std::size_t n, int k
   return p;
 }
 
-// Dot chained element by element, as the Python module evaluated it before gemm().
+// Dot chained element by element, as the Python module evaluated it before gemm() (with p's scale
+// factors, or none where p has none).
 std::vector<std::uint64_t> chained(const DotConfig& cfg, const Problem& p) {
   DotConfig next_cfg = cfg;
   next_cfg.c = cfg.d;
@@ -101,7 +102,7 @@ std::vector<std::uint64_t> chained(const DotConfig& cfg, const Problem& p) {
       std::uint64_t acc = p.c[i * p.n + j];
       for (std::size_t t = 0; t < 3; ++t) {
         std::span<const std::uint64_t> sa, sb;
-        if (cfg.scale) sa = {p.sa.data() + i * s + t * per, per}, sb = {p.sbt.data() + j * s + t * per, per};
+        if (!p.sa.empty()) sa = {p.sa.data() + i * s + t * per, per}, sb = {p.sbt.data() + j * s + t * per, per};
         acc = (t == 0 ? first : next)(acc, {p.a.data() + i * p.k + t * uk, uk}, {p.bt.data() + j * p.k + t * uk, uk},
                                       sa, sb);
       }
@@ -150,6 +151,13 @@ void check_config(const DotConfig& cfg, int kstep, std::mt19937_64& rng, const s
       if (!matches(cfg, p, want, threads, what)) return;
       if (threads > 1 && !matches(cfg, p, want, 1, what)) return;
     }
+  }
+  // No scale factors given to a scaled configuration: Dot without them (a device's batch has none).
+  if (cfg.scale) {
+    Problem p = random_problem(cfg, 5, 9, kstep, rng, 23);
+    p.sa.clear();
+    p.sbt.clear();
+    matches(cfg, p, chained(cfg, p), 1, what + " without scale factors");
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "model/gemm.hpp"
+
 namespace gp::backends {
 
 ReferenceDevice::ReferenceDevice(Profile profile) : profile_(std::move(profile)) {
@@ -75,18 +77,16 @@ Expected<std::vector<std::uint64_t>> ReferenceDevice::mma(const MmaBatch& batch)
   if (!n) return n.error();
   const std::size_t sa = std::size_t(cfg.m) * cfg.k, sb = std::size_t(cfg.k) * cfg.n, sc = std::size_t(cfg.m) * cfg.n;
   if (const std::string why = model::check(dot_config); !why.empty()) return Error{why};
-  const model::Dot dot(dot_config);
-  std::vector<std::uint64_t> d(*n * sc), row(std::size_t(cfg.k)), col(std::size_t(cfg.k));
+  // Each tile is a GEMM of one K step (the batch carries no scale factors: a scaled configuration
+  // computes with none, as Dot does without them).
+  std::vector<std::uint64_t> d(*n * sc), bt(sb);
   for (std::size_t t = 0; t < *n; ++t) {
-    const std::uint64_t *a = &batch.a[t * sa], *b = &batch.b[t * sb], *c = &batch.c[t * sc];
-    for (int i = 0; i < cfg.m; ++i)
-      for (int j = 0; j < cfg.n; ++j) {
-        for (int k = 0; k < cfg.k; ++k) {
-          row[std::size_t(k)] = a[std::size_t(i) * cfg.k + k];
-          col[std::size_t(k)] = b[std::size_t(k) * cfg.n + j];
-        }
-        d[t * sc + std::size_t(i) * cfg.n + j] = dot(c[std::size_t(i) * cfg.n + j], row, col);
-      }
+    const std::uint64_t* b = &batch.b[t * sb];
+    for (int k = 0; k < cfg.k; ++k)
+      for (int j = 0; j < cfg.n; ++j) bt[std::size_t(j) * cfg.k + k] = b[std::size_t(k) * cfg.n + j];
+    const model::GemmOperands g{std::size_t(cfg.m), std::size_t(cfg.n), std::size_t(cfg.k), cfg.k,
+                                batch.a.subspan(t * sa, sa), bt, batch.c.subspan(t * sc, sc), {}, {}};
+    model::gemm(dot_config, g, std::span(d).subspan(t * sc, sc), 1);
   }
   return d;
 }
