@@ -75,9 +75,6 @@ nlohmann::json to_json(const py::handle& v, const char* key) {
 }
 py::object from_json(const nlohmann::json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
 
-const char* const kBuiltinNames = "ieee-binary32, ieee-binary16, ieee-binary64, nvidia-g70, ati-r520, ati-r300, and "
-                                  "one per row of instructions(), e.g. hopper:HMMA.16816.F32";
-
 // The profiles a profile= argument or profile() names: a dict (a profile or a result document, or
 // a list of them), a path (str or os.PathLike) of a profile or result file, or a built-in device's
 // name (with or without "ref:"). ValueError naming the file and key for what does not load.
@@ -98,10 +95,16 @@ std::vector<backends::Profile> profiles_of(const py::handle& v, const char* key)
     if (!p) throw py::value_error(p.error().message);
     return std::move(*p);
   }
-  const std::string name = text.starts_with("ref:") ? text.substr(4) : text;
-  for (backends::Profile& p : backends::builtin_profiles())
-    if (p.name == name) return {std::move(p)};
-  throw py::value_error(std::string(key) + ": '" + text + "' is neither a file nor a built-in device (" + kBuiltinNames + ")");
+  if (auto p = backends::builtin_profile(text.starts_with("ref:") ? text.substr(4) : text)) return {std::move(*p)};
+  std::string names;  // the built-in devices: the scalar ones, then the first instruction's
+  for (const backends::Profile& p : backends::builtin_profiles()) {
+    if (!p.mma.empty()) {
+      names += ", and one per row of instructions(), e.g. " + p.name;
+      break;
+    }
+    names += (names.empty() ? "" : ", ") + p.name;
+  }
+  throw py::value_error(std::string(key) + ": '" + text + "' is neither a file nor a built-in device (" + names + ")");
 }
 
 // One profile: a file or a list holding several is a ValueError naming them.

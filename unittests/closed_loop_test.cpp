@@ -172,7 +172,10 @@ TEST(LoadedMma, EntriesBecomeConfigurations) {
 
 // Every built-in device written by profile_json reads back to the same document, and each MMA
 // configuration to the model its instruction's row holds: formats, scale factors, parameters.
+// builtin_profile finds each by its name, and nothing by another.
 TEST(ProfileJson, EveryBuiltinDeviceReadsBack) {
+  EXPECT_FALSE(backends::builtin_profile("hopper:HMMA.16816.F33"));
+  EXPECT_FALSE(backends::builtin_profile("ref:ieee-binary32"));
   for (const backends::Profile& p : backends::builtin_profiles()) {
     const json doc = backends::profile_json(p);
     auto read = backends::parse_profiles(doc, "written");
@@ -180,6 +183,9 @@ TEST(ProfileJson, EveryBuiltinDeviceReadsBack) {
     ASSERT_EQ(read->size(), 1u);
     const backends::Profile& q = read->front();
     EXPECT_EQ(backends::profile_json(q), doc) << p.name;
+    const auto named = backends::builtin_profile(p.name);  // the lookup by name finds the same device
+    ASSERT_TRUE(named) << p.name;
+    EXPECT_EQ(backends::profile_json(*named), doc) << p.name;
     EXPECT_EQ(q.units.size(), p.units.size()) << p.name;
     ASSERT_EQ(q.mma.size(), p.mma.size()) << p.name;
     for (std::size_t i = 0; i < p.mma.size(); ++i) {

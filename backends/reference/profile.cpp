@@ -82,9 +82,8 @@ Profile instruction_profile(const model::MmaInstruction& inst) {
           {}};
 }
 
-}  // namespace
-
-std::vector<Profile> builtin_profiles() {
+// The built-in devices that are not an instruction's.
+std::vector<Profile> scalar_builtins() {
   std::vector<Profile> v;
   v.push_back(scalar_profile("ieee-binary32", "IEEE 754 binary32 unit", "IEEE",
                              "correctly rounded binary32 arithmetic, round to nearest even, gradual underflow",
@@ -109,8 +108,23 @@ std::vector<Profile> builtin_profiles() {
   v.push_back(scalar_profile("ati-r300", "ATI Radeon 9700 (R300), fp24 pixel shader", "ATI",
                              "Daumas et al. 2006 table 1 and Hillesland and Lastra 2004; unstated parameters assumed",
                              {model::ati_r300()}));
+  return v;
+}
+
+}  // namespace
+
+std::vector<Profile> builtin_profiles() {
+  std::vector<Profile> v = scalar_builtins();
   for (const model::MmaInstruction& inst : model::all_mma_instructions()) v.push_back(instruction_profile(inst));
   return v;
+}
+
+std::optional<Profile> builtin_profile(std::string_view name) {
+  for (Profile& p : scalar_builtins())
+    if (p.name == name) return std::move(p);
+  for (const model::MmaInstruction& inst : model::all_mma_instructions())
+    if (inst.id() == name) return instruction_profile(inst);
+  return std::nullopt;
 }
 
 Expected<std::vector<Profile>> load_profile_file(const std::filesystem::path& path) {

@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/device.hpp"
@@ -39,6 +41,8 @@ const model::ScalarUnit* unit_for(const Profile& profile, const model::Format& s
 
 // The built-in profiles: IEEE devices, the historical shader units, one device per MMA instruction.
 std::vector<Profile> builtin_profiles();
+// The built-in profile of that name (without "ref:"), or none.
+std::optional<Profile> builtin_profile(std::string_view name);
 
 // A profile file: {"name": ..., "description": ..., "scalar": {"<format>": {<the keys of
 // a result's profile.scalar>}}, "mma": [<the entries of a result's profile.mma>], "published":
