@@ -357,15 +357,12 @@ TEST(OpenGLRoutes, SurfacelessContextComputes) {
 
 // The command line: the driver probes (unittests/cli_run.hpp) on every OpenGL device, every finding ok.
 TEST_F(OpenGL, CliRunsTheDriverProbes) {
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "gpuparanoia-opengl-cli";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string command = fmt::format("'{}' run --device 'opengl:*' --suite scalar {} --quick --seed {} --out '{}' > '{}' 2>&1",
-                                          GPUPARANOIA_BINARY, testing::kDriverProbes, kSeed, dir.string(), (dir / "log").string());
-  const int status = std::system(command.c_str());
-  std::ifstream log(dir / "log");
-  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-  ASSERT_EQ(status, 0) << command << "\n" << text;
+  // run_cli makes the folder afresh; the program makes --out inside it.
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "gpuparanoia-opengl-cli" / "out";
+  const testing::CliRun r = testing::run_cli(fmt::format("run --device 'opengl:*' --suite scalar {} --quick --seed {} --out '{}'",
+                                                         testing::kDriverProbes, kSeed, dir.string()),
+                                             "gpuparanoia-opengl-cli");
+  ASSERT_EQ(r.exit_status, 0) << r.tail();
   for (const auto& dev : gl().devices) {
     std::ifstream in(dir / (fmt::format("opengl-{}", dev->info().id.substr(7)) + ".json"));
     ASSERT_TRUE(in) << "no result for " << dev->info().id;
