@@ -15,7 +15,7 @@ namespace {
 constexpr const char* absent = "(absent)";
 
 std::string render(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
+  if (v.is_string()) return input::escaped(v.get_ref<const std::string&>(), false);
   std::string s = dump(v);
   return s.size() > 200 ? s.substr(0, 197) + "..." : s;
 }
@@ -110,7 +110,7 @@ Comparison compare_results(const json& a, const json& b) {
 
 std::string comparison_text(const Comparison& c) {
   std::string out = fmt::format("A: {}\nB: {}\n", c.a_name, c.b_name);
-  for (const Difference& d : c.differences) out += fmt::format("\n{}\n  A: {}\n  B: {}\n", d.where, d.a, d.b);
+  for (const Difference& d : c.differences) out += fmt::format("\n{}\n  A: {}\n  B: {}\n", input::escaped(d.where, false), d.a, d.b);
   out += fmt::format("\n{} difference{} ({} findings compared)\n", c.differences.size(),
                      c.differences.size() == 1 ? "" : "s", c.compared_findings);
   return out;
@@ -127,7 +127,7 @@ std::string comparison_markdown(const Comparison& c) {
     return out;
   }
   out += "| where | A | B |\n|---|---|---|\n";
-  for (const Difference& d : c.differences) out += fmt::format("| `{}` | {} | {} |\n", d.where, cell(d.a), cell(d.b));
+  for (const Difference& d : c.differences) out += fmt::format("| `{}` | {} | {} |\n", input::escaped(d.where, false), cell(d.a), cell(d.b));
   out += fmt::format("\n{} differences ({} findings compared).\n", c.differences.size(), c.compared_findings);
   return out;
 }

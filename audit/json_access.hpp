@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "input/input_error.hpp"
+
 namespace gp::audit {
 
 inline const nlohmann::json& null_json() {
@@ -29,10 +31,11 @@ inline const nlohmann::json& member(const nlohmann::json& j, std::string_view ke
   return it != j.end() ? *it : otherwise;
 }
 
-// j[key] when it is a string, else `otherwise`.
+// j[key] when it is a string, else `otherwise`; as a report shows it (input::escaped: a document
+// from elsewhere may hold newlines or terminal escape sequences).
 inline std::string string_member(const nlohmann::json& j, std::string_view key, std::string otherwise = "") {
   const nlohmann::json& v = member(j, key);
-  return v.is_string() ? v.get<std::string>() : otherwise;
+  return v.is_string() ? input::escaped(v.get_ref<const std::string&>(), false) : otherwise;
 }
 
 // j[key] when it is an integer, else `otherwise`.

@@ -46,7 +46,7 @@ std::vector<std::pair<std::string, std::vector<const json*>>> by_target(const js
 }
 
 std::string value_text(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
+  if (v.is_string()) return input::escaped(v.get_ref<const std::string&>(), false);
   if (v.is_null()) return "none";
   return dump(v);
 }
@@ -56,9 +56,9 @@ std::string profile_line(const json& p) {
   std::string out;
   for (const auto& [unit, fields] : p.items()) {
     if (unit == "validation") continue;
-    std::string part = unit + ":";
+    std::string part = input::escaped(unit, false) + ":";
     if (fields.is_object()) {
-      for (const auto& [k, v] : fields.items()) part += " " + k + "=" + value_text(v);
+      for (const auto& [k, v] : fields.items()) part += " " + input::escaped(k, false) + "=" + value_text(v);
     } else {
       part += " " + value_text(fields);
     }
@@ -222,7 +222,7 @@ std::vector<FormatHeadline> format_headlines(const json& doc) {
     const json& val = member(p, "validation", empty_object());
     const auto flush = [&](const char* k) { return string_member(sub, k, "?"); };
     const json& registers = member(p, "registers");
-    v.push_back({format + (registers.is_null() ? "" : fmt::format(" (in {})", value_text(registers))),
+    v.push_back({input::escaped(format, false) + (registers.is_null() ? "" : fmt::format(" (in {})", value_text(registers))),
                  headline(p, "add"), headline(p, "mul"), headline(p, "div"), fused(p, "fma"), fused(p, "mad"),
                  fmt::format("{}/{}/{}", flush("input"), flush("output"), flush("transfer")),
                  val.empty() ? std::string("none")

@@ -1,5 +1,6 @@
 #include "cli/audit_command.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "backends/device.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "cli/exit_codes.hpp"
+#include "input/input_error.hpp"
 
 namespace gp::cli {
 
@@ -130,7 +132,7 @@ enum class Listing { summary, all, json };
 int list_devices(const std::vector<std::string>& profile_files, Listing listing) {
   auto found = find_devices(profile_files);
   if (!found) {
-    fmt::print(stderr, "gpuparanoia: {}\n", found.error().message);
+    fmt::print(stderr, "{}", input::error_line(found.error().message));
     return kExitBadInput;
   }
   switch (listing) {
@@ -256,16 +258,16 @@ std::string open_outputs(const RunArgs& a, const backends::Device& d, audit::Res
 int run_audit(const RunArgs& a) {
   auto found = find_devices(a.profile_files);
   if (!found) {
-    fmt::print(stderr, "gpuparanoia: {}\n", found.error().message);
+    fmt::print(stderr, "{}", input::error_line(found.error().message));
     return kExitBadInput;
   }
   const auto chosen = choose_devices(a, *found);
   if (!chosen) {
-    fmt::print(stderr, "gpuparanoia: {}\n", chosen.error().message);
+    fmt::print(stderr, "{}", input::error_line(chosen.error().message));
     return kExitUsage;
   }
   if (auto ok = check_output_folders(a); !ok) {
-    fmt::print(stderr, "gpuparanoia: {}\n", ok.error().message);
+    fmt::print(stderr, "{}", input::error_line(ok.error().message));
     return kExitWriteFailed;
   }
   audit::RunSettings settings;
@@ -280,7 +282,7 @@ int run_audit(const RunArgs& a) {
   int errors = 0;
   bool write_failed = false;
   const auto write_error = [&](const Error& e) {
-    fmt::print(stderr, "gpuparanoia: {}\n", e.message);
+    fmt::print(stderr, "{}", input::error_line(e.message));
     write_failed = true;
   };
   // Real devices first, the reference backend's virtual ones apart: they audit the model itself.

@@ -1,7 +1,10 @@
 // `gpuparanoia devices` and `gpuparanoia run`: the audit of the devices found.
 #pragma once
 
-#include <CLI/CLI.hpp>
+
+namespace CLI {
+class App;  // <CLI/CLI.hpp>, included by the files that build the commands
+}
 
 namespace gp::cli {
 

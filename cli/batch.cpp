@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "input/input_error.hpp"
 #include "input/limits.hpp"
 
 namespace gp::cli {
@@ -38,7 +39,7 @@ LineRead read_line(std::istream& in, std::string& line) {
 std::optional<std::string> stdin_unreadable() {
   struct stat st {};
   if (fstat(STDIN_FILENO, &st) == 0 && S_ISDIR(st.st_mode))
-    return "gpuparanoia: " + input::InputError{input::kStdinName, 0, "", "is a directory, not a file"}.text() + "\n";
+    return input::error_line(input::InputError{input::kStdinName, 0, "", "is a directory, not a file"}.text());
   return std::nullopt;
 }
 

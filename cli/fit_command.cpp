@@ -1,5 +1,6 @@
 #include "cli/fit_command.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "backends/reference/profile.hpp"
 #include "cli/batch.hpp"
 #include "cli/exit_codes.hpp"
+#include "input/input_error.hpp"
 #include "input/limits.hpp"
 #include "model/ops.hpp"
 #include "tests_mma/candidates.hpp"
@@ -268,7 +270,7 @@ constexpr std::size_t kMaxSurvivors = 20000;
 int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
   Shape shape;
   if (std::string why = resolve_shape(args.shape, shape); !why.empty()) {
-    err << "gpuparanoia: fit: " << why << "\n";
+    err << input::error_line("fit: " + why);
     return kExitUsage;
   }
   if (args.discriminate && (*args.discriminate < 1 || *args.discriminate > 100000)) {
@@ -276,13 +278,13 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   if (!(args.max_seconds >= 0 && args.max_seconds <= 1e6)) {  // NaN fails both
-    err << fmt::format("gpuparanoia: fit: --max-seconds takes 0 (no limit) to 1000000 seconds, got {}\n", args.max_seconds);
+    err << input::error_line(fmt::format("fit: --max-seconds takes 0 (no limit) to 1000000 seconds, got {}", args.max_seconds));
     return kExitUsage;
   }
   mma::Pool pool;
   std::vector<Where> where;
   if (std::string why = read_captures(args.captures, shape, pool, where); !why.empty()) {
-    err << "gpuparanoia: " << why << "\n";
+    err << input::error_line(why);
     return kExitBadInput;
   }
   const mma::MmaConfig& cfg = shape.cfg;
@@ -316,8 +318,8 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
   }
   std::sort(survivors.begin(), survivors.end(), [&](const DotConfig& x, const DotConfig& y) { return mma::rank_less(cfg, x, y); });
   if (checked == 0 && !stopped) {
-    err << fmt::format("gpuparanoia: fit: the model has no algorithm for {} x {} + {} -> {}\n", cfg.a->name, cfg.b->name,
-                       cfg.c->name, cfg.d->name);
+    err << input::error_line(fmt::format("fit: the model has no algorithm for {} x {} + {} -> {}", cfg.a->name, cfg.b->name,
+                       cfg.c->name, cfg.d->name));
     return kExitUsage;
   }
 
@@ -469,7 +471,7 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
   for (const std::string& l : discriminating) out << l << "\n";
   if (!args.json.empty())
     if (auto w = audit::write_atomically(args.json, doc.dump(2) + "\n"); !w) {
-      err << "gpuparanoia: " << w.error().message << "\n";
+      err << input::error_line(w.error().message);
       return kExitWriteFailed;
     }
   return code;
@@ -517,7 +519,7 @@ std::string bits_text(std::uint64_t v) {
 int run_convert(const ConvertArgs& args, std::istream& in, std::ostream& out, std::ostream& err) {
   Shape shape;
   if (std::string why = resolve_shape(args.shape, shape); !why.empty()) {
-    err << "gpuparanoia: captures convert: " << why << "\n";
+    err << input::error_line("captures convert: " + why);
     return kExitUsage;
   }
   if (shape.scale) {
@@ -527,11 +529,11 @@ int run_convert(const ConvertArgs& args, std::istream& in, std::ostream& out, st
   const mma::MmaConfig& cfg = shape.cfg;
   for (const Format* f : {cfg.a, cfg.b, cfg.c, cfg.d})
     if (f->precision() > model::binary32.precision() || f->emax() > model::binary32.emax()) {
-      err << fmt::format("gpuparanoia: captures convert: the MATLAB layout holds binary32 values, not {}\n", f->name);
+      err << input::error_line(fmt::format("captures convert: the MATLAB layout holds binary32 values, not {}", f->name));
       return kExitUsage;
     }
   const auto fail = [&](const std::string& source, long line, const std::string& what) {
-    err << "gpuparanoia: " << input::InputError{source, line, "", what}.text() << "\n";
+    err << input::error_line(input::InputError{source, line, "", what}.text());
     return kExitBadInput;
   };
   if (!args.to_matlab.empty()) {
@@ -543,7 +545,7 @@ int run_convert(const ConvertArgs& args, std::istream& in, std::ostream& out, st
     mma::Pool pool;
     std::vector<Where> where;
     if (std::string why = read_captures({"-"}, shape, pool, where, in); !why.empty()) {
-      err << "gpuparanoia: " << why << "\n";
+      err << input::error_line(why);
       return kExitBadInput;
     }
     std::string a, b, c, d;
@@ -559,7 +561,7 @@ int run_convert(const ConvertArgs& args, std::istream& in, std::ostream& out, st
     fs::create_directories(args.to_matlab, ec);
     for (const auto& [name, body] : {std::pair{"a.txt", &a}, {"b.txt", &b}, {"c.txt", &c}, {"d.txt", &d}})
       if (auto w = audit::write_atomically(fs::path(args.to_matlab) / name, *body); !w) {
-        err << "gpuparanoia: " << w.error().message << "\n";
+        err << input::error_line(w.error().message);
         return kExitWriteFailed;
       }
     return kExitOk;

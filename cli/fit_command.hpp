@@ -23,12 +23,15 @@
 // and `--to-matlab DIR` converts capture lines on standard input back into that layout.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <istream>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;  // <CLI/CLI.hpp>, included by the files that build the commands
+}
 
 namespace gp::cli {
 

@@ -13,6 +13,7 @@
 #include "cli/model_command.hpp"
 #include "cli/results_command.hpp"
 #include "cli/selfcheck.hpp"
+#include "input/input_error.hpp"
 
 namespace {
 
@@ -70,7 +71,7 @@ int main(int argc, char** argv) {
       exit_code = app.exit(e);
     } else {
       // CLI11's own codes (106, 109, ...) are not this program's: each is a usage error.
-      fmt::print(stderr, "gpuparanoia: {} (gpuparanoia --help)\n", e.what());
+      fmt::print(stderr, "{}", gp::input::error_line(fmt::format("{} (gpuparanoia --help)", e.what())));
       return kExitUsage;
     }
   }

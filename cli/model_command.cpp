@@ -1,11 +1,13 @@
 #include "cli/model_command.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <array>
 
 #include "cli/batch.hpp"
 #include "cli/exit_codes.hpp"
+#include "input/input_error.hpp"
 #include "input/limits.hpp"
 #include "cli/model_dot.hpp"
 #include "model/ops.hpp"
@@ -26,18 +28,18 @@ std::string names_of(const T& list) {
 int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, std::ostream& err) {
   const auto fmt_ = model::find_format(a.format);
   if (!fmt_) {
-    err << fmt::format("gpuparanoia: unknown format '{}' (known: {})\n", a.format, format_names());
+    err << input::error_line(fmt::format("unknown format '{}' (known: {})", a.format, format_names()));
     return kExitUsage;
   }
   const auto op = model::find_op(a.op);
   if (!op) {
-    err << fmt::format("gpuparanoia: unknown op '{}' (known: {})\n", a.op, names_of(model::all_ops));
+    err << input::error_line(fmt::format("unknown op '{}' (known: {})", a.op, names_of(model::all_ops)));
     return kExitUsage;
   }
   const auto rounding = model::find_rounding(a.rounding);
   if (!rounding) {
-    err << fmt::format("gpuparanoia: unknown rounding '{}' (known: {})\n", a.rounding,
-                       names_of(model::all_roundings));
+    err << input::error_line(fmt::format("unknown rounding '{}' (known: {})", a.rounding,
+                       names_of(model::all_roundings)));
     return kExitUsage;
   }
   const model::Format& f = **fmt_;
@@ -45,8 +47,8 @@ int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, s
   if (*op == model::Op::cvt) {
     const auto src = model::find_format(a.from);
     if (!src) {
-      err << fmt::format("gpuparanoia: cvt needs --from with a known format, got '{}' (known: {})\n", a.from,
-                         format_names());
+      err << input::error_line(fmt::format("cvt needs --from with a known format, got '{}' (known: {})", a.from,
+                         format_names()));
       return kExitUsage;
     }
     from = *src;
@@ -64,7 +66,7 @@ int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, s
     } else if (x == "out") {
       o.ftz_out = true;
     } else {
-      err << fmt::format("gpuparanoia: --ftz takes in, out or in,out, got '{}'\n", x);
+      err << input::error_line(fmt::format("--ftz takes in, out or in,out, got '{}'", x));
       return kExitUsage;
     }
   }
@@ -79,7 +81,7 @@ int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, s
   const auto reject = [&] {
     out << buffer;
     out.flush();
-    err << "gpuparanoia: " << bad.text() << "\n";
+    err << input::error_line(bad.text());
     return kExitBadInput;
   };
   for (LineRead got; (got = read_line(in, line)) != LineRead::end;) {

@@ -1,11 +1,14 @@
 // `gpuparanoia model ...`: the reference model as a batch filter on stdin/stdout.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <istream>
 #include <ostream>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;  // <CLI/CLI.hpp>, included by the files that build the commands
+}
 
 namespace gp::cli {
 

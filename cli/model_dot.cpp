@@ -1,5 +1,6 @@
 #include "cli/model_dot.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "cli/batch.hpp"
 #include "cli/exit_codes.hpp"
+#include "input/input_error.hpp"
 #include "input/limits.hpp"
 #include "model/dot_parameters.hpp"
 #include "model/mma_instructions.hpp"
@@ -31,7 +33,7 @@ std::string algorithm_names() {
 
 // The message of a bad line: "gpuparanoia: <stdin>:3: why".
 std::string line_error(long line_no, std::string why) {
-  return "gpuparanoia: " + input::InputError{input::kStdinName, line_no, "", std::move(why)}.text() + "\n";
+  return input::error_line(input::InputError{input::kStdinName, line_no, "", std::move(why)}.text());
 }
 
 // The --algorithm form: its formats and parameters (model/dot_parameters.hpp), whose defaults
@@ -115,10 +117,10 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
   if (by_instruction) {
     ins = model::find_mma_instruction(args.instruction);
     if (!ins) {
-      err << fmt::format(
-          "gpuparanoia: unknown instruction '{}' (arch:name, e.g. hopper:HMMA.16816.F32; `gpuparanoia model dot "
-          "--list` lists them)\n",
-          args.instruction);
+      err << input::error_line(fmt::format(
+          "unknown instruction '{}' (arch:name, e.g. hopper:HMMA.16816.F32; `gpuparanoia model dot "
+          "--list` lists them)",
+          args.instruction));
       return kExitUsage;
     }
     if (args.F || args.block || args.group || args.scale_block || !args.a_format.empty() || !args.b_format.empty() ||
@@ -133,13 +135,13 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
   } else {
     const auto alg = model::find_mma_algorithm(args.algorithm);
     if (!alg) {
-      err << fmt::format("gpuparanoia: unknown algorithm '{}' (known: {})\n", args.algorithm, algorithm_names());
+      err << input::error_line(fmt::format("unknown algorithm '{}' (known: {})", args.algorithm, algorithm_names()));
       return kExitUsage;
     }
     AlgorithmForm f;
     f.algorithm = *alg;
     if (const std::string why = parameters_of(args, f.parameters); !why.empty()) {
-      err << "gpuparanoia: " << why << "\n";
+      err << input::error_line(why);
       return kExitUsage;
     }
     const std::pair<const char*, const std::string*> names[] = {
@@ -149,8 +151,8 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
     for (std::size_t i = 0; i < 4; ++i) {
       const auto found = model::find_format(*names[i].second);
       if (!found) {
-        err << fmt::format("gpuparanoia: {} needs a known format, got '{}' (known: {})\n", names[i].first,
-                           *names[i].second, format_names());
+        err << input::error_line(fmt::format("{} needs a known format, got '{}' (known: {})", names[i].first,
+                           *names[i].second, format_names()));
         return kExitUsage;
       }
       *slots[i] = *found;
@@ -160,7 +162,7 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
     model::DotConfigOrError checked = f.config(0);
     if (checked.config && !checked.config->tree) checked = f.config(16);
     if (!checked.config) {
-      err << "gpuparanoia: " << checked.error << "\n";
+      err << input::error_line(checked.error);
       return checked.key == "tree" && f.algorithm == model::MmaAlgorithm::tree ? kExitBadInput : kExitUsage;
     }
     f.scale = checked.config->scale;
@@ -259,7 +261,7 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
       widths.insert(widths.end(), std::size_t(k), cfg.b);
       if (scales) widths.insert(widths.end(), std::size_t(2 * scales), cfg.scale);
       if (!parse_hex_line(lines[i], no, widths, n, parsed, perr)) {
-        errors[i] = "gpuparanoia: " + perr.text() + "\n";
+        errors[i] = input::error_line(perr.text());
         return;
       }
       const std::uint64_t* p = parsed.data();

@@ -16,12 +16,15 @@
 // --threads, and --list (every instruction with its shape, formats and algorithm).
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <istream>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;  // <CLI/CLI.hpp>, included by the files that build the commands
+}
 
 namespace gp::cli {
 

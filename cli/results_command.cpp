@@ -1,5 +1,6 @@
 #include "cli/results_command.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <memory>
@@ -9,6 +10,7 @@
 #include "audit/report.hpp"
 #include "audit/result_check.hpp"
 #include "cli/exit_codes.hpp"
+#include "input/input_error.hpp"
 
 namespace gp::cli {
 
@@ -18,7 +20,7 @@ namespace {
 std::optional<nlohmann::json> read_result(const std::string& path) {
   input::InputError err;
   auto doc = audit::read_result(path, err);
-  if (!doc) fmt::print(stderr, "gpuparanoia: {}\n", err.text());
+  if (!doc) fmt::print(stderr, "{}", input::error_line(err.text()));
   return doc;
 }
 

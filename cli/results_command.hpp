@@ -4,7 +4,10 @@
 //   gpuparanoia table FILE...           the results side by side, one Markdown table (results/README.md)
 #pragma once
 
-#include <CLI/CLI.hpp>
+
+namespace CLI {
+class App;  // <CLI/CLI.hpp>, included by the files that build the commands
+}
 
 namespace gp::cli {
 

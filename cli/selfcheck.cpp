@@ -1,5 +1,6 @@
 #include "cli/selfcheck.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 

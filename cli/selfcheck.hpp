@@ -2,9 +2,12 @@
 // exact host arithmetic, for a user who wants to know that this build's model can be trusted.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <ostream>
+
+namespace CLI {
+class App;  // <CLI/CLI.hpp>, included by the files that build the commands
+}
 
 namespace gp::cli {
 

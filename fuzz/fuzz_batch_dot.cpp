@@ -41,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::ostringstream out, err;
   const int rc = cli::run_model_dot(args, in, out, err);
   if (rc == cli::kExitBadInput) {
-    fuzz::require_one_line(err.str(), "<stdin>:");
+    fuzz::require_printed_line(err.str(), "<stdin>:");
   } else {
     fuzz::require(rc == cli::kExitOk && err.str().empty(), "exit 0 without a message", err.str());
   }

@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!doc) return 0;
   const auto profiles = backends::parse_profiles(*doc, "fuzz.json");
   if (!profiles) {
-    fuzz::require_one_line("gpuparanoia: " + profiles.error().message + "\n", "fuzz.json");
+    fuzz::require_one_line(profiles.error().message, "fuzz.json");
     return 0;
   }
   // Operands: the input's last bytes, and values every format has bits for.

@@ -15,7 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const model::TreeParse parsed = model::parse_summation_tree(text);
   if (!parsed.tree) {
-    fuzz::require(!parsed.error.empty() && parsed.error.find('\n') == std::string::npos, "one-line error", parsed.error);
+    fuzz::require(!parsed.error.empty(), "an error says why");
+    fuzz::require_one_line(parsed.error, "");
     return 0;
   }
   const model::SummationTree& t = *parsed.tree;

@@ -3,7 +3,6 @@
 // scalar.binary32.add.guard_bits, or "field 3" of a batch line).
 #pragma once
 
-#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -26,21 +25,22 @@ struct InputError {
   }
 };
 
-// A piece of the input as a message shows it: quoted when short and printable, a lone byte in hex,
-// else "text" (a message is one line, whatever the input holds).
-inline std::string quoted(std::string_view s) {
-  const bool printable = std::all_of(s.begin(), s.end(), [](char c) { return c >= ' ' && c <= '~'; });
-  if (printable && s.size() <= 80) return "'" + std::string(s) + "'";
-  if (s.size() != 1) return "text";
-  static constexpr char hex[] = "0123456789abcdef";
-  const auto b = static_cast<unsigned char>(s[0]);
-  return std::string("byte 0x") + hex[b >> 4] + hex[b & 15];
-}
+// `s` as one line of a terminal: each control character (C0, DEL, C1) written as \n, \t, \r, \xNN or
+// \uNNNN, each byte of an invalid UTF-8 sequence as \xNN, and with `backslash` a backslash as \\ (so
+// that a piece of the input reads back unambiguously). A key or value of the input echoed raw could
+// break the one-line error contract or send escape sequences to the user's terminal.
+std::string escaped(std::string_view s, bool backslash = true);
 
-// A key of the input in a key path: as it is when short and printable, else as quoted() shows it.
-inline std::string key_text(std::string_view key) {
-  const std::string q = quoted(key);
-  return q.front() == '\'' ? std::string(key) : "<" + q + ">";
-}
+// A message of the program as it is printed: "gpuparanoia: <message>\n", the message escaped
+// (without doubling backslashes, which a quoted piece already escaped) so that it is one line.
+std::string error_line(std::string_view message);
+
+// A piece of the input as a message shows it: quoted when short (escaped where not printable), a
+// lone byte in hex, else "text" (a message is one line, whatever the input holds).
+std::string quoted(std::string_view s);
+
+// A key of the input in a key path: as it is when short and printable, escaped when short, else
+// "<text>".
+std::string key_text(std::string_view key);
 
 }  // namespace gp::input

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <climits>
 
+#include "input/input_error.hpp"
 #include "model/summation_tree.hpp"
 
 namespace gp::model {
@@ -19,10 +20,10 @@ std::string value_text(const DotParameterValue& v) {
     std::string operator()(std::monostate) const { return "null"; }
     std::string operator()(bool b) const { return b ? "true" : "false"; }
     std::string operator()(std::int64_t i) const { return std::to_string(i); }
-    std::string operator()(const std::string& s) const { return "\"" + s + "\""; }
+    std::string operator()(const std::string& s) const { return "\"" + input::escaped(s) + "\""; }
     std::string operator()(const std::vector<std::string>& l) const {
       std::string s;
-      for (const std::string& x : l) s += (s.empty() ? "" : ",") + ("\"" + x + "\"");
+      for (const std::string& x : l) s += (s.empty() ? "" : ",") + ("\"" + input::escaped(x) + "\"");
       return "[" + s + "]";
     }
     std::string operator()(double x) const {
@@ -65,7 +66,7 @@ DotConfigOrError dot_config_from_parameters(MmaAlgorithm alg, const Format& a, c
                                             ParameterSpelling spelling) {
   DotConfig cfg = default_dot_config(alg, a, b, c, d, k > 0 ? k : 0);
   const auto fail = [&](std::string_view key, std::string why) {
-    return DotConfigOrError{std::nullopt, spell(key, spelling) + ": " + why, std::string(key)};
+    return DotConfigOrError{std::nullopt, spell(input::key_text(key), spelling) + ": " + why, std::string(key)};
   };
   const auto wrong = [&](std::string_view key, const DotParameterValue& v, std::string_view expected) {
     return fail(key, "must be " + std::string(expected) + ", not " + value_text(v));

@@ -3,6 +3,7 @@
 // inputs that crashed the program, and those the fuzzers (fuzz/) found, are kept here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -49,7 +50,7 @@ TEST(BadInput, JsonErrorsNameTheLineAndKeyPath) {
   EXPECT_EQ(e.line, 3);
   EXPECT_EQ(e.field, "a[1]");
   EXPECT_FALSE(input::parse_json("{\"a\\nb\": x}", "x.json", e));
-  EXPECT_EQ(e.field, "<text>");  // a key that would break the line is not shown
+  EXPECT_EQ(e.field, "a\\nb");  // a key that would break the line is shown escaped
   // Nesting: the limit parses, one more level is an error (the parser stops there).
   EXPECT_TRUE(input::parse_json(nested(input::kMaxJsonDepth), "x.json", e));
   EXPECT_FALSE(input::parse_json(nested(input::kMaxJsonDepth + 1), "x.json", e));
@@ -192,6 +193,59 @@ TEST(BadInput, TreeNesting) {
                   "tree_deep",
                   fmt::format("--tree: parentheses nested deeper than {} at character {} of text",
                               input::kMaxTreeDepth, input::kMaxTreeDepth + 2));
+}
+
+// What the program echoes of its input (keys, fields, values, option values) is escaped: a newline
+// or a terminal escape sequence in a profile's key, a result's key, a batch field, a --tree or an
+// option value gives one line holding its escaped form (a fuzzer finding: a parameter key "bloc\n"
+// split the error over two lines); reports and comparisons of a result holding them likewise.
+TEST(BadInput, EchoedInputIsEscaped) {
+  const auto one_line = [](const testing::CliRun& r, const std::string& needle) {
+    EXPECT_TRUE(r.exit_status == cli::kExitBadInput || r.exit_status == cli::kExitUsage) << r.output;
+    EXPECT_TRUE(r.output.starts_with("gpuparanoia: ")) << r.output;
+    EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << r.output;
+    EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(needle), std::string::npos) << r.output << "\n  expected: " << needle;
+  };
+  const std::string mma = R"({"config": "16x8x16:binary16,binary16,binary32,binary32", "algorithm": "fda", "parameters": )";
+  one_line(run_cli("devices --profile-file '" + write("key_newline.json", "{\"mma\": [" + mma + "{\"F\": 25, \"bloc\\n\": \"nvidia\"}}]}") + "'", "esc1"),
+           "parameters.bloc\\n: unknown parameter");
+  one_line(run_cli("devices --profile-file '" + write("key_escape.json", "{\"name\": \"x\", \"scalar\": {}, \"\\u001b[2J\": 1}") + "'", "esc2"),
+           ": \\x1b[2J: unknown key");
+  one_line(run_cli("devices --profile-file '" + write("value_escape.json", "{\"mma\": [" + mma + "{\"nan\": \"\\u001b[31m\"}}]}") + "'", "esc3"),
+           "\\x1b[31m");
+  // A result's odd key is no error: compare shows it escaped among the differences.
+  const testing::CliRun compared = run_cli(
+      "compare '" + write("result_key.json", "{\"findings\": [], \"profile\": {\"scalar\": {\"binary32\": {\"add\": {\"a\\nb\\u001b\": 1}}}}}") +
+          "' '" + write("result_ok.json", "{\"findings\": []}") + "'",
+      "esc4");
+  EXPECT_EQ(compared.exit_status, cli::kExitDifferences) << compared.output;
+  EXPECT_NE(compared.output.find("profile.scalar.binary32.add.a\\nb\\x1b\n"), std::string::npos) << compared.output;
+  EXPECT_EQ(compared.output.find('\x1b'), std::string::npos) << compared.output;
+  one_line(run_cli("model scalar --format binary16 --op add < '" + write("batch.txt", "3c00 \x1b[31m\n") + "'", "esc5"),
+           "'\\x1b[31m' is not a hex bit pattern");
+  one_line(run_cli("model dot --algorithm tree --a-format binary16 --b-format binary16 --c-format binary32 --d-format binary32 "
+                   "--tree \"$(printf 'p0+\\033[31m')\" < /dev/null", "esc6"),
+           "\\x1b[31m");
+  one_line(run_cli("model scalar --format \"$(printf 'binary\\033[31m')\" --op add < /dev/null", "esc7"), "'binary\\x1b[31m'");
+  // Reports of a document holding them: the same lines as of a plain one, the text escaped.
+  json doc = json::parse(R"({"device": {"id": "x", "name": "plain"}, "findings": [{"probe": "p", "status": "ok",
+                             "verdict": "plain", "format": "binary32"}], "profile": {"scalar": {"binary32": {"add": {"k": "v"}}}}})");
+  const json plain = doc;
+  doc["device"]["name"] = "a\nb\x1b[2J";
+  doc["findings"][0]["verdict"] = "line\none";
+  doc["profile"]["scalar"]["binary32"]["add"] = {{"k\n", "v\x1b"}};
+  const auto lines = [](const std::string& s) { return std::count(s.begin(), s.end(), '\n'); };
+  for (const std::string& shown : {audit::text_report(doc), audit::markdown_report(doc),
+                                   audit::comparison_text(audit::compare_results(doc, plain)),
+                                   audit::comparison_markdown(audit::compare_results(doc, plain))})
+    EXPECT_EQ(shown.find('\x1b'), std::string::npos) << shown;
+  const std::string text = audit::text_report(doc);
+  EXPECT_EQ(lines(text), lines(audit::text_report(plain))) << text;
+  EXPECT_NE(text.find("line\\none"), std::string::npos) << text;
+  EXPECT_EQ(input::escaped("a\nb\t\\\x01\x7f\xc2\x9b\xff\xc3\xa9"), "a\\nb\\t\\\\\\x01\\x7f\\u009b\\xff\xc3\xa9");
+  EXPECT_EQ(input::key_text("bloc\n"), "bloc\\n");
+  EXPECT_EQ(input::quoted("\x1b[2J"), "'\\x1b[2J'");
 }
 
 // Batch lines through the program: exit 3, the results before the bad line written.

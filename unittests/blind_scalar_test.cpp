@@ -10,6 +10,7 @@
 #include "audit/runner.hpp"
 #include "backends/reference/profile.hpp"
 #include "backends/reference/reference_backend.hpp"
+#include "unittests/drawn_seed.hpp"
 #include "unittests/random_unit.hpp"
 #include "unittests/sweep.hpp"
 
@@ -156,11 +157,12 @@ TEST(BlindScalar, BuiltInUnits) {
 }
 
 // Random parameter sets (unittests/random_unit.hpp) through the whole suite, its profile assembly
-// and its validation. GP_BLIND_TRIALS raises the count for a longer sweep by hand.
+// and its validation: 12 in the test tier, 24 in the hunt tier. GP_BLIND_TRIALS raises the count
+// for a longer sweep by hand.
 TEST(BlindScalar, RandomUnits) {
-  std::mt19937_64 rng(20061122);
+  std::mt19937_64 rng(testing::drawn_seed(20061122));
   const char* env = std::getenv("GP_BLIND_TRIALS");
-  const int trials = env ? std::atoi(env) : 24;
+  const int trials = env ? std::atoi(env) : testing::drawn_count(12, 24);
   for (int trial = 0; trial < trials; ++trial) {
     const model::ScalarUnit u = testing::random_unit(rng, trial % 3 == 2 ? model::binary16 : model::binary32);
     if (!testing::in_sweep(std::size_t(trial))) continue;

@@ -6,9 +6,10 @@
 //   in the runs that check its verdicts. Here they run where that test does not: in the long build
 //   (every instruction, a fixed seed; label `long`) and under the sanitizers (one instruction per
 //   architecture and algorithm, on a sweep).
-// - Random parameter sets: 24 DotConfigs drawn from a printed seed (formats, K, the nine
-//   algorithms, F, block, group, all eleven rounding modes, output bits, floors, NaN encoding,
-//   FDRDA's rounding down) as devices built from a Profile with a hidden model.
+// - Random parameter sets: 12 DotConfigs (24 in the hunt tier) drawn from a printed seed
+//   (unittests/drawn_seed.hpp; formats, K, the nine algorithms, F, block, group, all eleven
+//   rounding modes, output bits, floors, NaN encoding, FDRDA's rounding down) as devices built from
+//   a Profile with a hidden model.
 // - A device off its table row, shown where it differs.
 // - Random summation trees (the family beside the nine): 12 shapes, sums formats, product
 //   roundings, rounding modes and subnormal flushing, recovered the same way.
@@ -21,6 +22,7 @@
 
 #include "backends/reference/reference_backend.hpp"
 #include "model/mma_instructions.hpp"
+#include "unittests/drawn_seed.hpp"
 #include "unittests/mma_checks.hpp"
 #include "unittests/random_mma.hpp"
 #include "unittests/reference_devices.hpp"
@@ -165,12 +167,9 @@ using testing::Drawn;
 using testing::draw;
 
 TEST(MmaIdentify, RandomParameterSets) {
-  // GPUPARANOIA_MMA_SEED draws other sets (the seed is printed either way).
-  const char* env = std::getenv("GPUPARANOIA_MMA_SEED");
-  const std::uint64_t seed = env ? std::strtoull(env, nullptr, 10) : 20251122;
-  std::printf("  seed %llu\n", (unsigned long long)seed);
-  std::mt19937_64 rng(seed);
-  for (int i = 0; i < 24; ++i) {
+  std::mt19937_64 rng(testing::drawn_seed(20251122));
+  const int sets = testing::drawn_count(12, 24);
+  for (int i = 0; i < sets; ++i) {
     const Drawn x = draw(rng, i);
     if (!testing::in_sweep(std::size_t(i))) continue;
     backends::Profile p;
@@ -190,7 +189,7 @@ TEST(MmaIdentify, RandomParameterSets) {
 // nearest (rne, rna). A directed rounding moves X when a y meets it, so that the X, -X, y counts
 // that reveal a shape no longer count: the identification then tries the plain chains only.
 TEST(MmaIdentify, RandomSummationTrees) {
-  std::mt19937_64 rng(20261122);
+  std::mt19937_64 rng(testing::drawn_seed(20261122));
   for (int i = 0; i < 12; ++i) {
     const int K = i % 3 == 0 ? 4 : 8;
     const model::Format* d = i % 2 ? &model::binary32 : &model::binary16;

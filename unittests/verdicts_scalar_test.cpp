@@ -2,20 +2,22 @@
 // true unit reproduces its own outputs, so its answer to a probe's question is among the survivors'
 // answers; a stated answer is the true unit's answer; the profile fragment is that answer's. Every
 // probe that asks a question of units (audit::ScalarProbe::ask) runs, quick tier, on every scalar
-// reference device and on random parametric units (unittests/random_unit.hpp), seeded from
-// GPUPARANOIA_VERDICTS_SEED if set, else from the clock: a failure prints its seed.
+// reference device and on random parametric units (unittests/random_unit.hpp) drawn from
+// unittests/drawn_seed.hpp (fixed in the test tier, new each run in the hunt tier): a failure prints
+// its seed.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
-#include <chrono>
-#include <cstdlib>
+#include <algorithm>
+#include <iterator>
 #include <set>
 #include <string>
 
 #include "audit/probe.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "tests_scalar/suite.hpp"
+#include "unittests/drawn_seed.hpp"
 #include "unittests/random_unit.hpp"
 #include "unittests/reference_devices.hpp"
 
@@ -23,11 +25,8 @@ namespace gp {
 namespace {
 
 std::uint64_t verdicts_seed() {
-  static const std::uint64_t seed = [] {
-    if (const char* s = std::getenv("GPUPARANOIA_VERDICTS_SEED")) return std::uint64_t(std::strtoull(s, nullptr, 0));
-    return std::uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
-  }();
-  return seed;
+  static const std::uint64_t s = testing::drawn_seed(20261128);
+  return s;
 }
 
 // Checks a probe's finding on one format of the device against the unit's true answer; returns the
@@ -71,16 +70,33 @@ void check_device(backends::ReferenceDevice& device, const std::string& label) {
     for (const audit::ScalarProbe* probe : scalar::probes()) check_probe(device, unit, *probe, label);
 }
 
-TEST(VerdictsScalar, ReferenceDevices) {
-  int devices = 0;
+// Every scalar reference device, one test each so that ctest runs them side by side.
+constexpr const char* kScalarDevices[] = {"ieee-binary32", "ieee-binary16", "ieee-binary64",
+                                          "nvidia-g70",    "ati-r520",      "ati-r300"};
+
+class ReferenceDevice : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ReferenceDevice, VerdictsAreTrue) {
+  auto* ref = dynamic_cast<backends::ReferenceDevice*>(&testing::reference_device(GetParam()));
+  ASSERT_TRUE(ref && !ref->profile().units.empty()) << GetParam();
+  check_device(*ref, ref->info().id);
+}
+
+INSTANTIATE_TEST_SUITE_P(Scalar, ReferenceDevice, ::testing::ValuesIn(kScalarDevices), [](const auto& param) {
+  std::string n(param.param);
+  std::replace(n.begin(), n.end(), '-', '_');
+  return n;
+});
+
+// The list above holds every reference device with scalar units.
+TEST(VerdictsScalar, EveryScalarReferenceDeviceIsChecked) {
   for (auto& d : testing::reference_devices()) {
     auto* ref = dynamic_cast<backends::ReferenceDevice*>(d.get());
     if (!ref || ref->profile().units.empty()) continue;
-    SCOPED_TRACE(d->info().id);
-    check_device(*ref, d->info().id);
-    ++devices;
+    EXPECT_TRUE(std::any_of(std::begin(kScalarDevices), std::end(kScalarDevices),
+                            [&](const char* n) { return d->info().id == std::string("ref:") + n; }))
+        << d->info().id;
   }
-  EXPECT_GE(devices, 6);
 }
 
 // A chopping unit of the kind that fooled the rounding probe: binary32 adds chopped with 3 guard
@@ -135,11 +151,13 @@ TEST(VerdictsScalar, FmaNanOrders) {
       }
 }
 
-// Random units through a virtual device made of each, as the blind tests make them: 9 a run (a
-// third binary16), drawn from a new seed each run, so that the units checked add up over runs.
+// Random units through a virtual device made of each, as the blind tests make them (a third
+// binary16): 5 in the test tier, 9 in the hunt tier, which draws new ones each run so that the
+// units checked add up over runs.
 TEST(VerdictsScalar, RandomUnits) {
   std::mt19937_64 rng(verdicts_seed());
-  for (int trial = 0; trial < 9; ++trial) {
+  const int trials = testing::drawn_count(5, 9);
+  for (int trial = 0; trial < trials; ++trial) {
     model::ScalarUnit u = testing::random_unit(rng, trial % 3 == 2 ? model::binary16 : model::binary32);
     backends::Profile p{"random", "random unit", "test", "hidden parameters", {u}, {}, {}, {}};
     if (u.format != &model::binary32) p.units.insert(p.units.begin(), model::ieee_unit(model::binary32));
