@@ -22,9 +22,14 @@ std::uint64_t seed() {
   return s ? std::strtoull(s, nullptr, 0) : 20261122;
 }
 
+// 2x10^5 random operands per op and mode in the test tier, 10^6 in the long tier.
 std::uint64_t case_count() {
   const char* s = std::getenv("GPUPARANOIA_HOST_CASES");
+#ifdef GPUPARANOIA_HOST_FPU_LONG
   return s ? std::strtoull(s, nullptr, 0) : 1000000;
+#else
+  return s ? std::strtoull(s, nullptr, 0) : 200000;
+#endif
 }
 
 // Uniform bit patterns, operands of close exponents (cancellation, carries) and values near the
