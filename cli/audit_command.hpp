@@ -1,7 +1,6 @@
 // `gpuparanoia devices` and `gpuparanoia run`: the audit of the devices found.
 #pragma once
 
-
 namespace CLI {
 class App;  // <CLI/CLI.hpp>, included by the files that build the commands
 }

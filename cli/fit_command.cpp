@@ -319,7 +319,7 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
   std::sort(survivors.begin(), survivors.end(), [&](const DotConfig& x, const DotConfig& y) { return mma::rank_less(cfg, x, y); });
   if (checked == 0 && !stopped) {
     err << input::error_line(fmt::format("fit: the model has no algorithm for {} x {} + {} -> {}", cfg.a->name, cfg.b->name,
-                       cfg.c->name, cfg.d->name));
+                                         cfg.c->name, cfg.d->name));
     return kExitUsage;
   }
 

@@ -39,7 +39,7 @@ int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, s
   const auto rounding = model::find_rounding(a.rounding);
   if (!rounding) {
     err << input::error_line(fmt::format("unknown rounding '{}' (known: {})", a.rounding,
-                       names_of(model::all_roundings)));
+                                         names_of(model::all_roundings)));
     return kExitUsage;
   }
   const model::Format& f = **fmt_;
@@ -48,7 +48,7 @@ int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, s
     const auto src = model::find_format(a.from);
     if (!src) {
       err << input::error_line(fmt::format("cvt needs --from with a known format, got '{}' (known: {})", a.from,
-                         format_names()));
+                                           format_names()));
       return kExitUsage;
     }
     from = *src;

@@ -152,7 +152,7 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
       const auto found = model::find_format(*names[i].second);
       if (!found) {
         err << input::error_line(fmt::format("{} needs a known format, got '{}' (known: {})", names[i].first,
-                           *names[i].second, format_names()));
+                                             *names[i].second, format_names()));
         return kExitUsage;
       }
       *slots[i] = *found;

@@ -4,7 +4,6 @@
 //   gpuparanoia table FILE...           the results side by side, one Markdown table (results/README.md)
 #pragma once
 
-
 namespace CLI {
 class App;  // <CLI/CLI.hpp>, included by the files that build the commands
 }

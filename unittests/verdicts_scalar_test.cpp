@@ -10,11 +10,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <iterator>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "audit/probe.hpp"
+#include "backends/reference/profile.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "tests_scalar/suite.hpp"
 #include "unittests/drawn_seed.hpp"
@@ -70,11 +71,16 @@ void check_device(backends::ReferenceDevice& device, const std::string& label) {
     for (const audit::ScalarProbe* probe : scalar::probes()) check_probe(device, unit, *probe, label);
 }
 
-// Every scalar reference device, one test each so that ctest runs them side by side.
-constexpr const char* kScalarDevices[] = {"ieee-binary32", "ieee-binary16", "ieee-binary64",
-                                          "nvidia-g70",    "ati-r520",      "ati-r300"};
+// The built-in devices with scalar units (the IEEE units, G70, R520, R300), one test each so that
+// ctest runs them side by side.
+std::vector<std::string> scalar_device_names() {
+  std::vector<std::string> names;
+  for (const backends::Profile& p : backends::builtin_profiles())
+    if (!p.units.empty()) names.push_back(p.name);
+  return names;
+}
 
-class ReferenceDevice : public ::testing::TestWithParam<const char*> {};
+class ReferenceDevice : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ReferenceDevice, VerdictsAreTrue) {
   auto* ref = dynamic_cast<backends::ReferenceDevice*>(&testing::reference_device(GetParam()));
@@ -82,22 +88,13 @@ TEST_P(ReferenceDevice, VerdictsAreTrue) {
   check_device(*ref, ref->info().id);
 }
 
-INSTANTIATE_TEST_SUITE_P(Scalar, ReferenceDevice, ::testing::ValuesIn(kScalarDevices), [](const auto& param) {
-  std::string n(param.param);
+INSTANTIATE_TEST_SUITE_P(Scalar, ReferenceDevice, ::testing::ValuesIn(scalar_device_names()), [](const auto& param) {
+  std::string n = param.param;
   std::replace(n.begin(), n.end(), '-', '_');
   return n;
 });
 
-// The list above holds every reference device with scalar units.
-TEST(VerdictsScalar, EveryScalarReferenceDeviceIsChecked) {
-  for (auto& d : testing::reference_devices()) {
-    auto* ref = dynamic_cast<backends::ReferenceDevice*>(d.get());
-    if (!ref || ref->profile().units.empty()) continue;
-    EXPECT_TRUE(std::any_of(std::begin(kScalarDevices), std::end(kScalarDevices),
-                            [&](const char* n) { return d->info().id == std::string("ref:") + n; }))
-        << d->info().id;
-  }
-}
+TEST(VerdictsScalar, SixOrMoreScalarDevices) { EXPECT_GE(scalar_device_names().size(), 6u); }
 
 // A chopping unit of the kind that fooled the rounding probe: binary32 adds chopped with 3 guard
 // bits and no sticky bit (rz on every case of MMA-Sim's tables, not on 1.5 - 2^-30), multiplies
