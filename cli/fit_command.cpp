@@ -294,7 +294,7 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
   if (args.max_seconds > 0)
     bounds.deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(args.max_seconds));
   bounds.max_survivors = kMaxSurvivors;
-  mma::Space space = mma::full_space(cfg, "", true);
+  mma::Space space = mma::full_space(cfg);
   space.scale = shape.scale;
   space.scale_block = shape.scale_block;
   std::uint64_t checked = 0;

@@ -15,6 +15,7 @@
 
 #include "backends/reference/profile.hpp"
 #include "model/ops.hpp"
+#include "tests_mma/tree_shape.hpp"
 
 namespace gp::mma {
 
@@ -186,13 +187,14 @@ int flush_of(const model::SummationTree& t) {
   return (t.flush_inputs ? flush_inputs : 0) | (t.flush_c ? flush_c : 0) | (t.flush_sums ? flush_sums : 0);
 }
 
-// Sums in d's format or in binary32 (a narrow d computed wider); products exact, or rounded to the
-// sums' format or to a's.
+// Sums in d's format, c's, binary32, binary16 or bfloat16 (a unit computing wider or narrower than
+// it stores); products exact, or rounded to the sums' format or to a's.
 template <class Fn>
 void tree_variants(const MmaConfig& cfg, const model::SummationTree& shape, const std::vector<Rounding>& roundings,
                    Fn&& fn) {
-  std::vector<const Format*> sums{cfg.d};
-  if (cfg.d != &model::binary32 && cfg.d->precision() < model::binary32.precision()) sums.push_back(&model::binary32);
+  std::vector<const Format*> sums;
+  for (const Format* f : {cfg.d, cfg.c, &model::binary32, &model::binary16, &model::bfloat16})
+    if (std::find(sums.begin(), sums.end(), f) == sums.end()) sums.push_back(f);
   for (const Format* sf : sums) {
     std::vector<const Format*> products{nullptr, sf};
     if (cfg.a != sf && cfg.a == cfg.b && cfg.a->precision() <= 53) products.push_back(cfg.a);
@@ -247,13 +249,13 @@ model::SummationTree fused_groups_tree(int K, int group) {
 }
 
 // The shapes worth trying: the one the summation-tree probe measured, the two chains (from the
-// first product with c last, from c), and with `family` the blocked pairwise trees and the
-// chains of fused groups.
-std::vector<model::SummationTree> tree_shapes(const MmaConfig& cfg, const std::string& measured, bool family) {
+// first product with c last, from c), the blocked pairwise trees and the chains of fused groups;
+// each once (trees with the same nodes are one tree).
+std::vector<model::SummationTree> tree_shapes(const MmaConfig& cfg, const std::string& measured) {
   std::vector<model::SummationTree> v;
-  std::set<std::string> seen;
+  std::set<std::set<std::set<int>>> seen;
   const auto add = [&](model::SummationTree t) {
-    if (seen.insert(t.text()).second) v.push_back(std::move(t));
+    if (seen.insert(tree_nodes(t)).second) v.push_back(std::move(t));
   };
   if (!measured.empty())
     if (auto p = model::parse_summation_tree(measured, cfg.k); p.tree) add(std::move(*p.tree));
@@ -263,17 +265,16 @@ std::vector<model::SummationTree> tree_shapes(const MmaConfig& cfg, const std::s
   add(model::sequential_tree(cfg.k, order));
   std::rotate(order.rbegin(), order.rbegin() + 1, order.rend());
   add(model::sequential_tree(cfg.k, order));
-  if (family)
-    for (int block : blocks_of(cfg.k)) {
-      for (bool c_first : {true, false}) add(blocked_tree(cfg.k, block, c_first));
-      add(fused_groups_tree(cfg.k, block));
-    }
+  for (int block : blocks_of(cfg.k)) {
+    for (bool c_first : {true, false}) add(blocked_tree(cfg.k, block, c_first));
+    add(fused_groups_tree(cfg.k, block));
+  }
   return v;
 }
 
 }  // namespace
 
-Space full_space(const MmaConfig& cfg, const std::string& measured_tree, bool tree_family) {
+Space full_space(const MmaConfig& cfg, const std::string& measured_tree) {
   Space s;
   const int K = cfg.k;
   s.gps_groups = blocks_of(K);
@@ -285,7 +286,7 @@ Space full_space(const MmaConfig& cfg, const std::string& measured_tree, bool tr
   s.out_bits = range(0, cfg.d->man_bits);
   s.roundings.assign(std::begin(model::all_roundings), std::end(model::all_roundings));
   s.nans = {MmaNan::nvidia, MmaNan::format};
-  s.shapes = tree_shapes(cfg, measured_tree, tree_family);
+  s.shapes = tree_shapes(cfg, measured_tree);
   return s;
 }
 

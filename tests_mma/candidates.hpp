@@ -5,9 +5,9 @@
 // 0..31), fused blocks of every power of two up to K, GPS and GDFS group sizes, the final rounding
 // (all eleven modes) at 0..p(d)-1 fraction bits, the NaN encoding, rounding down or toward zero in
 // the FDRDA alignment, and the alignment floor; beside them summation trees (model/summation_tree.hpp)
-// of a bounded family of shapes (full_space), each with its sums in d's format or binary32, products exact or
-// rounded to the sums' or a's format, every rounding mode, and subnormals flushed or kept in the
-// inputs, c and the sums. A candidate is kept only if it predicts each output bit for bit (any NaN
+// of a bounded family of shapes (full_space), each with its sums in d's, c's, binary32, binary16 or
+// bfloat16 format, products exact or rounded to the sums' or a's format, every rounding mode, and
+// subnormals flushed or kept in the inputs, c and the sums. A candidate is kept only if it predicts each output bit for bit (any NaN
 // for units whose NaN payloads are not modelled).
 #pragma once
 
@@ -81,13 +81,12 @@ struct Space {
   int scale_block = 32;
 };
 
-// Every candidate of the model for the configuration. Trees: the shape the summation-tree probe
-// measured ("" when none) and the two plain chains (from the first product with c last, from c);
-// with `tree_family`, also the blocked pairwise trees (blocks of every power of two, summed
-// pairwise, the blocks accumulated in order from c or with c last) and the chains of fused groups
-// (each group of every power of two summed exactly with the running sum from c), for units no
-// probe has seen.
-Space full_space(const MmaConfig& cfg, const std::string& measured_tree = "", bool tree_family = false);
+// Every candidate of the model for the configuration: `run` and `fit` search the same space. Trees:
+// the shape the summation-tree probe measured ("" when none: `fit` has no probe), the two plain
+// chains (from the first product with c last, from c), the blocked pairwise trees (blocks of every
+// power of two, summed pairwise, the blocks accumulated in order from c or with c last) and the
+// chains of fused groups (each group of every power of two summed exactly with the running sum from c).
+Space full_space(const MmaConfig& cfg, const std::string& measured_tree = "");
 
 // Calls fn for every candidate of the space (alignment floor: none).
 void for_each_candidate(const MmaConfig& cfg, const Space& s, const std::function<void(const DotConfig&)>& fn);

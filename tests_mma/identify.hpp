@@ -10,7 +10,8 @@
 // the device, until one behaviour is left. Parameters that no input separates are reported as
 // ambiguous, and one canonical value is chosen (candidates.hpp, rank_less). The chosen model is
 // validated on random tiles: 10^4 (quick), 10^5 (standard) or 10^6 (full). The summation trees
-// searched are the plain chains and the shape the summation-tree probe rebuilt from its counts.
+// searched are the shape the summation-tree probe rebuilt (any tree, tests_mma/tree_shape.hpp) and
+// the families `fit` searches (chains, blocked pairwise trees, chains of fused groups).
 #pragma once
 
 #include <nlohmann/json.hpp>

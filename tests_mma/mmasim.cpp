@@ -1,11 +1,13 @@
 // The detection methods of MMA-Sim (Xie et al., section III): the same computation for every
-// element (III-B), the summation tree from X, -X and K-1 copies of a small y at every pair of
-// positions (III-C; the nine algorithms' trees, or any tree rebuilt from the counts), the accumulation precision of each summand, "1 + e" halving and "-1 + 1 + e"
+// element (III-B), the summation tree from X, -X and distinct small y at every pair of positions
+// (III-C and FPRev; any tree, rebuilt from the summands lost), the accumulation precision of
+// each summand, "1 + e" halving and "-1 + 1 + e"
 // for fused sums (III-D), and the rounding mode from tables I and II (III-E), after the output's
 // precision. Every input is built for the configuration's formats and K.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <optional>
 #include <set>
@@ -119,70 +121,128 @@ class ElementsProbe final : public ProbeBase {
 class TreeProbe final : public ProbeBase {
  public:
   TreeProbe()
-      : ProbeBase("mma.summation_tree", "Summation tree: X, -X and K-1 copies of a small y at every pair of positions",
-                  std::string(kMmaSim) + "-C") {}
+      : ProbeBase("mma.summation_tree",
+                  "Summation tree: X, -X and distinct small y at the other positions, for every pair of positions",
+                  std::string(kMmaSim) + "-C; FPRev (Xie et al., USENIX ATC 2025)") {}
+
+  // One layout of the experiment: X's exponent, and the y_l of each case at distinct bits
+  // 2^(low .. low + width - 1) below X's grid 2^(low + width), `width` summands a case.
+  struct Layout {
+    const Format* sums;  // the format of the sums assumed
+    int ex, low, width;
+  };
+
+  // The layout for sums of precision p: X's rounding then moves it by multiples of
+  // 2^(ex - p) (one step of the binade below X) whatever the rounding mode, so the y_l below that
+  // grid that survive come back bit for bit, beside X's moves; and the whole remainder, at most
+  // 2 (K + 1) such steps and the y_l, must be exact in the sums and in d. Sums narrower than
+  // assumed leave y_l inexact, wider ones move X by less than the grid: either way the lost sets
+  // then describe no tree, and the next layout is tried.
+  static std::optional<Layout> layout(const MmaConfig& cfg, const Format& sums) {
+    const Format &fa = *cfg.a, &fb = *cfg.b, &fc = *cfg.c, &fd = *cfg.d;
+    const ProductRange pr = product_range(cfg);
+    const int p = sums.precision();
+    const int ex = std::min({pr.max_exp, fd.emax() - 1, fc.emax(), sums.emax() - 1});
+    // Every y normal (units that flush subnormals must not lose y for that), in c too.
+    const int bottom = std::max({fa.emin() + fb.emin(), fd.emin(), fc.emin(), sums.emin()});
+    const int room = std::min(p, fd.precision()) - std::bit_width(unsigned(2 * cfg.k + 3));
+    const int width = std::min({ex - p - bottom, room, cfg.k - 1, 62});
+    if (width < 1) return std::nullopt;
+    return Layout{&sums, ex, ex - p - width, width};
+  }
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const int K = cfg.k;
-    const Format &fa = *cfg.a, &fb = *cfg.b, &fc = *cfg.c, &fd = *cfg.d;
     if (K < 2) return audit::unsupported("K = 1: one product and c, no tree to find");
-    const ProductRange pr = product_range(cfg);
-    // y normal everywhere (units that flush subnormals must not flush it), X as large as allowed.
-    const int ey = std::max({fa.emin() + fb.emin(), fd.emin(), fc.emin()});
-    const int ex = std::min({pr.max_exp, fd.emax() - 1, fc.emax(), ey + 62});
-    const int gap = ex - ey;
-    if (gap < 4) return audit::unsupported(fmt::format("the formats cannot make y small beside X (X / y <= 2^{})", gap));
+    if (K > kMaxShapeK) return audit::unsupported(fmt::format("K = {}: the probe recovers trees up to K = {}", K, kMaxShapeK));
+    // The sums' formats assumed, widest first: d's, c's, binary32, binary16, bfloat16.
+    std::vector<const Format*> assumed;
+    for (const Format* s : {cfg.d, cfg.c, &model::binary32, &model::binary16, &model::bfloat16})
+      if (std::none_of(assumed.begin(), assumed.end(), [&](const Format* x) { return x->precision() == s->precision(); }))
+        assumed.push_back(s);
+    std::stable_sort(assumed.begin(), assumed.end(), [](const Format* x, const Format* y) { return x->precision() > y->precision(); });
     audit::Finding f;
-    auto cal = measure_kept_bits(device, cfg);
-    if (!cal) return audit::failed(cal.error().message);
-    std::vector<DotCase> cases;
-    std::vector<std::pair<int, int>> pairs;
-    const std::vector<int> at = positions(K);
-    for (int i : at)
-      for (int j : at) {
-        if (j <= i) continue;
-        CaseBuilder b(cfg);
-        for (int s = 0; s <= K; ++s) b.set(s, s == i ? pow2(ex) : s == j ? pow2(ex, true) : pow2(ey));
-        if (!b.ok()) return audit::unsupported("X, -X and y cannot all be expressed in these formats");
-        cases.push_back(b.done(fmt::format("X = 2^{} at {}, -X at {}, y = 2^{} elsewhere", ex, summand_name(i, K),
-                                           summand_name(j, K), ey)));
-        pairs.emplace_back(i, j);
-      }
-    auto out = observe(device, cfg, cases, f);
-    if (!out) return audit::failed(out.error().message);
-    // d / y of each pair; the tree they describe, when every pair was measured (K <= 16).
-    std::vector<std::optional<std::int64_t>> per_y(cases.size());
-    std::map<std::pair<int, int>, int> count;
-    bool counted = true, every_y = true;
-    for (std::size_t n = 0; n < cases.size(); ++n) {
-      const auto& m = per_y[n] = multiple_of(decode(fd, (*out)[n]), ey);
-      if (!m || *m < 0 || *m > K - 1) {
-        counted = false;
-        continue;
-      }
-      count[pairs[n]] = int(*m);
-      every_y &= *m == K - 1;
-    }
-    std::optional<model::SummationTree> tree;
-    if (counted && int(at.size()) == K + 1)
-      tree = tree_from_counts(K, [&](int i, int j) { return count.at({i, j}); });
-    if (tree) f.parameters["tree"] = tree->text();  // the identification tries it (tests_mma/identify.hpp)
-    // A sum that keeps y beside X (more kept bits than X / y spans) hides fused blocks: every
-    // structure then counts every y.
-    const bool blind = every_y && (cal->F ? *cal->F >= gap : gap <= 40);
-    std::string counts;
-    for (std::size_t n = 0; n < cases.size() && n < 12; ++n)
-      counts += fmt::format("{}({},{})={}", n ? " " : "", summand_name(pairs[n].first, K),
-                            summand_name(pairs[n].second, K), per_y[n] ? std::to_string(*per_y[n]) : "?");
-    f.message = fmt::format("d / y for the first pairs: {}{}; X = 2^{}, y = 2^{}", counts, cases.size() > 12 ? " ..." : "",
-                            ex, ey);
-    if (blind) {
-      f.verdict = fmt::format("ORDER: y = X 2^-{} is kept beside X, so every summation tree counts every y", gap);
+    std::vector<std::string> tried;
+    for (const Format* sums : assumed) {
+      const auto lay = layout(cfg, *sums);
+      if (!lay) continue;
+      // The observations of the layout that describes the tree, else of the first.
+      std::vector<audit::Observation> seen;
+      auto tree = recover(device, cfg, *lay, seen);
+      if (!tree) return audit::failed(tree.error().message);
+      if (f.observations.empty() || *tree) f.observations = std::move(seen);
+      tried.push_back(fmt::format("sums of {} bits (X = 2^{}, y from 2^{}, {} a case)", sums->precision(), lay->ex,
+                                  lay->low, lay->width));
+      if (!*tree) continue;
+      f.parameters["tree"] = (*tree)->text();  // the identification tries it (tests_mma/identify.hpp)
+      f.message = fmt::format("X, -X and y_l at {}; the lost y_l describe the tree", tried.back());
+      const bool one_sum = std::count_if((*tree)->steps.begin(), (*tree)->steps.end(), [](const auto& s) { return s.leaf < 0; }) == 1;
+      f.verdict = one_sum ? fmt::format("ORDER: no y is lost beside X: one fused sum of c and the {} products, or a sum "
+                                        "wider than X / y",
+                                        K)
+                          : fmt::format("ORDER: the lost summands describe the summation tree {} ({})", (*tree)->text(),
+                                        describe_shape(**tree));
       return f;
     }
-    f.verdict = tree ? fmt::format("ORDER: the counts describe the summation tree {} ({})", tree->text(), describe_shape(*tree))
-                     : "ORDER: the counts d / y describe no summation tree";
+    if (tried.empty()) return audit::unsupported("the formats cannot make distinct y small beside X");
+    f.message = "tried " + join(tried, "; ", "; ");
+    f.verdict = "ORDER: the summands lost beside X and -X describe no summation tree";
     return f;
+  }
+
+ private:
+  // Runs every pair (i, j) of the layout; the tree their lost sets describe, or nullopt.
+  // `observations`: the first case of every pair.
+  static Expected<std::optional<model::SummationTree>> recover(backends::Device& device, const MmaConfig& cfg,
+                                                               const Layout& lay,
+                                                               std::vector<audit::Observation>& observations) {
+    const int K = cfg.k;
+    struct Case {
+      int i, j;
+      std::vector<int> ys;
+    };
+    std::vector<Case> plan;
+    std::vector<DotCase> cases;
+    for (int i = 0; i <= K; ++i)
+      for (int j = i + 1; j <= K; ++j) {
+        std::vector<int> others;
+        for (int s = 0; s <= K; ++s)
+          if (s != i && s != j) others.push_back(s);
+        for (std::size_t at = 0; at < others.size(); at += std::size_t(lay.width)) {
+          Case x{i, j, {others.begin() + std::ptrdiff_t(at), others.begin() + std::ptrdiff_t(std::min(others.size(), at + std::size_t(lay.width)))}};
+          CaseBuilder b(cfg);
+          b.set(i, pow2(lay.ex));
+          b.set(j, pow2(lay.ex, true));
+          for (std::size_t n = 0; n < x.ys.size(); ++n) b.set(x.ys[n], pow2(lay.low + int(n)));
+          if (!b.ok()) return std::optional<model::SummationTree>{};
+          cases.push_back(b.done(fmt::format("X = 2^{} at {}, -X at {}, 2^{}.. at {}..{}", lay.ex, summand_name(i, K),
+                                             summand_name(j, K), lay.low, summand_name(x.ys.front(), K),
+                                             summand_name(x.ys.back(), K))));
+          plan.push_back(std::move(x));
+        }
+      }
+    auto out = mma::run(device, cfg, cases);
+    if (!out) return out.error();
+    std::map<std::pair<int, int>, Summands> lost;
+    bool readable = true;
+    for (std::size_t n = 0; n < cases.size(); ++n) {
+      const Case& x = plan[n];
+      if (n == 0 || plan[n - 1].i != x.i || plan[n - 1].j != x.j) observations.push_back(observation(cfg, cases[n], (*out)[n]));
+      // d = m 2^(low + width) + the surviving y_l: the bits below the grid name them.
+      const model::Class cls = model::classify(*cfg.d, (*out)[n]);
+      const auto m = multiple_of(decode(*cfg.d, (*out)[n]), lay.low);
+      Summands& l = lost[{x.i, x.j}];
+      if (!m || !(model::is_finite_nonzero(cls) || cls == model::Class::zero)) {
+        readable = false;
+        continue;
+      }
+      const std::uint64_t kept = std::uint64_t(*m) & ((std::uint64_t{1} << lay.width) - 1);
+      if (kept >> x.ys.size()) readable = false;
+      for (std::size_t y = 0; y < x.ys.size(); ++y)
+        if (!(kept >> y & 1)) l.set(std::size_t(x.ys[y]));
+    }
+    if (!readable) return std::optional<model::SummationTree>{};
+    return tree_from_lost(K, [&](int i, int j) { return lost.at({i, j}); });
   }
 };
 

@@ -1,13 +1,17 @@
-// The shape of a summation tree from MMA-Sim's summation-order experiment (section III-C): X at
-// summand i, -X at summand j, a small y at the K - 1 others. Every node rounds, so a y that meets
-// X (or -X) in a node below the one where X and -X cancel is lost; the others are counted:
+// The shape of a summation tree from which summands a cancellation loses, after MMA-Sim's
+// summation-order experiment (section III-C) and FPRev (Xie et al., USENIX ATC 2025): X at summand
+// i, -X at summand j, small positive y_l at others. Every node rounds, so a y_l that meets X (or
+// -X) in a node below the one where X and -X cancel is lost into X's rounding; the others come
+// back exactly. The lost ones are
 //
-//   count(i, j) = K + 1 - |C(i)| - |C(j)|
+//   lost(i, j) = C_j(i) + C_i(j) - {i, j}
 //
-// with C(x) the child, holding x, of the lowest node holding both (|C| its summands). Leaves
-// 0..K-1 are the products, K is c.
+// with C_j(i) the child, holding i, of the lowest node holding both i and j. Unlike the count
+// |lost(i, j)| of MMA-Sim, the sets tell every tree apart, fused nodes of any width included.
+// Leaves 0..K-1 are the products, K is c.
 #pragma once
 
+#include <bitset>
 #include <functional>
 #include <optional>
 #include <set>
@@ -16,15 +20,20 @@
 
 namespace gp::mma {
 
+// Summands 0..K as bits, for the K <= kMaxShapeK whose shapes the probe can recover.
+inline constexpr int kMaxShapeK = 127;
+using Summands = std::bitset<kMaxShapeK + 1>;
+
 // The nodes of a tree as the sets of summands below them: trees with the same nodes are one tree,
 // whatever order each node's children are written in.
 std::set<std::set<int>> tree_nodes(const model::SummationTree& t);
 
-// The count the formula predicts for a tree.
-int tree_count(const model::SummationTree& t, int i, int j);
+// The summands a tree loses when X at i and -X at j cancel (i != j).
+Summands lost_summands(const model::SummationTree& t, int i, int j);
 
-// The tree whose counts are `count(i, j)` for every pair i < j of 0..K (K <= 62), or nullopt
-// when no tree has them. Children are ordered by their first summand, so a chain reads "((p0+p1)+p2)+c".
-std::optional<model::SummationTree> tree_from_counts(int k, const std::function<int(int, int)>& count);
+// The tree that loses `lost(i, j)` for every pair i < j of 0..K (K <= kMaxShapeK), or nullopt when
+// no tree does. Children are ordered largest first, then by first summand, so a chain reads
+// "((p0+p1)+p2)+c".
+std::optional<model::SummationTree> tree_from_lost(int k, const std::function<Summands(int, int)>& lost);
 
 }  // namespace gp::mma

@@ -142,10 +142,8 @@ inline void expect_identified(const MmaRun& run, const backends::MmaConfig& mc, 
   };
   if (!alg_ambiguous && truth.algorithm == MmaAlgorithm::tree && c.algorithm == MmaAlgorithm::tree) {
     const json t = backends::parameters_json(truth, K), x = backends::parameters_json(c, K);
-    // The shape as its nodes' summands (children of a node may be written in any order); nodes
-    // of more than two children can have twins that count alike: the differential check below
-    // decides those.
-    if (truth.tree->binary() && !amb.contains("tree")) {
+    // The shape as its nodes' summands (children of a node may be written in any order).
+    if (!amb.contains("tree")) {
       EXPECT_EQ(mma::tree_nodes(*c.tree), mma::tree_nodes(*truth.tree)) << who << ": " << c.tree->text();
     }
     for (const char* key : {"sums", "rounding", "products", "flush"}) {

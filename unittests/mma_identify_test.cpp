@@ -184,42 +184,56 @@ TEST(MmaIdentify, RandomParameterSets) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Random summation trees: the two plain chains (from p0 with c last, from c) in every rounding
-// mode, and chains in random orders, random binary trees and trees with fused nodes rounding to
-// nearest (rne, rna). A directed rounding moves X when a y meets it, so that the X, -X, y counts
-// that reveal a shape no longer count: the identification then tries the plain chains only.
-TEST(MmaIdentify, RandomSummationTrees) {
-  // A fixed seed in the test tier only (unittests/CMakeLists.txt says why it is not hunted yet).
-  std::mt19937_64 rng(testing::drawn_seed(20261122));
-  for (int i = 0; i < 12; ++i) {
-    const int K = i % 3 == 0 ? 4 : 8;
-    const model::Format* d = i % 2 ? &model::binary32 : &model::binary16;
-    std::vector<std::string> items;
-    for (int s = 0; s <= K; ++s) items.push_back(s == K ? "c" : fmt::format("p{}", s));
-    const int shape = i % 4;  // plain chain, chain in random order, binary tree, fused nodes
-    if (shape == 0 && rng() % 2) std::rotate(items.rbegin(), items.rbegin() + 1, items.rend());
-    if (shape != 0) std::shuffle(items.begin(), items.end(), rng);
+// Random summation trees (hidden units): chains in any order, balanced pairwise trees, random
+// binary trees and trees with fused nodes of 2 to 8 summands, at K = 4 to 32, over binary16,
+// bfloat16, e4m3 and e5m2 inputs, sums in binary32, binary16 or d, every rounding mode, products
+// exact or rounded, and subnormals flushed anywhere. The summation-tree probe recovers the shape
+// from the summands a cancellation loses, whatever the rounding (tests_mma/tree_shape.hpp).
+std::string random_tree_text(std::mt19937_64& rng, int K, int shape) {
+  std::vector<std::string> items;
+  for (int s = 0; s <= K; ++s) items.push_back(s == K ? "c" : fmt::format("p{}", s));
+  std::shuffle(items.begin(), items.end(), rng);
+  if (shape == 1) {  // balanced: neighbours paired, level by level
     while (items.size() > 1) {
-      std::size_t n = 2, at = 0;
-      if (shape == 2) at = rng() % (items.size() - 1);
-      if (shape == 3) n = std::min<std::size_t>(items.size(), 2 + rng() % 3), at = rng() % (items.size() - n + 1);
-      std::string node;
-      for (std::size_t j = 0; j < n; ++j) node += (j ? "+" : "") + items[at + j];
-      items.erase(items.begin() + std::ptrdiff_t(at), items.begin() + std::ptrdiff_t(at + n));
-      items.insert(items.begin() + std::ptrdiff_t(at), "(" + node + ")");
+      std::vector<std::string> up;
+      for (std::size_t j = 0; j < items.size(); j += 2)
+        up.push_back(j + 1 < items.size() ? "(" + items[j] + "+" + items[j + 1] + ")" : items[j]);
+      items = std::move(up);
     }
-    auto parsed = model::parse_summation_tree(items.front().substr(1, items.front().size() - 2), K);
+  }
+  while (items.size() > 1) {
+    std::size_t n = 2, at = 0;  // a chain in the shuffled order
+    if (shape == 2) at = rng() % (items.size() - 1);
+    if (shape == 3) n = std::min<std::size_t>(items.size(), 2 + rng() % 7), at = rng() % (items.size() - n + 1);
+    std::string node;
+    for (std::size_t j = 0; j < n; ++j) node += (j ? "+" : "") + items[at + j];
+    items.erase(items.begin() + std::ptrdiff_t(at), items.begin() + std::ptrdiff_t(at + n));
+    items.insert(items.begin() + std::ptrdiff_t(at), "(" + node + ")");
+  }
+  return items.front().substr(1, items.front().size() - 2);
+}
+
+TEST(MmaIdentify, RandomSummationTrees) {
+  std::mt19937_64 rng(testing::drawn_seed(20261128));
+  const int trees = testing::drawn_count(8, 16);
+  for (int i = 0; i < trees; ++i) {
+    static const int Ks[] = {4, 8, 16, 32};
+    const int K = Ks[rng() % 4];
+    static const model::Format* inputs[] = {&model::binary16, &model::bfloat16, &model::e4m3, &model::e5m2};
+    const model::Format* in = inputs[rng() % 4];
+    const model::Format* d = in == &model::binary16 && rng() % 2 ? &model::binary16 : &model::binary32;
+    auto parsed = model::parse_summation_tree(random_tree_text(rng, K, i % 4), K);
     ASSERT_TRUE(parsed.tree) << parsed.error;
     model::SummationTree& t = *parsed.tree;
-    static const model::Rounding any[] = {model::Rounding::rne, model::Rounding::rz, model::Rounding::ru,
-                                          model::Rounding::rd, model::Rounding::rna};
-    t.sum_rounding = t.product_rounding = shape == 0 ? any[rng() % 5] : rng() % 2 ? model::Rounding::rne : model::Rounding::rna;
-    if (d == &model::binary16 && rng() % 3 == 0) t.sum_format = &model::binary32;
-    if (rng() % 2) t.product_format = t.sum_format ? t.sum_format : d;
+    static const model::Format* sums[] = {nullptr, &model::binary32, &model::binary16};
+    t.sum_format = sums[rng() % 3];
+    if (t.sum_format == d) t.sum_format = nullptr;
+    t.sum_rounding = t.product_rounding = model::all_roundings[rng() % std::size(model::all_roundings)];
+    if (rng() % 3 == 0) t.product_format = t.sum_format ? t.sum_format : d;
     t.flush_inputs = rng() % 4 == 0;
     t.flush_c = rng() % 4 == 0;
     t.flush_sums = rng() % 4 == 0;
-    DotConfig cfg = model::default_dot_config(MmaAlgorithm::tree, model::binary16, model::binary16, *d, *d, K);
+    DotConfig cfg = model::default_dot_config(MmaAlgorithm::tree, *in, *in, *d, *d, K);
     cfg.tree = std::make_shared<const model::SummationTree>(t);
     ASSERT_EQ(model::check(cfg), "");
     backends::MmaConfig mc{8, 8, K, cfg.a, cfg.b, cfg.c, cfg.d, "subgroup", fmt::format("tree:{}", i)};

@@ -256,31 +256,47 @@ SummationTree random_tree(std::mt19937_64& rng, int k, bool binary) {
   return *p.tree;
 }
 
-TEST(SummationTree, ShapeIsRecoveredFromTheCounts) {
+TEST(SummationTree, ShapeIsRecoveredFromTheLostSummands) {
   std::mt19937_64 rng(5);
-  for (int n = 0; n < 400; ++n) {
-    const int k = 2 + int(rng() % 15);
+  for (int n = 0; n < 300; ++n) {
+    const int k = n < 200 ? 2 + int(rng() % 15) : 16 << (n % 3);  // up to 16, then 16, 32, 64
     const SummationTree truth = random_tree(rng, k, n % 2 == 0);
-    const auto found = mma::tree_from_counts(k, [&](int i, int j) { return mma::tree_count(truth, i, j); });
+    const auto found = mma::tree_from_lost(k, [&](int i, int j) { return mma::lost_summands(truth, i, j); });
     ASSERT_TRUE(found) << truth.text();
-    for (int i = 0; i <= k; ++i)
-      for (int j = i + 1; j <= k; ++j) ASSERT_EQ(mma::tree_count(*found, i, j), mma::tree_count(truth, i, j));
-    // Binary trees are told apart by their counts; trees with wider nodes may have twins
-    // ((p2+p4)+p1+p9 and (p1+p9)+p2+p4 count alike).
-    if (truth.binary()) {
-      EXPECT_EQ(mma::tree_nodes(*found), mma::tree_nodes(truth)) << truth.text() << " recovered as " << found->text();
-    }
+    // The lost sets tell every tree apart, fused nodes of any width included ((p2+p4)+p1+p9 and
+    // (p1+p9)+p2+p4, alike in MMA-Sim's counts, lose p4 and p9 apart when X and -X sit at p2 and p1).
+    EXPECT_EQ(mma::tree_nodes(*found), mma::tree_nodes(truth)) << truth.text() << " recovered as " << found->text();
   }
   // A chain: X and -X cancel where they meet, every y that met one of them before is lost.
   const SummationTree chain8 = sequential_tree(8, chain(8, false));
-  EXPECT_EQ(mma::tree_count(chain8, 0, 1), 7);
-  EXPECT_EQ(mma::tree_count(chain8, 0, 2), 6);
-  EXPECT_EQ(mma::tree_count(chain8, 0, 8), 0);
-  EXPECT_EQ(mma::tree_count(chain8, 6, 7), 1);
-  EXPECT_EQ(mma::tree_from_counts(8, [&](int i, int j) { return mma::tree_count(chain8, i, j); })->text(),
+  const auto lost = [&](int i, int j) {
+    const mma::Summands s = mma::lost_summands(chain8, i, j);
+    std::vector<int> v;
+    for (int x = 0; x <= 8; ++x)
+      if (s[std::size_t(x)]) v.push_back(x);
+    return v;
+  };
+  EXPECT_EQ(lost(0, 1), std::vector<int>{});
+  EXPECT_EQ(lost(0, 2), std::vector<int>{1});
+  EXPECT_EQ(lost(0, 8), (std::vector<int>{1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(lost(6, 7), (std::vector<int>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(mma::tree_from_lost(8, [&](int i, int j) { return mma::lost_summands(chain8, i, j); })->text(),
             "(((((((p0+p1)+p2)+p3)+p4)+p5)+p6)+p7)+c");
-  // Counts no tree has.
-  EXPECT_FALSE(mma::tree_from_counts(4, [](int i, int j) { return (i + j) % 3; }));
+  const SummationTree fused = *parse_summation_tree("((p2+p3)+p0+p1)+c", 4).tree;
+  EXPECT_EQ(mma::tree_from_lost(4, [&](int i, int j) { return mma::lost_summands(fused, i, j); })->text(),
+            "((p2+p3)+p0+p1)+c");
+  // Lost sets no tree has: every pair loses the next summand; one lost summand flipped.
+  EXPECT_FALSE(mma::tree_from_lost(4, [](int i, int j) {
+    mma::Summands s;
+    for (int x = 0; x <= 4; ++x)
+      if (x != i && x != j && x == (j + 1) % 5) s.set(std::size_t(x));
+    return s;
+  }));
+  EXPECT_FALSE(mma::tree_from_lost(8, [&](int i, int j) {
+    mma::Summands s = mma::lost_summands(chain8, i, j);
+    if (i == 3 && j == 5) s.flip(0);
+    return s;
+  }));
 }
 
 }  // namespace
