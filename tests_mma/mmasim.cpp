@@ -171,11 +171,11 @@ class TreeProbe final : public ProbeBase {
       auto tree = recover(device, cfg, *lay, seen);
       if (!tree) return audit::failed(tree.error().message);
       if (f.observations.empty() || *tree) f.observations = std::move(seen);
-      tried.push_back(fmt::format("sums of {} bits (X = 2^{}, y from 2^{}, {} a case)", sums->precision(), lay->ex,
-                                  lay->low, lay->width));
+      tried.push_back(fmt::format("X = 2^{}, y_l from 2^{}, {} a case (below the rounding grid of sums of up to {} bits)",
+                                  lay->ex, lay->low, lay->width, sums->precision()));
       if (!*tree) continue;
       f.parameters["tree"] = (*tree)->text();  // the identification tries it (tests_mma/identify.hpp)
-      f.message = fmt::format("X, -X and y_l at {}; the lost y_l describe the tree", tried.back());
+      f.message = fmt::format("X, -X and distinct y_l: {}; the lost y_l describe the tree", tried.back());
       const bool one_sum = std::count_if((*tree)->steps.begin(), (*tree)->steps.end(), [](const auto& s) { return s.leaf < 0; }) == 1;
       f.verdict = one_sum ? fmt::format("ORDER: no y is lost beside X: one fused sum of c and the {} products, or a sum "
                                         "wider than X / y",
