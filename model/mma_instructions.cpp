@@ -315,6 +315,7 @@ void build_cdna_dot2(Builder& t) {
                      : "gfx950 keeps f16 subnormal inputs (v_dot2c_f32_f16 too): -2^-24 x 2^-14 + 0 = -2^-38") +
               "; the sum of c and both products exact and rounded once to binary32, RNE (assumed: a fused node "
               "p0+p1+c); NaN payloads not modelled");
+    t.list.back().from_mma_sim = false;
   }
 }
 
@@ -339,6 +340,7 @@ void build_rdna(Builder& t) {
                       "rounded to d and the next block's c";
     if (!notes.empty()) why += "; " + notes;
     t.add(arch, std::move(name), m, m, k, cfg, std::move(why));
+    t.list.back().from_mma_sim = false;
   };
   for (std::string_view arch : {"rdna3", "rdna3.5", "rdna4"}) {
     row(arch, "v_dot2_f32_f16", 1, 2, binary16, binary16, binary32, "");

@@ -31,7 +31,11 @@ struct MmaInstruction {
   int m, n, k;       // shape; tcgen05 (UTC*) instructions take many M and N: the smallest is given
   DotConfig config;  // formats, algorithm and parameters of one output element
   std::string notes;
+  // Whether the row is MMA-Sim's (its tables or code); the others' notes name their sources.
+  bool from_mma_sim = true;
   std::string id() const { return arch + ":" + name; }
+  // "MMA-Sim's hopper:HMMA.16816.F32", "the table's rdna3.5:v_dot2_f32_f16": the row as reports name it.
+  std::string row_name() const { return (from_mma_sim ? "MMA-Sim's " : "the table's ") + id(); }
 };
 
 // The architectures, in the order above.
