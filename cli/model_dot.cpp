@@ -94,6 +94,7 @@ void list_instructions(std::ostream& out) {
     if (c.block > 0 && c.algorithm != model::MmaAlgorithm::sfma && c.algorithm != model::MmaAlgorithm::gps)
       params += fmt::format(" block={}", c.block);
     if (c.scale) params += fmt::format(" scale={}/{}", c.scale->name, c.scale_block);
+    if (c.flush_inputs) params += " flush_inputs";
     out << fmt::format("{:48} {}x{}x{}  {},{},{},{}  {}({})\n", i.id(), i.m, i.n, i.k, c.a->name, c.b->name,
                        c.c->name, c.d->name, model::name(c.algorithm), params);
   }

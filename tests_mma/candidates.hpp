@@ -7,7 +7,7 @@
 // the FDRDA alignment, and the alignment floor; beside them summation trees (model/summation_tree.hpp)
 // of a bounded family of shapes (full_space), each with its sums in d's format or binary32, products exact or
 // rounded to the sums' or a's format, every rounding mode, and subnormals flushed or kept in the
-// inputs, c and the sums; and AMD's one's-complement dot unit (ocfda: grid bits 16..31, blocks,
+// inputs, c and the sums; and AMD's one's-complement dot unit (ocfda: grid bits 16..32, blocks,
 // roundings, subnormal inputs flushed or kept). A candidate is kept only if it predicts each output bit for bit (any NaN
 // for units whose NaN payloads are not modelled).
 #pragma once
