@@ -52,6 +52,8 @@ using fda_fast::align_exp;
 // Special-value bookkeeping of MMA-Sim's step 1.
 struct Specials {
   bool nan = false, pos_inf = false, neg_inf = false;
+  Specials() = default;
+  explicit Specials(const Unpacked& c) { add_addend(c); }
   bool any() const { return nan || pos_inf || neg_inf; }
   void add_inf(bool neg) { (neg ? neg_inf : pos_inf) = true; }
   // A product of two decoded inputs, at least one of them not finite.
@@ -133,9 +135,8 @@ std::uint64_t fda_block(const Dot& dot, const Format& cf, std::uint64_t c, const
   const DotConfig& cfg = dot.config();
   const Format& fa = FA::get(cfg);
   const Format& fb = FB::get(cfg);
-  Specials sp;
   const Unpacked uc = unpack(cf, c);
-  sp.add_addend(uc);
+  Specials sp(uc);
   bool all_neg_zero = uc.cls == Class::zero && uc.neg;
   bool any_nonzero = false;
   int emax = cfg.align_floor;
@@ -244,9 +245,8 @@ std::uint64_t fdrda_block(const Dot& dot, const Format& cf, std::uint64_t c, con
   const Format& d = *cfg.d;
   const bool grouped = cfg.algorithm == MmaAlgorithm::gfdrda || cfg.algorithm == MmaAlgorithm::cogfdrda;
   // Step 1: special inputs.
-  Specials sp;
   const Unpacked uc = unpack(cf, c);
-  sp.add_addend(uc);
+  Specials sp(uc);
   Term t[kMaxDotK];
   for (int k = 0; k < n; ++k) {
     const Unpacked x = unpack(fa, a[k]), y = unpack(fb, b[k]);
@@ -320,9 +320,8 @@ std::uint64_t gdfs_block(const Dot& dot, const Format& cf, std::uint64_t c, cons
   const DotConfig& cfg = dot.config();
   const Format& fa = *cfg.a;
   const Format& fb = *cfg.b;
-  Specials sp;
   const Unpacked uc = unpack(cf, c);
-  sp.add_addend(uc);
+  Specials sp(uc);
   const int qp = fa.quantum_min() + fb.quantum_min();  // quantum of every exact product
   const int gsize = cfg.group;
   const int ngroups = (n + gsize - 1) / gsize;
@@ -448,18 +447,15 @@ std::uint64_t gps_block(const Dot& dot, const Format& cf, std::uint64_t c, const
 std::uint64_t ocfda_block(const Dot& dot, const Format& cf, std::uint64_t c, const std::uint64_t* a,
                           const std::uint64_t* b, int n, const std::uint64_t*, const std::uint64_t*, int) {
   const DotConfig& cfg = dot.config();
-  const Format& fa = *cfg.a;
-  const Format& fb = *cfg.b;
-  Specials sp;
   const Unpacked uc = unpack(cf, c);
-  sp.add_addend(uc);
+  Specials sp(uc);
   const bool has_c = is_finite_nonzero(uc.cls);
   bool all_neg_zero = uc.cls == Class::zero && uc.neg;
   int top = has_c ? std::max(cfg.align_floor, align_exp(cf, uc)) : cfg.align_floor;
   Term t[kMaxDotK];
   bool any = has_c;
   for (int k = 0; k < n; ++k) {
-    const Unpacked x = unpack(fa, a[k], cfg.flush_inputs), y = unpack(fb, b[k], cfg.flush_inputs);
+    const Unpacked x = unpack(*cfg.a, a[k], cfg.flush_inputs), y = unpack(*cfg.b, b[k], cfg.flush_inputs);
     t[k] = {0, 0, x.neg != y.neg};
     if (!finite(x.cls) || !finite(y.cls)) {
       sp.add_product(x, y);
@@ -468,7 +464,7 @@ std::uint64_t ocfda_block(const Dot& dot, const Format& cf, std::uint64_t c, con
     all_neg_zero &= t[k].neg;
     if (x.cls == Class::zero || y.cls == Class::zero) continue;
     t[k] = {x.sig * y.sig, x.exp + y.exp, t[k].neg};
-    top = std::max(top, align_exp(fa, x) + align_exp(fb, y));
+    top = std::max(top, align_exp(*cfg.a, x) + align_exp(*cfg.b, y));
     any = true;
   }
   if (sp.any()) return sp.result(dot);
