@@ -75,10 +75,11 @@ std::string parameters_of(const DotArgs& args, model::DotParameters& p) {
       p["align_floor"] = std::int64_t(v);
     }
   }
-  for (const auto& [key, v] : {std::pair<const char*, const std::string*>{"round_down_alignment", &args.round_down_alignment},
-                                {"flush_inputs", &args.flush_inputs}}) {
+  using Flag = std::pair<const char*, const std::string*>;
+  for (const auto& [key, v] : {Flag{"round_down_alignment", &args.round_down_alignment}, Flag{"flush_inputs", &args.flush_inputs}}) {
     if (v->empty()) continue;
-    if (*v != "true" && *v != "false") return fmt::format("{}: true or false, got '{}'", model::spell(key, model::ParameterSpelling::option), *v);
+    if (*v != "true" && *v != "false")
+      return fmt::format("{}: true or false, got '{}'", model::spell(key, model::ParameterSpelling::option), *v);
     p[key] = *v == "true";
   }
   return "";

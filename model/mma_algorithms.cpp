@@ -436,14 +436,15 @@ std::uint64_t gps_block(const Dot& dot, const Format& cf, std::uint64_t c, const
 //    exponents each floored at its format's emin (align_exp: subnormals count at emin), not the
 //    product's own leading bit; its LSB lies F bits below (F, the accumulator width, is not
 //    published: 24 reproduces the issue's example -1 + 3*8 + 8*4 -> 55 + 2^-18, see
-//    unittests/ocfda_test.cpp);
+//    unittests/amd_dot_test.cpp);
 //  - the adder is sign-magnitude with c's sign (+0 and -0 included) as the frame: every summand is
 //    truncated onto the grid and added as an integer, one opposing the frame as its bit inversion
 //    without the +1, so -m - 1 units (one's complement, the end-around carry dropped);
 //  - the sum's magnitude is rounded once to d (out_rounding: not published, RNE assumed); specials
 //    as IEEE.
 // Assumed beyond the issue: zero summands take no part (they neither set the grid nor are
-// inverted), bits below the grid are truncated before the inversion, an exact zero sum is +0.
+// inverted), bits below the grid are truncated before the inversion (a nonzero product that leaves
+// nothing on the grid still enters as -1 when it opposes), an exact zero sum is +0.
 std::uint64_t ocfda_block(const Dot& dot, const Format& cf, std::uint64_t c, const std::uint64_t* a,
                           const std::uint64_t* b, int n, const std::uint64_t*, const std::uint64_t*, int) {
   const DotConfig& cfg = dot.config();
@@ -580,7 +581,8 @@ std::string check(const DotConfig& cfg) {
   if (cfg.carry_bits != 0 && unchained(cfg.algorithm) != MmaAlgorithm::fda)
     return "carry bits are a parameter of fda and cofda";
   if (cfg.carry_bits < 0 || cfg.carry_bits > 16) return "carry bits must lie in 0..16 (0: every carry kept)";
-  if (cfg.flush_inputs && cfg.algorithm != MmaAlgorithm::ocfda) return "flushing subnormal inputs is a parameter of ocfda";
+  if (cfg.flush_inputs && cfg.algorithm != MmaAlgorithm::ocfda)
+    return "flushing subnormal inputs is a parameter of ocfda";
   if (is_fdrda_family(cfg.algorithm) && cfg.F > 31) return "the fdrda family keeps at most 31 fraction bits (F <= 31)";
   if (!d.has_sign() || !d.has_subnormals() || d.nan != NanStyle::ieee)
     return "the fused algorithms need an IEEE-style d format (binary32, binary16, ...)";

@@ -10,8 +10,9 @@ namespace gp::model {
 
 namespace {
 
-constexpr std::array<std::string_view, 14> arch_names = {"volta", "turing", "ampere", "ada",   "hopper", "blackwell", "rtx-blackwell",
-                                                         "cdna1", "cdna2",  "cdna3",  "cdna4", "rdna3",  "rdna3.5",   "rdna4"};
+constexpr std::array<std::string_view, 14> arch_names = {
+    "volta", "turing", "ampere", "ada", "hopper", "blackwell", "rtx-blackwell",
+    "cdna1", "cdna2",  "cdna3",  "cdna4", "rdna3", "rdna3.5", "rdna4"};
 
 // F of the HMMA datapath of each NVIDIA architecture (MMA-Sim IV-C step 3).
 int hmma_f(std::string_view arch) {
@@ -335,7 +336,7 @@ void build_rdna(Builder& t) {
                        const Format& d, std::string notes) {
     DotConfig cfg = default_dot_config(MmaAlgorithm::ocfda, a, b, d, d, k);
     std::string why = source;
-    if (std::string_view(arch) != "rdna3.5") why += "; measured on RDNA 3.5 only: assumed the same on " + std::string(arch);
+    if (arch != "rdna3.5") why += "; measured on RDNA 3.5 only: assumed the same on " + std::string(arch);
     if (k > 2) why += "; WMMA assumed to chain the dot2 unit over K/2 blocks of 2 products in k order, each result "
                       "rounded to d and the next block's c";
     if (!notes.empty()) why += "; " + notes;
@@ -356,7 +357,8 @@ void build_rdna(Builder& t) {
     for (std::string_view y : {"fp8", "bf8"})
       row("rdna4", "v_wmma_f32_16x16x16_" + std::string(x) + "_" + std::string(y), 16, 16, x == "fp8" ? e4m3 : e5m2,
           y == "fp8" ? e4m3 : e5m2, binary32,
-          "fp8 = OCP e4m3, bf8 = OCP e5m2 (gfx12); fp8 and bf8 subnormal inputs kept (assumed)");
+          "fp8 = OCP e4m3, bf8 = OCP e5m2 (gfx12's fp8 types, not CDNA3's fnuz); fp8 and bf8 subnormal inputs kept "
+          "(assumed)");
 }
 
 // What the captured hardware data (tests_mma/golden/nvidia-tensor-cores, 5000 dot products per

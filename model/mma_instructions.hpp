@@ -3,9 +3,9 @@
 // formats, algorithm and parameters; beside them AMD's v_dot2_f32_f16 of CDNA2 and CDNA4 (K = 2)
 // and the consumer units of RDNA 3, 3.5 and 4 (v_dot2, WMMA: the ocfda algorithm).
 //
-// Names (as the command line and the JSON write them): "<arch>:<name>", arch one of volta turing ampere ada hopper
-// blackwell rtx-blackwell cdna1 cdna2 cdna3 cdna4 rdna3 rdna3.5 rdna4, the name as written in the tables with the f8/f6/f4 types
-// spelled out (hopper:HMMA.16816.F32, ada:QMMA.16832.F32.E4M3.E4M3,
+// Names (as the command line and the JSON write them): "<arch>:<name>", arch one of volta turing ampere
+// ada hopper blackwell rtx-blackwell cdna1 cdna2 cdna3 cdna4 rdna3 rdna3.5 rdna4, the name as written
+// in the tables with the f8/f6/f4 types spelled out (hopper:HMMA.16816.F32, ada:QMMA.16832.F32.E4M3.E4M3,
 // hopper:QGMMA.64x8x32.F32.E5M2.E5M2, cdna3:v_mfma_f32_32x32x8_f16). Blackwell's tcgen05
 // instructions carry their types in a descriptor, not in the SASS name: they are named here with
 // the HGMMA/QMMA suffixes (blackwell:UTCHMMA.F32.BF16, blackwell:UTCQMMMA.F32.E4M3.E2M1,

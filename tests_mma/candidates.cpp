@@ -507,7 +507,8 @@ std::string describe(const MmaConfig& cfg, const DotConfig& c) {
   if (c.carry_bits) s += fmt::format(", {} carry-out bits (larger sums wrap around)", c.carry_bits);
   if (model::is_fdrda_family(c.algorithm)) s += c.round_down_alignment ? ", c and the dot product aligned rounding down" : ", aligned toward zero";
   if (c.algorithm == MmaAlgorithm::ocfda)
-    s += fmt::format(", summands opposing c's sign in one's complement, subnormal a and b {}", c.flush_inputs ? "flushed" : "kept");
+    s += fmt::format(", summands opposing c's sign in one's complement, subnormal a and b {}",
+                     c.flush_inputs ? "flushed" : "kept");
   s += c.nan == MmaNan::nvidia ? ", NVIDIA NaN" : ", quiet NaN";
   return s + ")";
 }
