@@ -437,7 +437,7 @@ std::uint64_t gps_block(const Dot& dot, const Format& cf, std::uint64_t c, const
 //    product's own leading bit; its LSB lies F bits below (F, the accumulator width, is not
 //    published: 24 reproduces the example -1 + 3*8 + 8*4 -> 55 + 2^-18, see
 //    unittests/amd_dot_test.cpp);
-//  - the adder is sign-magnitude with c's sign (+0 and -0 included) as the frame: every summand is
+//  - the adder is sign-magnitude with c's sign as the frame (a zero c's too: assumed): every summand is
 //    truncated onto the grid and added as an integer, one opposing the frame as its bit inversion
 //    without the +1, so -m - 1 units (one's complement, the end-around carry dropped);
 //  - the sum's magnitude is rounded once to d (out_rounding: not published, RNE assumed); specials

@@ -46,7 +46,10 @@ TEST(AmdDot, IssueExamplesOfRdna35) {
 // The grid's LSB: the largest sum of operand exponents of -1 + 3*8 + 8*4 is 3 + 2 = 5 (8 x 4). Each
 // inverted product lands one grid unit further from zero, so the result is 55 + 2 units: 2^-18
 // (one binary32 ulp of 55) takes units of 2^-19, 24 bits below 2^5. With RNE output, F = 23
-// gives 55 + 2^-17 and F = 25 a tie that rounds to 55: only F = 24 reproduces the silicon.
+// gives 55 + 2^-17 and F = 25 a tie that rounds to 55: only F = 24 reproduces the silicon. (This
+// reads the issue's integer sum literally, the result's magnitude that sum's absolute value; an
+// adder that took a negative sum's magnitude by inverting it once more would be one unit closer,
+// 55 + 1 unit, and need F = 23.)
 TEST(AmdDot, TheIssueExampleImpliesTwentyFourGridBits) {
   const DotConfig base = find_mma_instruction("rdna3.5:v_dot2_f32_f16")->config;
   for (int F = 16; F <= 32; ++F) {
