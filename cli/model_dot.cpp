@@ -28,7 +28,7 @@ using model::Format;
 std::string algorithm_names() {
   std::string s;
   for (model::MmaAlgorithm a : model::all_mma_algorithms) s += (s.empty() ? "" : " ") + std::string(model::name(a));
-  return s + " tree";
+  return s + " tree ocfda";
 }
 
 // The message of a bad line: "gpuparanoia: <stdin>:3: why".
@@ -75,10 +75,12 @@ std::string parameters_of(const DotArgs& args, model::DotParameters& p) {
       p["align_floor"] = std::int64_t(v);
     }
   }
-  if (!args.round_down_alignment.empty()) {
-    if (args.round_down_alignment != "true" && args.round_down_alignment != "false")
-      return fmt::format("--round-down-alignment: true or false, got '{}'", args.round_down_alignment);
-    p["round_down_alignment"] = args.round_down_alignment == "true";
+  using Flag = std::pair<const char*, const std::string*>;
+  for (const auto& [key, v] : {Flag{"round_down_alignment", &args.round_down_alignment}, Flag{"flush_inputs", &args.flush_inputs}}) {
+    if (v->empty()) continue;
+    if (*v != "true" && *v != "false")
+      return fmt::format("{}: true or false, got '{}'", model::spell(key, model::ParameterSpelling::option), *v);
+    p[key] = *v == "true";
   }
   return "";
 }
@@ -93,6 +95,7 @@ void list_instructions(std::ostream& out) {
     if (c.block > 0 && c.algorithm != model::MmaAlgorithm::sfma && c.algorithm != model::MmaAlgorithm::gps)
       params += fmt::format(" block={}", c.block);
     if (c.scale) params += fmt::format(" scale={}/{}", c.scale->name, c.scale_block);
+    if (c.flush_inputs) params += " flush_inputs";
     out << fmt::format("{:48} {}x{}x{}  {},{},{},{}  {}({})\n", i.id(), i.m, i.n, i.k, c.a->name, c.b->name,
                        c.c->name, c.d->name, model::name(c.algorithm), params);
   }
@@ -126,7 +129,7 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
     if (args.F || args.block || args.group || args.scale_block || !args.a_format.empty() || !args.b_format.empty() ||
         !args.c_format.empty() || !args.d_format.empty() || !args.scale_format.empty() || args.out_fraction_bits ||
         !args.out_rounding.empty() || !args.align_floor.empty() || !args.nan.empty() || !args.round_down_alignment.empty() ||
-        args.carry_bits) {
+        args.carry_bits || !args.flush_inputs.empty()) {
       err << "gpuparanoia: --F, --block, --group, the format options and the fused algorithms' parameters belong to the "
              "--algorithm form\n";
       return kExitUsage;
@@ -323,7 +326,7 @@ void add_model_dot_command(CLI::App& model, int& exit_code) {
   auto* ins = dot->add_option("--instruction", args->instruction,
                               "An instruction of MMA-Sim's tables as ARCH:NAME (e.g. hopper:HMMA.16816.F32)");
   auto* alg = dot->add_option("--algorithm", args->algorithm,
-                              "sfma gps fda cofda gdfs fdrda cofdrda gfdrda cogfdrda, with the options below");
+                              "sfma gps fda cofda gdfs fdrda cofdrda gfdrda cogfdrda tree ocfda, with the options below");
   ins->excludes(alg);
   dot->add_option("--F", args->F, "Fraction bits kept on alignment");
   dot->add_option("--block", args->block, "Products fused before a partial result is rounded (chained beyond)");
@@ -340,6 +343,7 @@ void add_model_dot_command(CLI::App& model, int& exit_code) {
                   "fdrda algorithms: c and the dot product aligned rounding down (true) or toward zero (false)");
   dot->add_option("--carry-bits", args->carry_bits,
                   "fda, cofda: carry-out bits of the fixed-point sum above its largest summand (default 0: every carry kept)");
+  dot->add_option("--flush-inputs", args->flush_inputs, "ocfda: subnormal a and b read as zeros (true) or kept (false)");
   dot->add_option("--scale-format", args->scale_format, "Block scale factors: ue8m0 or ue4m3 (after the b fields)");
   dot->add_option("--scale-block", args->scale_block, "Products per scale factor (default 32 for ue8m0, 16 for ue4m3)");
   dot->add_option("--tree", args->tree, "The tree algorithm's shape, e.g. \"((p0+p1)+p2)+c\" (p<k> products, c)");

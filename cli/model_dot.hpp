@@ -32,7 +32,7 @@ struct DotArgs {
   std::string instruction;
   std::string algorithm;
   std::optional<int> F, block, group, scale_block, out_fraction_bits, carry_bits;
-  std::string out_rounding, align_floor, nan, round_down_alignment;  // the fused algorithms
+  std::string out_rounding, align_floor, nan, round_down_alignment, flush_inputs;  // the fused algorithms
   std::string a_format, b_format, c_format, d_format, scale_format;
   std::string tree, sums, products, rounding;  // the tree algorithm
   std::vector<std::string> flush;

@@ -11,9 +11,9 @@ namespace gp::model {
 
 namespace {
 
-constexpr std::array<std::string_view, 16> names = {
+constexpr std::array<std::string_view, 17> names = {
     "F",           "block",       "group", "out_fraction_bits", "align_floor", "out_rounding", "nan", "round_down_alignment",
-    "carry_bits",  "scale_format", "scale_block", "tree", "sums", "products", "rounding",   "flush"};
+    "carry_bits",  "scale_format", "scale_block", "tree", "sums", "products", "rounding",   "flush", "flush_inputs"};
 
 std::string value_text(const DotParameterValue& v) {
   struct Text {
@@ -43,6 +43,8 @@ bool reads(MmaAlgorithm alg, std::string_view key) {
   if (key == "group") return alg == MmaAlgorithm::gdfs;
   if (key == "round_down_alignment") return is_fdrda_family(alg);
   if (key == "carry_bits") return unchained(alg) == MmaAlgorithm::fda;
+  if (key == "flush_inputs") return alg == MmaAlgorithm::ocfda;
+  if (alg == MmaAlgorithm::ocfda && key.starts_with("scale")) return false;
   return key == "F" || key == "block" || key == "out_fraction_bits" || key == "align_floor" || key == "out_rounding" ||
          key == "nan" || key == "scale_format" || key == "scale_block";
 }
@@ -127,9 +129,12 @@ DotConfigOrError dot_config_from_parameters(MmaAlgorithm alg, const Format& a, c
     if (s != "nvidia" && s != "format") return fail("nan", "nvidia or format, not '" + s + "'");
     cfg.nan = s == "nvidia" ? MmaNan::nvidia : MmaNan::format;
   }
-  if (const DotParameterValue* v = get("round_down_alignment")) {
-    if (!std::holds_alternative<bool>(*v)) return wrong("round_down_alignment", *v, "true or false");
-    cfg.round_down_alignment = std::get<bool>(*v);
+  for (auto [key, field] : {std::pair<std::string_view, bool*>{"round_down_alignment", &cfg.round_down_alignment},
+                            {"flush_inputs", &cfg.flush_inputs}}) {
+    const DotParameterValue* v = get(key);
+    if (!v) continue;
+    if (!std::holds_alternative<bool>(*v)) return wrong(key, *v, "true or false");
+    *field = std::get<bool>(*v);
   }
   if (auto e = text("scale_format", s)) return *e;
   if (get("scale_format")) {

@@ -30,6 +30,7 @@ using DotParameters = std::map<std::string, DotParameterValue, std::less<>>;
 //   nan                                   "nvidia" or "format"
 //   round_down_alignment                  a boolean (the fdrda family)
 //   carry_bits                            an integer (fda, cofda; 0: every carry kept)
+//   flush_inputs                          a boolean (ocfda: subnormal a and b read as zeros)
 //   scale_format, scale_block             "ue8m0" or "ue4m3", products per scale factor (default 32 / 16)
 //   tree, sums, products, rounding, flush the tree algorithm (model/summation_tree.hpp); sfma takes
 //                                         rounding "rne", the rounding of its FMA chain

@@ -29,8 +29,8 @@ int effective_block(const DotConfig& c, int k) { return c.block > 0 && c.block <
 
 namespace {
 
-constexpr std::array<std::string_view, 10> algorithm_names = {"sfma",  "gps",     "fda",    "cofda",    "gdfs",
-                                                              "fdrda", "cofdrda", "gfdrda", "cogfdrda", "tree"};
+constexpr std::array<std::string_view, 11> algorithm_names = {"sfma",  "gps",     "fda",    "cofda",    "gdfs", "fdrda",
+                                                              "cofdrda", "gfdrda", "cogfdrda", "tree", "ocfda"};
 
 using fda_fast::align_trunc;
 
@@ -52,6 +52,8 @@ using fda_fast::align_exp;
 // Special-value bookkeeping of MMA-Sim's step 1.
 struct Specials {
   bool nan = false, pos_inf = false, neg_inf = false;
+  Specials() = default;
+  explicit Specials(const Unpacked& c) { add_addend(c); }
   bool any() const { return nan || pos_inf || neg_inf; }
   void add_inf(bool neg) { (neg ? neg_inf : pos_inf) = true; }
   // A product of two decoded inputs, at least one of them not finite.
@@ -133,9 +135,8 @@ std::uint64_t fda_block(const Dot& dot, const Format& cf, std::uint64_t c, const
   const DotConfig& cfg = dot.config();
   const Format& fa = FA::get(cfg);
   const Format& fb = FB::get(cfg);
-  Specials sp;
   const Unpacked uc = unpack(cf, c);
-  sp.add_addend(uc);
+  Specials sp(uc);
   bool all_neg_zero = uc.cls == Class::zero && uc.neg;
   bool any_nonzero = false;
   int emax = cfg.align_floor;
@@ -244,9 +245,8 @@ std::uint64_t fdrda_block(const Dot& dot, const Format& cf, std::uint64_t c, con
   const Format& d = *cfg.d;
   const bool grouped = cfg.algorithm == MmaAlgorithm::gfdrda || cfg.algorithm == MmaAlgorithm::cogfdrda;
   // Step 1: special inputs.
-  Specials sp;
   const Unpacked uc = unpack(cf, c);
-  sp.add_addend(uc);
+  Specials sp(uc);
   Term t[kMaxDotK];
   for (int k = 0; k < n; ++k) {
     const Unpacked x = unpack(fa, a[k]), y = unpack(fb, b[k]);
@@ -320,9 +320,8 @@ std::uint64_t gdfs_block(const Dot& dot, const Format& cf, std::uint64_t c, cons
   const DotConfig& cfg = dot.config();
   const Format& fa = *cfg.a;
   const Format& fb = *cfg.b;
-  Specials sp;
   const Unpacked uc = unpack(cf, c);
-  sp.add_addend(uc);
+  Specials sp(uc);
   const int qp = fa.quantum_min() + fb.quantum_min();  // quantum of every exact product
   const int gsize = cfg.group;
   const int ngroups = (n + gsize - 1) / gsize;
@@ -429,6 +428,60 @@ std::uint64_t gps_block(const Dot& dot, const Format& cf, std::uint64_t c, const
 }
 
 // ---------------------------------------------------------------------------------------------
+// OCFDA: the dot unit of AMD RDNA 3.5 (gfx1151) as ROCm/rocm-systems issue 12056 describes it from
+// silicon measurements of V_DOT2_F32_F16, V_DOT2_F32_BF16 and WMMA:
+//  - the products are exact and never flushed; with flush_inputs, subnormal a and b read as zeros
+//    first (bf16 on gfx11; f16 inputs are kept there);
+//  - the grid's top is the largest of c's exponent and, per product, the sum of its operands'
+//    exponents each floored at its format's emin (align_exp: subnormals count at emin), not the
+//    product's own leading bit; its LSB lies F bits below (F, the accumulator width, is not
+//    published: 24 reproduces the issue's example -1 + 3*8 + 8*4 -> 55 + 2^-18, see
+//    unittests/amd_dot_test.cpp);
+//  - the adder is sign-magnitude with c's sign as the frame (a zero c's too: assumed): every summand is
+//    truncated onto the grid and added as an integer, one opposing the frame as its bit inversion
+//    without the +1, so -m - 1 units (one's complement, the end-around carry dropped);
+//  - the sum's magnitude is rounded once to d (out_rounding: not published, RNE assumed); specials
+//    as IEEE.
+// Assumed beyond the issue: zero summands take no part (they neither set the grid nor are
+// inverted), bits below the grid are truncated before the inversion (a nonzero product that leaves
+// nothing on the grid still enters as -1 when it opposes), an exact zero sum is +0.
+std::uint64_t ocfda_block(const Dot& dot, const Format& cf, std::uint64_t c, const std::uint64_t* a,
+                          const std::uint64_t* b, int n, const std::uint64_t*, const std::uint64_t*, int) {
+  const DotConfig& cfg = dot.config();
+  const Unpacked uc = unpack(cf, c);
+  Specials sp(uc);
+  const bool has_c = is_finite_nonzero(uc.cls);
+  bool all_neg_zero = uc.cls == Class::zero && uc.neg;
+  int top = has_c ? std::max(cfg.align_floor, align_exp(cf, uc)) : cfg.align_floor;
+  Term t[kMaxDotK];
+  bool any = has_c;
+  for (int k = 0; k < n; ++k) {
+    const Unpacked x = unpack(*cfg.a, a[k], cfg.flush_inputs), y = unpack(*cfg.b, b[k], cfg.flush_inputs);
+    t[k] = {0, 0, x.neg != y.neg};
+    if (!finite(x.cls) || !finite(y.cls)) {
+      sp.add_product(x, y);
+      continue;
+    }
+    all_neg_zero &= t[k].neg;
+    if (x.cls == Class::zero || y.cls == Class::zero) continue;
+    t[k] = {x.sig * y.sig, x.exp + y.exp, t[k].neg};
+    top = std::max(top, align_exp(*cfg.a, x) + align_exp(*cfg.b, y));
+    any = true;
+  }
+  if (sp.any()) return sp.result(dot);
+  if (!any) return dot.round_out(all_neg_zero, 0, 0);
+  const int q = top - cfg.F;  // exponent of the grid's LSB
+  const bool frame = uc.neg;
+  std::int64_t acc = has_c ? std::int64_t(align_trunc(uc.sig, uc.exp - q)) : 0;
+  for (int k = 0; k < n; ++k) {
+    if (t[k].sig == 0) continue;
+    const auto m = std::int64_t(align_trunc(t[k].sig, t[k].exp - q));
+    acc += t[k].neg == frame ? m : -m - 1;
+  }
+  return dot.round_out(frame != (acc < 0), std::uint64_t(acc < 0 ? -acc : acc), q);
+}
+
+// ---------------------------------------------------------------------------------------------
 std::uint64_t tree_block(const Dot& dot, const Format& cf, std::uint64_t c, const std::uint64_t* a,
                          const std::uint64_t* b, int n, const std::uint64_t*, const std::uint64_t*, int) {
   return evaluate_tree(*dot.config().tree, dot.config(), cf, c, a, b, n);
@@ -490,6 +543,14 @@ DotConfig default_dot_config(MmaAlgorithm alg, const Format& a, const Format& b,
       cfg.out_rounding = Rounding::rne;
       cfg.nan = MmaNan::format;
       break;
+    case MmaAlgorithm::ocfda:
+      // F inferred from the issue's example, blocks of 2 and RNE assumed (model/mma_instructions.cpp).
+      cfg.F = 24;
+      cfg.block = 2;
+      cfg.out_rounding = Rounding::rne;
+      cfg.nan = MmaNan::format;
+      cfg.flush_inputs = &a == &bfloat16 || &b == &bfloat16;
+      break;
   }
   return cfg;
 }
@@ -520,6 +581,8 @@ std::string check(const DotConfig& cfg) {
   if (cfg.carry_bits != 0 && unchained(cfg.algorithm) != MmaAlgorithm::fda)
     return "carry bits are a parameter of fda and cofda";
   if (cfg.carry_bits < 0 || cfg.carry_bits > 16) return "carry bits must lie in 0..16 (0: every carry kept)";
+  if (cfg.flush_inputs && cfg.algorithm != MmaAlgorithm::ocfda)
+    return "flushing subnormal inputs is a parameter of ocfda";
   if (is_fdrda_family(cfg.algorithm) && cfg.F > 31) return "the fdrda family keeps at most 31 fraction bits (F <= 31)";
   if (!d.has_sign() || !d.has_subnormals() || d.nan != NanStyle::ieee)
     return "the fused algorithms need an IEEE-style d format (binary32, binary16, ...)";
@@ -530,7 +593,8 @@ std::string check(const DotConfig& cfg) {
   if (cfg.scale) {
     if (cfg.scale->has_sign() || cfg.scale->precision() > 4) return "scale factors must be ue8m0 or ue4m3";
     if (cfg.scale_block < 1) return "the scale block must be at least 1";
-    if (is_fdrda_family(cfg.algorithm)) return "the fdrda family takes no scale factors";
+    if (is_fdrda_family(cfg.algorithm) || cfg.algorithm == MmaAlgorithm::ocfda)
+      return std::string(name(cfg.algorithm)) + " takes no scale factors";
   }
   if (cfg.algorithm == MmaAlgorithm::gdfs) {
     if (cfg.group < 1 || cfg.group > 64) return "gdfs needs a group size of 1..64";
@@ -555,6 +619,7 @@ Dot::Dot(const DotConfig& cfg) : cfg_(cfg), narrow_(*cfg.d) {
     case MmaAlgorithm::sfma: block_fn_ = sfma_block; break;
     case MmaAlgorithm::gps: block_fn_ = gps_block; break;
     case MmaAlgorithm::tree: block_fn_ = tree_block; break;
+    case MmaAlgorithm::ocfda: block_fn_ = ocfda_block; break;
     case MmaAlgorithm::gdfs: block_fn_ = gdfs_block; break;
     case MmaAlgorithm::fdrda:
     case MmaAlgorithm::cofdrda:

@@ -16,8 +16,11 @@
 //             zero instead of down when far below the dot product
 //   cogfdrda  a chain of GFDRDA blocks of 16
 //
-// Beside them, `tree`: any summation tree over the products and c, each node rounded once to its
-// own format (model/summation_tree.hpp), for units that follow none of the nine.
+// Beside them, `ocfda` (not MMA-Sim's): the one's-complement fused dot-add of AMD's consumer dot
+// and WMMA units (RDNA 3 to 4), a sign-magnitude adder that negates a summand opposing c's sign
+// by inverting its bits without adding one (model/mma_algorithms.cpp, ocfda_block); and `tree`:
+// any summation tree over the products and c, each node rounded once to its own format
+// (model/summation_tree.hpp), for units that follow none of the nine.
 //
 // Everything is integer arithmetic on the decoded significands: no host floating point. The
 // parameters MMA-Sim leaves open (block size, alignment floor, NaN encoding) are fields of
@@ -38,8 +41,8 @@
 
 namespace gp::model {
 
-enum class MmaAlgorithm : std::uint8_t { sfma, gps, fda, cofda, gdfs, fdrda, cofdrda, gfdrda, cogfdrda, tree };
-// MMA-Sim's nine (the tree family apart).
+enum class MmaAlgorithm : std::uint8_t { sfma, gps, fda, cofda, gdfs, fdrda, cofdrda, gfdrda, cogfdrda, tree, ocfda };
+// MMA-Sim's nine (the tree and ocfda families apart).
 inline constexpr MmaAlgorithm all_mma_algorithms[] = {
     MmaAlgorithm::sfma,  MmaAlgorithm::gps,     MmaAlgorithm::fda,    MmaAlgorithm::cofda,   MmaAlgorithm::gdfs,
     MmaAlgorithm::fdrda, MmaAlgorithm::cofdrda, MmaAlgorithm::gfdrda, MmaAlgorithm::cogfdrda};
@@ -98,12 +101,15 @@ struct DotConfig {
   int carry_bits = 0;
   // The tree algorithm's shape, formats and roundings (the fields above do not apply to it).
   std::shared_ptr<const SummationTree> tree;
+  // ocfda: subnormal a and b read as zeros of their sign (RDNA 3.5 flushes bf16 inputs, keeps f16).
+  bool flush_inputs = false;
 };
 
 // The parameters MMA-Sim gives an algorithm when nothing else is said: F (fda 24, gdfs 35,
 // fdrda family 24), block (all K; cofda/cofdrda: K/2 when k > 0; gfdrda family: 16), group (gps 4,
 // gdfs 16), final rounding (RNE for gps/sfma/fdrda family and binary16 output, otherwise RZ at
-// d's fraction bits), NaN (nvidia for fda/cofda/gdfs).
+// d's fraction bits), NaN (nvidia for fda/cofda/gdfs). ocfda: F 24, blocks of 2 (the dot2 unit),
+// RNE, the format's NaN, subnormal inputs flushed when a or b is bfloat16 (RDNA 3.5).
 DotConfig default_dot_config(MmaAlgorithm alg, const Format& a, const Format& b, const Format& c,
                              const Format& d, int k = 0);
 

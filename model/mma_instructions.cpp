@@ -10,8 +10,9 @@ namespace gp::model {
 
 namespace {
 
-constexpr std::array<std::string_view, 10> arch_names = {"volta",     "turing",        "ampere", "ada",   "hopper",
-                                                         "blackwell", "rtx-blackwell", "cdna1",  "cdna2", "cdna3"};
+constexpr std::array<std::string_view, 14> arch_names = {
+    "volta", "turing", "ampere", "ada", "hopper", "blackwell", "rtx-blackwell",
+    "cdna1", "cdna2",  "cdna3",  "cdna4", "rdna3", "rdna3.5", "rdna4"};
 
 // F of the HMMA datapath of each NVIDIA architecture (MMA-Sim IV-C step 3).
 int hmma_f(std::string_view arch) {
@@ -298,6 +299,68 @@ void build_amd(Builder& t) {
     }
 }
 
+// v_dot2 of CDNA (K = 2: c + a0 b0 + a1 b1, binary16 into binary32). Only the subnormal inputs are
+// published (llvm-project pull request 205101, hardware tests across GPU generations, table of
+// -2^-24 x 2^-14 + 0): gfx90a (CDNA2) flushes f16 subnormal inputs in every MODE setting, giving
+// +0; gfx950 (CDNA4) keeps them, giving -2^-38. The sum itself is assumed exact and rounded once
+// to nearest even: one fused node p0+p1+c (a summation tree).
+void build_cdna_dot2(Builder& t) {
+  for (const bool flush : {true, false}) {
+    DotConfig cfg = default_dot_config(MmaAlgorithm::tree, binary16, binary16, binary32, binary32, 2);
+    SummationTree tree = std::move(*parse_summation_tree("p0+p1+c", 2).tree);
+    tree.flush_inputs = flush;
+    cfg.tree = std::make_shared<const SummationTree>(std::move(tree));
+    t.add(flush ? "cdna2" : "cdna4", "v_dot2_f32_f16", 1, 1, 2, cfg,
+          std::string("llvm-project pull request 205101: ") +
+              (flush ? "gfx90a flushes f16 subnormal inputs to zero in every MODE configuration (v_dot2c_f32_f16 too)"
+                     : "gfx950 keeps f16 subnormal inputs (v_dot2c_f32_f16 too): -2^-24 x 2^-14 + 0 = -2^-38") +
+              "; the sum of c and both products exact and rounded once to binary32, RNE (assumed: a fused node "
+              "p0+p1+c); NaN payloads not modelled");
+    t.list.back().from_mma_sim = false;
+  }
+}
+
+// AMD's consumer units (RDNA 3 gfx11, RDNA 3.5 gfx115x, RDNA 4 gfx12): V_DOT2_F32_F16 and
+// V_DOT2_F32_BF16 (K = 2) and WMMA 16x16x16, all ocfda (model/mma_algorithms.hpp). The adder, its
+// grid and its flushing are those ROCm/rocm-systems issue 12056 measured on gfx1151 (RDNA 3.5);
+// RDNA 3 and RDNA 4 are assumed to share them.
+void build_rdna(Builder& t) {
+  const std::string source =
+      "ocfda: ROCm/rocm-systems issue 12056 (gfx1151 silicon, V_DOT2_F32_F16/BF16 and WMMA): sign-magnitude adder "
+      "framed by c's sign, a summand opposing it negated as its bit inversion without the +1, one grid whose LSB "
+      "follows the largest sum of operand exponents (each floored at its format's emin), exact products never "
+      "flushed, bf16 subnormal inputs flushed and f16 kept, specials as IEEE; F = 24 grid bits below that exponent "
+      "inferred from the issue's -1 + 3*8 + 8*4 = 55 + 2^-18; RNE output assumed (F = 24 leaves the issue's "
+      "examples exact); NaN payloads not modelled";
+  const auto row = [&](std::string_view arch, std::string name, int m, int k, const Format& a, const Format& b,
+                       const Format& d, std::string notes) {
+    DotConfig cfg = default_dot_config(MmaAlgorithm::ocfda, a, b, d, d, k);
+    std::string why = source;
+    if (arch != "rdna3.5") why += "; measured on RDNA 3.5 only: assumed the same on " + std::string(arch);
+    if (k > 2) why += "; WMMA assumed to chain the dot2 unit over K/2 blocks of 2 products in k order, each result "
+                      "rounded to d and the next block's c";
+    if (!notes.empty()) why += "; " + notes;
+    t.add(arch, std::move(name), m, m, k, cfg, std::move(why));
+    t.list.back().from_mma_sim = false;
+  };
+  for (std::string_view arch : {"rdna3", "rdna3.5", "rdna4"}) {
+    row(arch, "v_dot2_f32_f16", 1, 2, binary16, binary16, binary32, "");
+    row(arch, "v_dot2_f32_bf16", 1, 2, bfloat16, bfloat16, binary32, "");
+    row(arch, "v_wmma_f32_16x16x16_f16", 16, 16, binary16, binary16, binary32, "");
+    row(arch, "v_wmma_f32_16x16x16_bf16", 16, 16, bfloat16, bfloat16, binary32, "");
+    const std::string narrow = "binary16 and bfloat16 accumulators: rounding and grid as for binary32 (assumed)";
+    row(arch, "v_wmma_f16_16x16x16_f16", 16, 16, binary16, binary16, binary16, narrow);
+    row(arch, "v_wmma_bf16_16x16x16_bf16", 16, 16, bfloat16, bfloat16, bfloat16, narrow);
+  }
+  // RDNA 4 adds fp8 and bf8 WMMA (K = 16) in the OCP formats.
+  for (std::string_view x : {"fp8", "bf8"})
+    for (std::string_view y : {"fp8", "bf8"})
+      row("rdna4", "v_wmma_f32_16x16x16_" + std::string(x) + "_" + std::string(y), 16, 16, x == "fp8" ? e4m3 : e5m2,
+          y == "fp8" ? e4m3 : e5m2, binary32,
+          "fp8 = OCP e4m3, bf8 = OCP e5m2 (gfx12's fp8 types, not CDNA3's fnuz); fp8 and bf8 subnormal inputs kept "
+          "(assumed)");
+}
+
 // What the captured hardware data (tests_mma/golden/nvidia-tensor-cores, 5000 dot products per
 // set) says about the instructions it was captured with; unittests/mma_golden_test.cpp checks
 // every case and that each alternative named here mismatches.
@@ -343,6 +406,8 @@ const std::vector<MmaInstruction>& table() {
     Builder b;
     build_nvidia(b);
     build_amd(b);
+    build_cdna_dot2(b);
+    build_rdna(b);
     // Group by architecture, table order kept within each.
     std::vector<MmaInstruction> out;
     for (std::string_view arch : arch_names)

@@ -178,7 +178,7 @@ Unit resolve_unit(const py::object& instruction, const py::object& profile, cons
   if (!alg) {
     std::string known;
     for (model::MmaAlgorithm x : model::all_mma_algorithms) known += std::string(model::name(x)) + " ";
-    throw py::value_error("unknown algorithm '" + alg_name + "' (known: " + known + "tree)");
+    throw py::value_error("unknown algorithm '" + alg_name + "' (known: " + known + "tree ocfda)");
   }
   const Format &a = format_arg("a_format", a_format), &b = format_arg("b_format", b_format),
                &c = format_arg("c_format", c_format), &d = format_arg("d_format", d_format);
@@ -212,10 +212,10 @@ profile or result file (a path), its dict (profile() reads one), or a built-in d
 config= one of its MMA configurations ('16x8x16:binary16,binary16,binary32,binary32' or its
 instruction; not needed where it has only one), computed with the model the profile gives it (an
 audit's identified algorithm and parameters); or algorithm='fda' (sfma gps fda cofda gdfs fdrda
-cofdrda gfdrda cogfdrda tree) with a_format ... d_format and the parameters as keywords, named as
+cofdrda gfdrda cogfdrda tree ocfda) with a_format ... d_format and the parameters as keywords, named as
 the profiles' MMA entries name them: F, block, group, out_fraction_bits, align_floor,
 out_rounding, nan, round_down_alignment, carry_bits, scale_format, scale_block, tree, sums,
-products, rounding, flush.
+products, rounding, flush, flush_inputs.
 
 a is M x K, b is K x N, c is M x N or None (zeros). With instruction= or profile=, K must be a
 multiple of the instruction's K: a longer K chains the instruction in order over K as a GEMM kernel

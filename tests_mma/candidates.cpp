@@ -287,6 +287,7 @@ Space full_space(const MmaConfig& cfg, const std::string& measured_tree) {
   s.roundings.assign(std::begin(model::all_roundings), std::end(model::all_roundings));
   s.nans = {MmaNan::nvidia, MmaNan::format};
   s.shapes = tree_shapes(cfg, measured_tree);
+  s.ocfda_F = range(16, 32);  // around the 24 of RDNA 3.5 (model/mma_instructions.cpp)
   return s;
 }
 
@@ -340,6 +341,17 @@ void for_each_candidate(const MmaConfig& cfg, const Space& s, const std::functio
   fused_family(MmaAlgorithm::gfdrda, s.fdrda_F, s.blocks, {0});
   const DotConfig probe = base(MmaAlgorithm::gdfs);
   if (model::check(probe).empty()) fused_family(MmaAlgorithm::gdfs, s.gdfs_F, {K}, s.gdfs_groups);
+  for (int F : s.ocfda_F)
+    for (int block : s.blocks)
+      for (Rounding r : s.roundings)
+        for (bool flush : {false, true}) {
+          DotConfig c = base(MmaAlgorithm::ocfda);
+          c.F = F;
+          c.block = block >= K ? K : block;
+          c.out_rounding = r;
+          c.flush_inputs = flush;
+          if (model::check(c).empty()) fn(c);
+        }
   for (const model::SummationTree& shape : s.shapes)
     tree_variants(cfg, shape, s.roundings, [&](DotConfig c) {
       c.scale = s.scale;
@@ -366,7 +378,7 @@ std::array<int, 10> key_of(const DotConfig& c, int K) {
           f ? c.out_fraction_bits : 0,
           f ? c.align_floor : 0,
           f ? int(c.nan) : 0,
-          f && model::is_fdrda_family(c.algorithm) ? int(c.round_down_alignment) : 0,
+          f && model::is_fdrda_family(c.algorithm) ? int(c.round_down_alignment) : int(c.flush_inputs),
           c.carry_bits};
 }
 
@@ -405,6 +417,7 @@ std::vector<DotConfig> neighbors(const MmaConfig& cfg, const DotConfig& c) {
   for (int fl : floor_range(cfg)) vary([&](DotConfig& x) { x.align_floor = fl; });
   if (unchained(c.algorithm) == MmaAlgorithm::fda)
     for (int carry : carry_range(cfg.k)) vary([&](DotConfig& x) { x.carry_bits = carry; });
+  if (c.algorithm == MmaAlgorithm::ocfda) vary([&](DotConfig& x) { x.flush_inputs = !x.flush_inputs; });
   return v;
 }
 
@@ -453,7 +466,8 @@ std::vector<long> canonical_rank(const MmaConfig& cfg, const DotConfig& c) {
           f ? floor_rank : 0,
           f ? int(c.nan) : 0,
           f && !c.round_down_alignment ? 1 : 0,
-          c.carry_bits == 0 ? 0 : 100 - c.carry_bits};  // every carry kept, else the most bits
+          c.carry_bits == 0 ? 0 : 100 - c.carry_bits,  // every carry kept, else the most bits
+          c.flush_inputs ? 1 : 0};
 }
 
 }  // namespace
@@ -493,6 +507,9 @@ std::string describe(const MmaConfig& cfg, const DotConfig& c) {
   if (c.align_floor != model::kNoAlignFloor) s += fmt::format(", alignment floor {}", c.align_floor);
   if (c.carry_bits) s += fmt::format(", {} carry-out bits (larger sums wrap around)", c.carry_bits);
   if (model::is_fdrda_family(c.algorithm)) s += c.round_down_alignment ? ", c and the dot product aligned rounding down" : ", aligned toward zero";
+  if (c.algorithm == MmaAlgorithm::ocfda)
+    s += fmt::format(", summands opposing c's sign in one's complement, subnormal a and b {}",
+                     c.flush_inputs ? "flushed" : "kept");
   s += c.nan == MmaNan::nvidia ? ", NVIDIA NaN" : ", quiet NaN";
   return s + ")";
 }
@@ -669,7 +686,7 @@ std::string span_of(std::vector<int> v, std::string_view none_name = "") {
 nlohmann::json ambiguity(int K, const std::vector<DotConfig>& survivors) {
   std::set<std::string> algs;
   std::vector<int> Fs, blocks, floors, bits, groups, carries;
-  std::set<std::string> rounds_seen, nans, rdas;
+  std::set<std::string> rounds_seen, nans, rdas, flushes;
   std::map<std::string, std::set<std::string>> tree_params;  // "tree", "sums", "products", "flush"
   for (const DotConfig& c : survivors) {
     algs.insert(algorithm_name(c, K));
@@ -689,6 +706,7 @@ nlohmann::json ambiguity(int K, const std::vector<DotConfig>& survivors) {
       if (model::is_fdrda_family(c.algorithm)) rdas.insert(c.round_down_alignment ? "true" : "false");
       if (c.algorithm == MmaAlgorithm::gdfs) groups.push_back(std::min(c.group, K));
       if (unchained(c.algorithm) == MmaAlgorithm::fda) carries.push_back(c.carry_bits);
+      if (c.algorithm == MmaAlgorithm::ocfda) flushes.insert(c.flush_inputs ? "true" : "false");
     } else if (c.algorithm == MmaAlgorithm::gps) {
       groups.push_back(std::min(c.group, K));
     }
@@ -710,6 +728,7 @@ nlohmann::json ambiguity(int K, const std::vector<DotConfig>& survivors) {
   if (rounds_seen.size() > 1) amb["out_rounding"] = join({rounds_seen.begin(), rounds_seen.end()}, ", ", ", ");
   if (nans.size() > 1) amb["nan"] = join({nans.begin(), nans.end()}, ", ", ", ");
   if (rdas.size() > 1) amb["round_down_alignment"] = "true, false";
+  if (flushes.size() > 1) amb["flush_inputs"] = "false, true";
   for (const auto& [key, values] : tree_params)
     if (values.size() > 1) amb[key] = join({values.begin(), values.end()}, "; ", "; ");
   return amb;

@@ -7,8 +7,10 @@
 // the FDRDA alignment, and the alignment floor; beside them summation trees (model/summation_tree.hpp)
 // of a bounded family of shapes (full_space), each with its sums in d's, c's, binary32, binary16 or
 // bfloat16 format, products exact or rounded to the sums' or a's format, every rounding mode, and
-// subnormals flushed or kept in the inputs, c and the sums. A candidate is kept only if it predicts each output bit for bit (any NaN
-// for units whose NaN payloads are not modelled).
+// subnormals flushed or kept in the inputs, c and the sums; and AMD's one's-complement dot unit
+// (ocfda: grid bits 16..32, blocks, roundings, subnormal inputs flushed or kept). A candidate is
+// kept only if it predicts each output bit for bit (any NaN for units whose NaN payloads are not
+// modelled).
 #pragma once
 
 #include <array>
@@ -77,6 +79,9 @@ struct Space {
   // Carry-out bits of FDA's fixed-point sum (0: every carry kept); a value that cannot wrap a
   // block's sum (carry_bits >= bit_width(block)) is the same as 0 and is skipped.
   std::vector<int> carries = {0};
+  // ocfda (AMD's one's-complement dot unit): grid bits F, each with the blocks, every rounding
+  // above at d's own fraction bits, the format's NaN, subnormal inputs flushed or kept.
+  std::vector<int> ocfda_F;
   const Format* scale = nullptr;  // block scale factors of every candidate
   int scale_block = 32;
 };

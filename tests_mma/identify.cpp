@@ -53,7 +53,7 @@ using audit::unsupported;
 
 namespace {
 
-// Where the configuration runs an instruction of MMA-Sim's tables (a CUDA device, a reference
+// Where the configuration runs an instruction of the tables (model/mma_instructions.hpp) (a CUDA device, a reference
 // device): the table's model against the device on random tiles (a tenth of the validation's), the
 // first element it mispredicts kept as an observation; and the identified model, where there is one,
 // against the table's on random inputs of every generator. Says so in the verdict, or in the message
@@ -91,7 +91,7 @@ Expected<bool> compare_with_table(backends::Device& device, const backends::MmaC
   std::string first;
   if (!v->examples.empty()) {
     Observation o = std::move(v->examples.front());
-    o.note = fmt::format("the first element MMA-Sim's {} mispredicts ({})", table->id(),
+    o.note = fmt::format("the first element {} mispredicts ({})", table->row_name(),
                          o.note.substr(o.note.find(':') == std::string::npos ? 0 : o.note.find(':') + 2));
     for (auto& [label, value] : o.predictions) label = table->id();
     first = fmt::format("{}: the device gives {:#x}, the table {:#x}", o.note, o.output, o.predictions.front().second);
@@ -105,12 +105,12 @@ Expected<bool> compare_with_table(backends::Device& device, const backends::MmaC
           : fmt::format("its model mispredicts {} of {} elements ({} of {} random tiles); {}", v->mismatches,
                         v->elements, v->mismatched_tiles, v->tiles, first);
   if (!chosen) {
-    f.message += fmt::format("{}MMA-Sim's {}: {}", f.message.empty() ? "" : "; ", table->id(), on_device);
+    f.message += fmt::format("{}{}: {}", f.message.empty() ? "" : "; ", table->row_name(), on_device);
   } else if (differ == 0 && v->mismatches == 0) {
-    f.verdict += fmt::format("; the same arithmetic as MMA-Sim's {}", table->id());
+    f.verdict += fmt::format("; the same arithmetic as {}", table->row_name());
   } else {
-    f.verdict += fmt::format("; differs from MMA-Sim's {}: on {} of {} random inputs of the two models, and on the device {}",
-                             table->id(), differ, drawn, on_device);
+    f.verdict += fmt::format("; differs from {}: on {} of {} random inputs of the two models, and on the device {}",
+                             table->row_name(), differ, drawn, on_device);
   }
   return true;
 }

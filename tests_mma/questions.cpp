@@ -147,6 +147,8 @@ const std::map<std::string, MmaQuestion, std::less<>>& questions() {
               return {{"a and b", t.flush_inputs ? "flushed" : "kept"}, {"c", t.flush_c ? "flushed" : "kept"},
                       {"sums", t.flush_sums ? "flushed" : "kept"}};
             }
+            case MmaAlgorithm::ocfda:
+              return {{"a and b", c.flush_inputs ? "flushed" : "kept"}, {"c", "kept"}, {"products", "kept"}, {"sums", "kept"}};
             default: return {{"a and b", "kept"}, {"c", "kept"}, {"products", "kept"}, {"sums", "kept"}};
           }
         }}},

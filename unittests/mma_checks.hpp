@@ -174,6 +174,8 @@ inline void expect_identified(const MmaRun& run, const backends::MmaConfig& mc, 
       if (unchained(truth.algorithm) == MmaAlgorithm::gdfs)
         same("group", std::to_string(std::min(truth.group, K)), std::to_string(std::min(c.group, K)));
       same("carry_bits", std::to_string(truth.carry_bits), std::to_string(c.carry_bits));
+      if (truth.algorithm == MmaAlgorithm::ocfda)
+        same("flush_inputs", truth.flush_inputs ? "true" : "false", c.flush_inputs ? "true" : "false");
     }
   }
   differential(mc, truth, c, s.seed, who);

@@ -187,16 +187,20 @@ TEST(MmaProperty, ExactWhenNoRoundingCanOccur) {
   for (const MmaInstruction& ins : all_mma_instructions()) {
     const DotConfig& cfg = ins.config;
     const Dot d(cfg);
+    // ocfda's summands that oppose c's sign land a grid unit off (one's complement): no negative ones.
+    const int lowest = cfg.algorithm == MmaAlgorithm::ocfda ? 0 : 1;
+    // c up to 63 where d is bfloat16, whose integers are exact up to 256 only.
+    const int cmax = cfg.d->precision() < 11 ? 63 : 255;
     for (int n = 0; n < kCases; ++n) {
-      // Integers 0..3 for a and b, up to 255 for c: every partial sum is an integer below 2^10,
+      // Integers -3..3 for a and b, -255..255 for c: every partial sum is an integer below 2^10,
       // exact in every output (binary16, binary32 cut to 13 fraction bits) and every accumulator.
       Case x;
-      double exact = double(int(rng() % 511) - 255);
+      double exact = double(int(rng() % unsigned(cmax + 1 + cmax * lowest)) - cmax * lowest);
       x.c = enc(*cfg.c, exact);
       std::vector<double> av, bv;
       for (int k = 0; k < ins.k; ++k) {
-        av.push_back(double(int(rng() % 7) - 3));
-        bv.push_back(double(int(rng() % 7) - 3));
+        av.push_back(double(int(rng() % (4 + 3 * lowest)) - 3 * lowest));
+        bv.push_back(double(int(rng() % (4 + 3 * lowest)) - 3 * lowest));
         x.a.push_back(enc(*cfg.a, av.back()));
         x.b.push_back(enc(*cfg.b, bv.back()));
       }

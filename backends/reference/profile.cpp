@@ -61,7 +61,7 @@ constexpr Words paper_words[] = {
 Profile instruction_profile(const model::MmaInstruction& inst) {
   const model::DotConfig& c = inst.config;
   MmaConfig m{inst.m, inst.n, inst.k, c.a, c.b, c.c, c.d, "subgroup", inst.id()};
-  const bool nvidia = !inst.arch.starts_with("cdna");
+  const bool nvidia = !inst.arch.starts_with("cdna") && !inst.arch.starts_with("rdna");
   // The table's row for the identification; the papers' words for the binary16 x binary16 + binary32
   // instructions they measured.
   std::map<std::string, std::string> published = {{"mma.identify " + m.name(), inst.notes}};
@@ -634,6 +634,7 @@ json parameters_json(const model::DotConfig& c, int k) {
   p["nan"] = c.nan == model::MmaNan::nvidia ? "nvidia" : "format";
   if (plain == MmaAlgorithm::fdrda || plain == MmaAlgorithm::gfdrda) p["round_down_alignment"] = c.round_down_alignment;
   if (c.carry_bits) p["carry_bits"] = c.carry_bits;
+  if (plain == MmaAlgorithm::ocfda) p["flush_inputs"] = c.flush_inputs;
   if (c.scale) {
     p["scale_format"] = c.scale->name;
     p["scale_block"] = c.scale_block;
