@@ -88,12 +88,17 @@ Judgement judge(const Question& q, std::span<const Candidate> survivors, std::sp
   }
   if (survivors.empty()) {
     j.conclusion = Conclusion::unexplained;
-    j.verdict = q.head + ": no candidate of the model reproduces these outputs";
+    // The closest may reproduce this probe's outputs and fail others of the same unit (an MMA
+    // configuration's candidates answer for all its probes' observations together).
+    const bool these_fit = std::any_of(misses.begin(), misses.end(), [](const Miss& m) { return m.wrong == 0; });
+    j.verdict = q.head + (these_fit ? ": no candidate of the model reproduces every output of the unit"
+                                    : ": no candidate of the model reproduces these outputs");
     // The three closest that read differently: candidates that differ only where the outputs do not
     // look (a parameter the description leaves out) would say the same thing thrice.
     std::vector<std::string> closest;
     for (std::size_t i = 0; i < misses.size() && closest.size() < 3; ++i) {
-      std::string m = fmt::format("{} ({} wrong, first {})", misses[i].model, misses[i].wrong, misses[i].first);
+      std::string m = misses[i].wrong ? fmt::format("{} ({} wrong, first {})", misses[i].model, misses[i].wrong, misses[i].first)
+                                      : fmt::format("{} (right here, wrong on other outputs of the unit)", misses[i].model);
       if (std::find(closest.begin(), closest.end(), m) == closest.end()) closest.push_back(std::move(m));
     }
     if (!closest.empty()) j.verdict += "; closest: " + joined(closest, "; ");

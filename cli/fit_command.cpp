@@ -399,42 +399,10 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
     doc["classes"] = json::array();
   } else {
     code = kExitDifferences;
-    // The closest candidates: ranked on a sample of the lines first, then counted on all of them.
-    mma::Pool sample = mma::make_pool(cfg, shape.scale, shape.scale_block);
-    const std::size_t step = std::max<std::size_t>(1, pool.size() / 256);
-    for (std::size_t i = 0; i < pool.size(); i += step) mma::add_to(sample, cfg, pool.at(i), pool.out[i]);
-    mma::Checker on_sample(sample, false);
-    constexpr std::size_t kKept = 16;
-    std::vector<std::pair<std::size_t, DotConfig>> best;  // (sample misses, candidate), the fewest
-    // Growing bounds: a candidate is dropped at its first miss beyond the bound, so most cost a
-    // few lines; the first bound that some candidate meets gives the closest.
-    for (std::size_t bound : {std::size_t{4}, std::size_t{64}, std::size_t{1024}, SIZE_MAX - 1}) {
-      std::size_t limit = bound;
-      mma::for_each_candidate(cfg, space, [&](const DotConfig& c) {
-        const std::size_t m = on_sample.misses(c, limit).count;
-        if (m > limit) return;
-        best.emplace_back(m, c);
-        std::stable_sort(best.begin(), best.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-        if (best.size() > kKept) best.pop_back();
-        if (best.size() == kKept) limit = best.back().first;
-      });
-      if (!best.empty()) break;
-    }
-    checked += on_sample.checked();
-    mma::Checker on_all(pool, false);
-    struct Near {
-      std::size_t misses;
-      DotConfig c;
-    };
-    std::vector<Near> near;
-    for (const auto& [m, c] : best) near.push_back({on_all.misses(c, SIZE_MAX - 1).count, c});
-    std::stable_sort(near.begin(), near.end(), [&](const Near& x, const Near& y) {
-      return x.misses != y.misses ? x.misses < y.misses : mma::rank_less(cfg, x.c, y.c);
-    });
-    if (near.size() > 5) near.resize(5);
+    std::vector<mma::Near> near = mma::closest_candidates(cfg, space, pool, 5);
     text << fmt::format("{} candidates checked in {:.1f} s; none reproduces every line. The closest:\n", checked,
                         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    for (const Near& x : near) {
+    for (const mma::Near& x : near) {
       const model::Dot dot(x.c);
       json firsts = json::array();
       for (std::size_t i = 0; i < pool.size() && firsts.size() < 3; ++i) {

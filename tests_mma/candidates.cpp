@@ -187,13 +187,13 @@ int flush_of(const model::SummationTree& t) {
   return (t.flush_inputs ? flush_inputs : 0) | (t.flush_c ? flush_c : 0) | (t.flush_sums ? flush_sums : 0);
 }
 
-// Sums in d's format, c's, binary32, binary16 or bfloat16 (a unit computing wider or narrower than
-// it stores); products exact, or rounded to the sums' format or to a's.
+// Sums in d's format, c's, binary32, binary16, bfloat16 or tf32 (a unit computing wider or narrower
+// than it stores); products exact, or rounded to the sums' format or to a's.
 template <class Fn>
 void tree_variants(const MmaConfig& cfg, const model::SummationTree& shape, const std::vector<Rounding>& roundings,
                    Fn&& fn) {
   std::vector<const Format*> sums;
-  for (const Format* f : {cfg.d, cfg.c, &model::binary32, &model::binary16, &model::bfloat16})
+  for (const Format* f : {cfg.d, cfg.c, &model::binary32, &model::binary16, &model::bfloat16, &model::tf32})
     if (std::find(sums.begin(), sums.end(), f) == sums.end()) sums.push_back(f);
   for (const Format* sf : sums) {
     std::vector<const Format*> products{nullptr, sf};
@@ -582,6 +582,73 @@ std::vector<DotConfig> survivors_of(const MmaConfig& cfg, const Space& space, co
     if (!wrapping.carries.empty()) return survivors_of(cfg, wrapping, pool, checked, bounds);
   }
   return out;
+}
+
+std::vector<Near> closest_candidates(const MmaConfig& cfg, const Space& space, const Pool& pool, std::size_t n,
+                                     unsigned threads) {
+  if (n == 0 || pool.size() == 0) return {};
+  Pool sample = make_pool(cfg, space.scale, space.scale_block);
+  const std::size_t step = std::max<std::size_t>(1, pool.size() / 256);
+  for (std::size_t i = 0; i < pool.size(); i += step) add_to(sample, cfg, pool.at(i), pool.out[i]);
+  Pool head = make_pool(cfg, space.scale, space.scale_block);
+  for (std::size_t i = 0; i < sample.size() && i < 32; ++i) add_to(head, cfg, sample.at(i), sample.out[i]);
+  struct Ranked {
+    std::size_t misses, index;  // on the pass's observations; the candidate's place in the space
+    DotConfig c;
+  };
+  const auto before = [](const Ranked& x, const Ranked& y) { return x.misses != y.misses ? x.misses < y.misses : x.index < y.index; };
+  const std::size_t workers = worker_count(threads);
+  const std::size_t ranked = std::max<std::size_t>(16, n);  // ranked on the sample, then counted on all
+  std::vector<Ranked> best;
+  // A pass: every candidate on `on`, kept when it misses at most `bound` (then at most as many as
+  // the n-th best of its worker: the n best of all are among the workers' n best).
+  const auto pass = [&](const Pool& on, std::size_t bound) {
+    std::vector<std::vector<Ranked>> kept(workers);
+    std::vector<Checker> checkers;
+    for (std::size_t w = 0; w < workers; ++w) checkers.emplace_back(on, false);
+    std::vector<std::size_t> limit(workers, bound);
+    std::vector<DotConfig> chunk;
+    std::size_t index = 0;
+    const auto run_chunk = [&] {
+      const auto work = [&](std::size_t w) {
+        for (std::size_t j = w; j < chunk.size(); j += workers) {
+          const std::size_t m = checkers[w].misses(chunk[j], limit[w]).count;
+          if (m > limit[w]) continue;
+          std::vector<Ranked>& k = kept[w];
+          k.insert(std::upper_bound(k.begin(), k.end(), Ranked{m, index + j, {}}, before), Ranked{m, index + j, chunk[j]});
+          if (k.size() > ranked) k.pop_back();
+          if (k.size() == ranked) limit[w] = k.back().misses;
+        }
+      };
+      std::vector<std::thread> others;
+      for (std::size_t w = 1; w < workers; ++w) others.emplace_back(work, w);
+      work(0);
+      for (std::thread& t : others) t.join();
+      index += chunk.size();
+      chunk.clear();
+    };
+    for_each_candidate(cfg, space, [&](const DotConfig& c) {
+      chunk.push_back(c);
+      if (chunk.size() == 4096) run_chunk();
+    });
+    run_chunk();
+    std::vector<Ranked> all;
+    for (auto& k : kept) all.insert(all.end(), std::make_move_iterator(k.begin()), std::make_move_iterator(k.end()));
+    std::sort(all.begin(), all.end(), before);
+    if (all.size() > ranked) all.resize(ranked);
+    return all;
+  };
+  for (std::size_t bound : {std::size_t{4}, std::size_t{16}})
+    if (best.empty()) best = pass(sample, bound);
+  if (best.empty()) best = pass(head, head.size());
+  Checker on_all(pool, false);
+  std::vector<Near> near;
+  for (const Ranked& r : best) near.push_back({on_all.misses(r.c, SIZE_MAX - 1).count, r.c});
+  std::stable_sort(near.begin(), near.end(), [&](const Near& x, const Near& y) {
+    return x.misses != y.misses ? x.misses < y.misses : rank_less(cfg, x.c, y.c);
+  });
+  if (near.size() > n) near.resize(n);
+  return near;
 }
 
 std::vector<DotConfig> fitting(const Pool& pool, const std::vector<DotConfig>& s, std::size_t from) {

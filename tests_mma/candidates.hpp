@@ -5,8 +5,8 @@
 // 0..31), fused blocks of every power of two up to K, GPS and GDFS group sizes, the final rounding
 // (all eleven modes) at 0..p(d)-1 fraction bits, the NaN encoding, rounding down or toward zero in
 // the FDRDA alignment, and the alignment floor; beside them summation trees (model/summation_tree.hpp)
-// of a bounded family of shapes (full_space), each with its sums in d's, c's, binary32, binary16 or
-// bfloat16 format, products exact or rounded to the sums' or a's format, every rounding mode, and
+// of a bounded family of shapes (full_space), each with its sums in d's, c's, binary32, binary16,
+// bfloat16 or tf32 format, products exact or rounded to the sums' or a's format, every rounding mode, and
 // subnormals flushed or kept in the inputs, c and the sums; and AMD's one's-complement dot unit
 // (ocfda: grid bits 16..32, blocks, roundings, subnormal inputs flushed or kept). A candidate is
 // kept only if it predicts each output bit for bit (any NaN for units whose NaN payloads are not
@@ -120,6 +120,18 @@ struct Bounds {
 };
 std::vector<DotConfig> survivors_of(const MmaConfig& cfg, const Space& space, const Pool& pool, std::uint64_t& checked,
                                     Bounds* bounds = nullptr);
+// Where no candidate fits: at most `n` that mispredict the fewest observations of the pool, fewest
+// first (then by rank_less), with their counts. The 16 (at least n) best are ranked on a sample of
+// 256 observations with growing bounds, 4 then 16 misses (a candidate is dropped at its first miss
+// beyond the bound, so most cost a few observations; the first bound some candidate meets gives the
+// closest), else on 32 of the sample, then counted on the whole pool; `threads` workers (0: one per
+// core), the same answer for any number.
+struct Near {
+  std::size_t misses;
+  DotConfig c;
+};
+std::vector<Near> closest_candidates(const MmaConfig& cfg, const Space& space, const Pool& pool, std::size_t n,
+                                     unsigned threads = 0);
 // The candidates that fit the observations of the pool from index `from` on.
 std::vector<DotConfig> fitting(const Pool& pool, const std::vector<DotConfig>& s, std::size_t from);
 // Completes the candidates with their neighbours along every parameter (two steps) that fit the

@@ -284,8 +284,12 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   const std::string tree = measured_tree(findings);
   // Every candidate of the model: a verdict is a claim about all of them, so the search never
   // narrows the space to the ranges the probes measured (the probes' cases are observations).
-  std::vector<DotConfig> survivors = survivors_of(cfg, full_space(cfg, tree), pool, search.checked);
+  const Space space = full_space(cfg, tree);
+  std::vector<DotConfig> survivors = survivors_of(cfg, space, pool, search.checked);
   expand(cfg, pool, survivors, search.checked);
+  // Nothing fits the probes' cases: how close the nearest candidates come.
+  std::vector<Near> near;
+  if (survivors.empty()) near = closest_candidates(cfg, space, pool, 3);
   if (auto sep = search.separate(survivors); !sep) return failed(sep.error().message);
   if (auto ch = search.challenge(survivors); !ch) return failed(ch.error().message);
   // A first look at random tiles: a choice that fails there is not the unit; its mismatches join
@@ -326,14 +330,19 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   f.parameters["candidates_checked"] = search.checked;
   // Every probe's verdict follows from the candidates left (tests_mma/questions.hpp).
   std::vector<DotConfig>& closest = search.closest;
+  if (closest.empty())
+    for (const Near& x : near) closest.push_back(x.c);
   judge_findings(cfg, survivors, closest, findings);
   if (survivors.empty()) {
     f.verdict = fmt::format("MODEL: none of the nine algorithms, nor a summation tree, predicts every observation ({} checked)",
                             search.checked);
-    if (!closest.empty()) {
+    if (near.empty() && !closest.empty()) {
       std::sort(closest.begin(), closest.end(), search.by_rank());
       f.message = "the last candidates standing before the device ruled them out: " + describe(cfg, closest.front());
     }
+    std::vector<std::string> nearest;
+    for (const Near& x : near) nearest.push_back(fmt::format("{} mispredicts {} of {}", describe(cfg, x.c), x.misses, pool.size()));
+    if (!near.empty()) f.message = "the closest candidates: " + join(nearest, "; ", "; ");
     if (auto t = compare_with_table(device, cfg, ctx, nullptr, f); !t) return failed(t.error().message);
     return f;
   }

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <limits>
+#include <random>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -379,6 +380,43 @@ TEST(FitErrors, NoCandidateGivesTheClosestAndExitsOne) {
   EXPECT_EQ(best["mismatches"], 1);
   EXPECT_EQ(best["first_mismatches"][0]["line"], 1);
   EXPECT_TRUE(same_behaviour(cfg, model_of(cfg, nullptr, best), ins->config)) << best.dump();
+}
+
+// The closest candidates are the same on any number of workers, whether one line is off or every
+// output is random (every candidate then misses nearly every line, and some are still named).
+TEST(FitErrors, ClosestCandidatesAreTheSameOnAnyNumberOfWorkers) {
+  const model::MmaInstruction* ins = model::find_mma_instruction("volta:HMMA.884.F32.F16");
+  ASSERT_TRUE(ins);
+  const mma::MmaConfig cfg = config_of(*ins);
+  mma::RandomInputs gen(cfg, 12);
+  const std::vector<mma::DotCase> inputs = mma::draw_inputs(gen, cfg.k, 40, "");
+  std::mt19937_64 rng(3);
+  for (bool random_outputs : {false, true}) {
+    mma::Pool pool = mma::make_pool(cfg);
+    const model::Dot truth(ins->config);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      std::uint64_t out = mma::predict(truth, inputs[i]);
+      if (random_outputs) out = rng() & 0xFFFFFFFFu;
+      else if (i == 7) out ^= 1;
+      mma::add_to(pool, cfg, inputs[i], out);
+    }
+    const mma::Space space = mma::full_space(cfg);
+    const std::vector<mma::Near> one = mma::closest_candidates(cfg, space, pool, 5, 1);
+    const std::vector<mma::Near> three = mma::closest_candidates(cfg, space, pool, 5, 3);
+    ASSERT_FALSE(one.empty());
+    ASSERT_EQ(one.size(), three.size());
+    for (std::size_t i = 0; i < one.size(); ++i) {
+      EXPECT_EQ(one[i].misses, three[i].misses);
+      EXPECT_EQ(backends::parameters_json(one[i].c, cfg.k), backends::parameters_json(three[i].c, cfg.k));
+      EXPECT_EQ(backends::algorithm_name(one[i].c, cfg.k), backends::algorithm_name(three[i].c, cfg.k));
+    }
+    if (!random_outputs) {
+      EXPECT_EQ(one[0].misses, 1u);
+      EXPECT_TRUE(same_behaviour(cfg, one[0].c, ins->config));
+    } else {
+      EXPECT_GT(one[0].misses, pool.size() / 2);
+    }
+  }
 }
 
 // A time limit that ends the search: the fit says it is incomplete, and claims no closest candidate.

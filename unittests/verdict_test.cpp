@@ -80,6 +80,17 @@ TEST(Judge, NoSurvivorNamesTheClosest) {
                        "1 + 2^-24: device 3f800000, model 3f800001)");
 }
 
+// A closest candidate that reproduces this probe's outputs failed others of the unit: the verdict
+// says so, and claims nothing false of these outputs.
+TEST(Judge, NoSurvivorButSomeReproduceTheseOutputs) {
+  const std::vector<audit::Miss> m = {{"tree rne", 0, ""}, {"fda F 3", 2, "1 + 2^-24: device 3f800000, model 3f800001"}};
+  const audit::Judgement j = audit::judge(kCarries, {}, m);
+  EXPECT_EQ(j.conclusion, audit::Conclusion::unexplained);
+  EXPECT_EQ(j.verdict, "CARRIES: no candidate of the model reproduces every output of the unit; closest: tree rne (right "
+                       "here, wrong on other outputs of the unit); fda F 3 (2 wrong, first 1 + 2^-24: device 3f800000, "
+                       "model 3f800001)");
+}
+
 // Every distinct answer is listed, however many there are: a reader (or a test) finds each one.
 TEST(Judge, EveryAnswerLeftIsListed) {
   std::vector<audit::Candidate> c;
