@@ -22,6 +22,7 @@
 #include "input/limits.hpp"
 #include "model/ops.hpp"
 #include "tests_mma/candidates.hpp"
+#include "tests_mma/fit.hpp"
 
 namespace gp::cli {
 
@@ -261,9 +262,6 @@ json line_json(const std::vector<std::string>& files, const Where& w) {
 }
 
 constexpr std::size_t kTextClasses = 12;
-// Survivors kept and classed at most: a few lines leave millions of candidates, and each is
-// evaluated on every separating input.
-constexpr std::size_t kMaxSurvivors = 20000;
 
 }  // namespace
 
@@ -293,30 +291,11 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
   mma::Bounds bounds;
   if (args.max_seconds > 0)
     bounds.deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(args.max_seconds));
-  bounds.max_survivors = kMaxSurvivors;
-  mma::Space space = mma::full_space(cfg);
-  space.scale = shape.scale;
-  space.scale_block = shape.scale_block;
-  std::uint64_t checked = 0;
-  std::vector<DotConfig> survivors = mma::survivors_of(cfg, space, pool, checked, &bounds);
-  const bool stopped = bounds.out_of_time || bounds.too_many;
-  if (!bounds.too_many) mma::expand(cfg, pool, survivors, checked);
-  // Where candidates reproduce the outputs bit for bit (NaN payloads included), those that only
-  // match them up to the NaN encoding go.
-  {
-    std::vector<std::size_t> nan_lines;  // only there can a survivor's bits differ from the output
-    for (std::size_t i = 0; i < pool.size(); ++i)
-      if (mma::is_nan(*cfg.d, pool.out[i])) nan_lines.push_back(i);
-    std::vector<DotConfig> exact;
-    for (const DotConfig& c : survivors) {
-      const model::Dot dot(c);
-      bool all = true;
-      for (std::size_t i : nan_lines) all = all && pool.predict(dot, i) == pool.out[i];
-      if (all) exact.push_back(c);
-    }
-    if (!exact.empty() && exact.size() < survivors.size()) survivors = std::move(exact);
-  }
-  std::sort(survivors.begin(), survivors.end(), [&](const DotConfig& x, const DotConfig& y) { return mma::rank_less(cfg, x, y); });
+  const std::size_t n = std::size_t(args.discriminate.value_or(0));
+  const mma::FitResult fitted = mma::fit(cfg, pool, bounds, n);
+  const std::vector<DotConfig>& survivors = fitted.survivors;
+  const std::uint64_t checked = fitted.checked;
+  const bool stopped = !fitted.complete();
   if (checked == 0 && !stopped) {
     err << input::error_line(fmt::format("fit: the model has no algorithm for {} x {} + {} -> {}", cfg.a->name, cfg.b->name,
                                          cfg.c->name, cfg.d->name));
@@ -337,12 +316,8 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
   int code = kExitOk;
   std::vector<std::string> discriminating;
   if (!survivors.empty()) {
-    // Classes: the survivors' outputs on random inputs of every generator (they agree on the lines).
-    mma::RandomInputs gen(cfg, 0xF17u + pool.size());
-    std::vector<mma::DotCase> inputs = mma::draw_inputs(gen, K, 400, "separating input", mma::every_gen);
-    for (mma::DotCase& x : inputs) gen.draw_scales(shape.scale, std::size_t(shape.scales()), x);
-    const std::size_t n = std::size_t(args.discriminate.value_or(0));
-    const mma::Classes k = mma::behaviour_classes(survivors, inputs, n, n, bounds.threads);
+    const std::vector<mma::DotCase>& inputs = fitted.inputs;
+    const mma::Classes& k = fitted.classes;
     std::vector<std::vector<DotConfig>> members(k.rep.size());
     for (std::size_t i = 0; i < survivors.size(); ++i) members[k.class_of[i]].push_back(survivors[i]);
     json classes = json::array();
@@ -399,7 +374,7 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
     doc["classes"] = json::array();
   } else {
     code = kExitDifferences;
-    std::vector<mma::Near> near = mma::closest_candidates(cfg, space, pool, 5);
+    const std::vector<mma::Near>& near = fitted.closest;
     text << fmt::format("{} candidates checked in {:.1f} s; none reproduces every line. The closest:\n", checked,
                         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     for (const mma::Near& x : near) {
@@ -428,12 +403,12 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
     doc["classes"] = json::array();
   }
   doc["complete"] = !stopped;
-  if (bounds.out_of_time)
+  if (fitted.out_of_time)
     text << fmt::format("incomplete: --max-seconds {} ran out before every candidate was checked\n", args.max_seconds);
-  if (bounds.too_many)
+  if (fitted.too_many)
     text << fmt::format("incomplete: more than {} candidates reproduce every line, too many to class: capture more lines "
                         "(the first {} are classed)\n",
-                        kMaxSurvivors, kMaxSurvivors);
+                        mma::kMaxFitSurvivors, mma::kMaxFitSurvivors);
   doc["candidates"] = candidates;
   doc["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const std::string& l : discriminating) out << l << "\n";

@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "model/ops.hpp"
 #include "model/scalar_unit.hpp"
 #include "python/numpy_bits.hpp"
+#include "tests_mma/fit.hpp"
 
 namespace py = pybind11;
 
@@ -486,6 +488,99 @@ py::list instructions() {
   return out;
 }
 
+const char* const kFitDoc = R"(fit(a, b, c, d, *, a_format, b_format, c_format, d_format, max_seconds=0, threads=0)
+
+The model's candidates that reproduce dot products captured on a matrix unit: the search of
+`gpuparanoia fit` (the space an audit's identification searches, less the summation tree only a
+device's probe can measure). a and b are N x K arrays of raw bits (unsigned integers) of their
+formats, c and d length-N arrays of raw bits, d[i] the unit's output for c[i] + sum_k a[i,k] b[i,k].
+max_seconds: a deadline for the search (0: none). Returns a dict: lines, complete (no bound cut the
+search short), candidates_checked, survivors, classes (the survivors grouped by their outputs on
+random inputs, the canonical choice first: each with candidates, algorithm, parameters and the
+parameters its members leave open) and, when nothing survives a whole search, closest (algorithm,
+parameters, mismatches of the five that mispredict the fewest lines).)";
+
+py::dict fit(const py::object& a, const py::object& b, const py::object& c, const py::object& d, const std::string& a_format,
+             const std::string& b_format, const std::string& c_format, const std::string& d_format, double max_seconds,
+             unsigned threads) {
+  const auto bits_of = [](const py::object& v, const char* key, int dims) {
+    auto arr = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(v);
+    if (!arr || arr.ndim() != dims || !py::isinstance<py::array>(v) || py::array(v).dtype().kind() != 'u')
+      throw py::type_error(std::string(key) + ": a " + std::to_string(dims) + "-dimensional array of unsigned integers (raw bits)");
+    return arr;
+  };
+  const auto A = bits_of(a, "a", 2), B = bits_of(b, "b", 2), C = bits_of(c, "c", 1), D = bits_of(d, "d", 1);
+  const std::size_t n = std::size_t(A.shape(0)), k = std::size_t(A.shape(1));
+  if (B.shape(0) != A.shape(0) || B.shape(1) != A.shape(1) || std::size_t(C.shape(0)) != n || std::size_t(D.shape(0)) != n)
+    throw py::value_error("fit: a and b must be N x K, c and d of length N");
+  if (k < 1 || k > std::size_t(model::kMaxDotK)) throw py::value_error("fit: K must lie in 1.." + std::to_string(model::kMaxDotK));
+  if (!(max_seconds >= 0)) throw py::value_error("fit: max_seconds must be >= 0");
+  mma::MmaConfig cfg;
+  cfg.m = cfg.n = 1;
+  cfg.k = int(k);
+  cfg.a = &named_format(a_format, "a_format");
+  cfg.b = &named_format(b_format, "b_format");
+  cfg.c = &named_format(c_format, "c_format");
+  cfg.d = &named_format(d_format, "d_format");
+  const auto check = [](const Format& f, std::uint64_t x, const char* key) {
+    if (f.storage_bits < 64 && x >> f.storage_bits)
+      throw py::value_error(std::string(key) + ": " + std::to_string(x) + " is not a bit pattern of " + std::string(f.name));
+  };
+  mma::Pool pool = mma::make_pool(cfg);
+  for (std::size_t i = 0; i < n; ++i) {
+    mma::DotCase x;
+    x.c = C.at(i);
+    check(*cfg.c, x.c, "c");
+    for (std::size_t j = 0; j < k; ++j) {
+      x.a.push_back(A.at(i, j));
+      x.b.push_back(B.at(i, j));
+      check(*cfg.a, x.a.back(), "a");
+      check(*cfg.b, x.b.back(), "b");
+    }
+    check(*cfg.d, D.at(i), "d");
+    mma::add_to(pool, cfg, x, D.at(i));
+  }
+  mma::Bounds bounds;
+  bounds.threads = threads;
+  if (max_seconds > 0)
+    bounds.deadline = std::chrono::steady_clock::now() +
+                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(max_seconds));
+  mma::FitResult r;
+  {
+    py::gil_scoped_release unlocked;
+    r = mma::fit(cfg, pool, bounds);
+  }
+  const auto entry = [&](const DotConfig& x) {
+    py::dict e;
+    e["algorithm"] = backends::algorithm_name(x, cfg.k);
+    e["parameters"] = from_json(backends::parameters_json(x, cfg.k));
+    e["description"] = mma::describe(cfg, x);
+    return e;
+  };
+  py::dict out;
+  out["lines"] = n;
+  out["complete"] = r.complete();
+  out["candidates_checked"] = r.checked;
+  out["survivors"] = r.survivors.size();
+  py::list classes, closest;
+  std::vector<std::vector<DotConfig>> members(r.classes.rep.size());
+  for (std::size_t i = 0; i < r.survivors.size(); ++i) members[r.classes.class_of[i]].push_back(r.survivors[i]);
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    py::dict e = entry(r.survivors[r.classes.rep[i]]);
+    e["candidates"] = members[i].size();
+    e["open"] = from_json(mma::ambiguity(cfg.k, members[i]));
+    classes.append(e);
+  }
+  for (const mma::Near& x : r.closest) {
+    py::dict e = entry(x.c);
+    e["mismatches"] = x.misses;
+    closest.append(e);
+  }
+  out["classes"] = classes;
+  out["closest"] = closest;
+  return out;
+}
+
 }  // namespace
 
 }  // namespace gp::python
@@ -504,6 +599,9 @@ PYBIND11_MODULE(gpuparanoia, m) {
         py::arg("ftz") = std::vector<std::string>{}, py::arg("saturate") = false, py::arg("canonical_nan") = false,
         py::arg("profile") = py::none(), py::arg("round_inputs") = py::none(), py::arg("bits") = false,
         py::arg("flags") = false);
+  m.def("fit", &gp::python::fit, gp::python::kFitDoc, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("d"), py::kw_only(),
+        py::arg("a_format"), py::arg("b_format"), py::arg("c_format"), py::arg("d_format"), py::arg("max_seconds") = 0.0,
+        py::arg("threads") = 0u);
   m.def("profile", &gp::python::profile, py::arg("path_or_name"),
         "A device profile as a dict, in the schema of profile files (name, device_name, vendor, description, scalar, "
         "mma, published): read from a profile or result file (a path; a list of dicts for a file that lists several), "
