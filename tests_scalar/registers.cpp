@@ -37,9 +37,21 @@ Expected<std::vector<model::ScalarUnit>> register_candidates(backends::Device& d
         cascades.push_back(c);
       }
   }
-  auto units = with_reproducing_multipliers(device, cascades, ctx);
-  if (!units) return units.error();
-  if (units->empty()) units->push_back(model::ieee_unit(f));  // nothing fits: no candidate reproduces, said so
+  auto multiplied = with_reproducing_multipliers(device, cascades, ctx);
+  if (!multiplied) return multiplied.error();
+  // (2^emin * 2^-(p+1)) * 2^(p+1) makes a tiny intermediate that a unit rounding up or away keeps
+  // as a subnormal, and one that flushes subnormal results (or reads them as zeros) loses: each
+  // candidate flushes or keeps on input and output. (The adders and multipliers were identified on
+  // normal results, which say nothing of flushing.)
+  std::vector<model::ScalarUnit> units;
+  for (const model::ScalarUnit& u : *multiplied)
+    for (int flush = 0; flush < (f.has_subnormals() ? 4 : 1); ++flush) {
+      model::ScalarUnit v = u;
+      v.subnormals.flush_input = flush & 1;
+      v.subnormals.flush_output = flush & 2;
+      units.push_back(v);
+    }
+  if (units.empty()) units.push_back(model::ieee_unit(f));  // nothing fits: no candidate reproduces, said so
   return units;
 }
 
