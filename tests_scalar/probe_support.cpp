@@ -296,8 +296,8 @@ Expected<Wrong> wrong_cases(const model::ScalarUnit& u, const std::vector<Group>
 
 namespace {
 
-// The challenge's operands of f: values near 1, far below another operand (1 + tiny: what guard
-// bits and sticky bits see, and what wider registers round twice), at the subnormal and overflow
+// The challenge's operands of f: values near 1, far below or above another operand (1 + tiny: what
+// guard bits and sticky bits see, and what wider registers round twice), at the subnormal and overflow
 // boundaries, with full, short (ties of products and sums), all-ones and 1 + 2^-k significands,
 // and raw bit patterns. `base` is the exponent of the operand it is drawn against.
 std::uint64_t challenge_operand(const Format& f, std::mt19937_64& rng, int base) {
@@ -315,10 +315,11 @@ std::uint64_t challenge_operand(const Format& f, std::mt19937_64& rng, int base)
     default: break;
   }
   int e = base;
-  switch (rng() % 8) {
+  switch (rng() % 9) {
     case 0:
     case 1: e -= 1 + int(rng() % std::uint64_t(2 * p + 8)); break;  // far below: 1 + tiny
     case 2: e -= 1 + int(rng() % std::uint64_t(f.emax() - f.emin() + p)); break;
+    case 8: e += 1 + int(rng() % std::uint64_t(2 * p + 8)); break;  // far above: tiny + 1
     case 3: e = f.emin() - int(rng() % std::uint64_t(p + 2)) + 1; break;
     case 4: e = f.emax() - int(rng() % 3); break;
     default: e += int(rng() % 5) - 2; break;
@@ -372,7 +373,7 @@ bool challengeable(const Expr& e) {
   for (const backends::Instr& i : e.code) {
     if (i.op == Node::input) continue;
     ++ops;
-    arithmetic = arithmetic && (i.op == Node::add || i.op == Node::sub || i.op == Node::mul);
+    arithmetic = arithmetic && (i.op == Node::add || i.op == Node::sub || i.op == Node::mul || i.op == Node::fma || i.op == Node::mad);
   }
   return ops == 1 && arithmetic;
 }
@@ -385,8 +386,8 @@ bool challengeable(const Expr& e) {
 // outputs of the classes (zero, normal, infinite, NaN) its cases have, so that the challenge asks
 // the probe's question and not another's (a NaN policy, say), and subnormals, which the probe's
 // candidates may keep or flush apart from what its cases decided: a survivor refuted there is kept
-// as the variant of it that flushes subnormal inputs, outputs or both where that reproduces every
-// output. The challenge's groups and outputs are appended to `groups` and `outputs`.
+// as the variant of it that flushes subnormal inputs, outputs or transfers where that reproduces
+// every output. The challenge's groups and outputs are appended to `groups` and `outputs`.
 Expected<Challenge> challenge(backends::Device& device, std::vector<Group>& groups, Outputs& outputs,
                               std::vector<model::ScalarUnit>& alive, const UnitQuestion& q, bool nan_equivalent) {
   Challenge report;
@@ -476,10 +477,11 @@ Expected<Challenge> challenge(backends::Device& device, std::vector<Group>& grou
     const std::vector<Group> challenged(groups.begin() + std::ptrdiff_t(own), groups.end());
     const Outputs challenged_outputs(outputs.begin() + std::ptrdiff_t(own), outputs.end());
     for (const model::ScalarUnit& u : alive)
-      for (int flush = 0; flush < 4; ++flush) {
+      for (int flush = 0; flush < 8; ++flush) {
         model::ScalarUnit v = u;
         v.subnormals.flush_input = u.subnormals.flush_input || (flush & 1);
         v.subnormals.flush_output = u.subnormals.flush_output || (flush & 2);
+        v.subnormals.flush_transfer = u.subnormals.flush_transfer || (flush & 4);
         if (flush && v == u) continue;
         // The challenge's cases first, the probe's own only for a variant (the unit passed them).
         auto w = wrong_cases(v, challenged, challenged_outputs, nan_equivalent, false);
