@@ -420,7 +420,7 @@ Expected<Challenge> challenge(backends::Device& device, std::vector<Group>& grou
           for (std::uint64_t y : outputs[gj]) out_classes.insert(model::classify(*e.output_format, y));
         }
       bool exhaustive = false;
-      std::vector<Case> pool = challenge_pool(e, rng, 2048, exhaustive);
+      std::vector<Case> pool = challenge_pool(e, rng, 1024, exhaustive);
       all_exhaustive = all_exhaustive && exhaustive;
       std::erase_if(pool, [&](const Case& c) {
         return std::any_of(c.operands.begin(), c.operands.end(),
