@@ -447,6 +447,21 @@ nlohmann::json multiplier_answer(const model::ScalarUnit& u, bool with_correctio
       registers = false;
     }
   }
+  // Registers of p' = p + d >= 2p bits hold the product P of two values of f exactly (bits in
+  // columns 2d and above, all generated when the lowest generated column is at most 2d); a
+  // constant that adds less than half an ulp of the register (a whole ulp when chopping) leaves P
+  // there, which the store rounds once: the exact product in the store's mode.
+  if (registers && d >= p) {
+    const int lowest = m.truncated_columns ? std::max(pr - 1 - *m.truncated_columns, 0) : 0;
+    const Rounding r = m.rounding.effective();
+    const int room = r == Rounding::rz ? pr - 1 : model::name(r).starts_with("rn") ? pr - 2 : lowest;
+    const bool stays = m.correction == 0 || (lowest < room && m.correction < (std::uint64_t{1} << std::min(room - lowest, 63)));
+    if (lowest <= 2 * d && stays) {
+      m = {u.convert, std::nullopt, 0};
+      canonical(p, m);
+      registers = false;
+    }
+  }
   // One column kept, a constant below 4 and flushed results: rna multiplies as ra (probe_support.hpp,
   // rounding_class). The array's sum X is a multiple of column p - 1 and below 2^(2p) (A * B <=
   // (2^p - 1)^2, the constant adds less than 2^(p+1)): normalised to p bits its rest is nothing or
