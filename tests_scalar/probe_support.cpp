@@ -508,7 +508,7 @@ void say_challenge(const Challenge& c, audit::Conclusion conclusion, audit::Find
   else if (c.unsplit)
     finding.verdict += fmt::format("; no input of a search splits them ({} drawn, {} run)", c.searched, c.run);
   else
-    finding.verdict += fmt::format("; {} inputs drawn to split them ran out of rounds ({} searched)", c.run, c.searched);
+    finding.verdict += fmt::format("; the search for inputs that split them stopped after its rounds ({} drawn, {} run)", c.searched, c.run);
 }
 
 }  // namespace
