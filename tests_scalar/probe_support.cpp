@@ -335,7 +335,7 @@ int exponent_of(const Format& f, std::uint64_t x) {
 }
 
 // Cases of an expression's inputs for the challenge: the whole input space where it is small
-// (unary binary16), else `n` drawn ones: the first operand around 1 or at either end of the range,
+// (two 8-bit operands), else `n` drawn ones: the first operand around 1 or at either end of the range,
 // the second against it, a third (an fma's addend) against their product.
 std::vector<Case> challenge_pool(const Expr& e, std::mt19937_64& rng, std::size_t n, bool& exhaustive) {
   const Format& f = *e.input_format;
