@@ -149,9 +149,11 @@ Finding validate_scalar_profile(backends::Device& device, const model::Format& f
       not_validated[op] = fmt::format("runs on the {} left out", on);
   };
   for (const char* on : {"add", "mul"}) {
-    out_with("mad", on, !unit->mad_fused);
+    // A fused MAD or FMA rounds in the adder's mode (model/scalar_unit.hpp): it runs on the adder too.
+    const bool adder = std::string_view(on) == "add";
+    out_with("mad", on, !unit->mad_fused || adder);
     // An fma that returns the product for a zero addend runs on the multiplier too.
-    out_with("fma", on, !unit->fma_fused || (std::string_view(on) == "mul" && unit->fma_zero_addend == model::ZeroAddend::product));
+    out_with("fma", on, !unit->fma_fused || adder || unit->fma_zero_addend == model::ZeroAddend::product);
   }
   out_with("sub", "add", true);
   out_with("div", "mul", unit->div.method == model::DivMethod::reciprocal);

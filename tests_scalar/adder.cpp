@@ -115,7 +115,7 @@ AdderCases adder_cases(const Format& f, const audit::ProbeContext& ctx) {
 // of f, where the model says which (adders no input tells apart answer alike, so that a verdict
 // states what the outputs show):
 //   - a sticky adder with enough guard bits is correctly rounded (two for the nearest modes, one
-//     for the directed ones and round-to-odd: Coonen's argument); so is one of a nearest mode with
+//     for the directed ones, Coonen's argument; none for round-to-odd); so is one of a nearest mode with
 //     p + 1 guard bits: the smaller operand of a sum that can reach a tie is then kept whole, and a
 //     smaller one is below a quarter of an ulp;
 //   - with no guard bit the register's rest is 0 or a tie: a nearest mode breaks the tie as the
@@ -130,13 +130,29 @@ AdderCases adder_cases(const Format& f, const audit::ProbeContext& ctx) {
 //     the side the rest is, both rounded alike twice in one directed mode; a store to nearest is
 //     correctly rounded when p' >= 2p + 2 and the register keeps the smaller operand of any sum
 //     that can reach a tie (correctly rounded, or g + d >= p + 1): that sum is exact in the
-//     register (and its exact zeros are +0: not an adder rounding down). Other register units
-//     answer with their registers' format and adder.
+//     register (and its exact zeros are +0: not an adder rounding down); a register sum correctly
+//     rounded to odd with d >= 2 is stored as the exact sum would be in any mode (Boldo and
+//     Melquiond), rd but for exact zeros again. Other register units answer with their registers'
+//     format and adder;
+//   - guard bits from the register's last bit at f's largest exponent down to f's smallest
+//     subnormal bit keep every operand whole: correctly rounded (emax - emin of them in f).
 bool directed(Rounding r) { return r == Rounding::rz || r == Rounding::ru || r == Rounding::rd || r == Rounding::ra || r == Rounding::ro; }
 
-AdderParams canonical_adder(int p, AdderParams a) {
+// The guard bits a sticky adder needs to be correctly rounded in mode r. Round to odd needs none:
+// it asks only whether a rest is there, which the sticky bit says, and the one bit of a difference
+// that falls into the binade below (a rest of q/2 the register cannot hold) is the sticky bit's
+// own weight, so the register's value is exact or inexact with the exact difference, and odd below
+// a rest above q/2 as the exact one rounded to odd is.
+int sticky_guard_bits(Rounding r) { return r == Rounding::ro ? 0 : directed(r) ? 1 : 2; }
+
+// An adder computing in registers of `reg` on operands of `f`.
+AdderParams canonical_adder(const Format& reg, const Format& f, AdderParams a) {
+  const int p = reg.precision();
   Rounding r = a.rounding.effective();
-  if (a.guard_bits && ((a.sticky && *a.guard_bits >= (directed(r) ? 1 : 2)) || (!directed(r) && *a.guard_bits >= p + 1)))
+  // Guard bits reaching from the last bit of a register holding f's largest exponent down to f's
+  // smallest subnormal bit keep every operand whole: the register holds the exact sum.
+  if (a.guard_bits && ((a.sticky && *a.guard_bits >= sticky_guard_bits(r)) || (!directed(r) && *a.guard_bits >= p + 1) ||
+                       *a.guard_bits >= f.emax() - reg.man_bits - f.quantum_min()))
     a = {UnitRounding::ieee(r), std::nullopt, false};
   if (a.guard_bits && *a.guard_bits == 0 && r == Rounding::rna) r = Rounding::ra;
   a.rounding = a.guard_bits && r == Rounding::rz ? UnitRounding::chopped() : UnitRounding::ieee(r);
@@ -146,19 +162,27 @@ AdderParams canonical_adder(int p, AdderParams a) {
 nlohmann::json adder_answer(const model::ScalarUnit& u, const AdderParams& unit_adder) {
   const Format& f = u.storage_format();
   const int p = f.precision(), pr = u.format->precision(), d = pr - p;
-  AdderParams a = canonical_adder(pr, unit_adder);
+  AdderParams a = canonical_adder(*u.format, f, unit_adder);
   bool registers = d > 0;
   if (registers) {
+    // No guard bit and a sticky bit: the register's rest is nothing or a tie, rounded as the
+    // directed mode the tie rule names (but after a carry-out, which drops no bit of a sum of values
+    // of f when pr >= 2p - 1); it lands on a register value that is no value of f nor a midpoint
+    // between two (d >= 2) unless the exact sum is one, which the store rounds as the exact sum in
+    // that mode, and any (round to odd) or the same directed one (below) in other modes.
+    if (a.guard_bits == 0 && a.sticky && d >= 2 && pr >= 2 * p - 1)
+      if (const auto t = tie_directed(a.rounding.effective())) a = {UnitRounding::ieee(*t), std::nullopt, false};
     const Rounding s = u.convert.effective(), r = a.rounding.effective();
     if (s != Rounding::ro && directed(s) && (r == s || (s == Rounding::rz && r == Rounding::ro))) {
       a = a.guard_bits ? AdderParams{UnitRounding::ieee(s), *a.guard_bits + d, a.sticky}
                        : AdderParams{UnitRounding::ieee(s), std::nullopt, false};
       registers = false;
-    } else if (!directed(s) && r != Rounding::rd && pr >= 2 * p + 2 && (!a.guard_bits || *a.guard_bits + d >= p + 1)) {
+    } else if ((!directed(s) && r != Rounding::rd && pr >= 2 * p + 2 && (!a.guard_bits || *a.guard_bits + d >= p + 1)) ||
+               (!a.guard_bits && r == Rounding::ro && d >= 2 && s != Rounding::rd)) {
       a = {UnitRounding::ieee(s), std::nullopt, false};
       registers = false;
     }
-    if (!registers) a = canonical_adder(p, a);
+    if (!registers) a = canonical_adder(f, f, a);
   }
   nlohmann::json j = nlohmann::json::object();
   if (registers) j["registers"] = u.format->name;
@@ -324,7 +348,8 @@ class CascadedProbe final : public UnitProbe {
 }  // namespace
 
 static Expected<std::vector<model::ScalarUnit>> identify_adders(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) {
-  auto all = survivors(device, adder_groups(f, ctx), candidates(device, f, adder_space(), unit_roundings()));
+  auto all = survivors(device, adder_groups(f, ctx), candidates(device, f, adder_space(), unit_roundings()), false,
+                       &adder_question());
   if (!all) return all.error();
   std::vector<model::ScalarUnit> out;
   std::set<std::string> seen;

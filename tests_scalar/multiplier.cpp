@@ -421,9 +421,19 @@ nlohmann::json multiplier_answer(const model::ScalarUnit& u, bool with_correctio
   const auto canonical = [](int q, model::MultiplierParams& x) {
     const Rounding r = x.rounding.effective();
     if (x.truncated_columns && *x.truncated_columns >= q - 1) x.truncated_columns = q - 1;
+    // A constant of 1 with at most column 0 dropped (t >= q - 2) adds 1 or 2 to the rest below any
+    // rounding position (2 only to an even rest: a0 b0 is 0), and the tie is even: rnz then rounds
+    // up exactly the rests at or above the tie, which is rna of the exact product.
+    if (x.truncated_columns && *x.truncated_columns >= q - 2 && r == Rounding::rnz && x.correction == 1) {
+      x = {UnitRounding::ieee(Rounding::rna), std::nullopt, 0};
+      return;
+    }
     // Without a constant, every column (or all but column 0 when chopping: it holds a_0 b_0, 1 only
-    // for odd A and B, whose odd product is never a multiple of the ulp) is the exact product.
-    if (x.truncated_columns && x.correction == 0 && *x.truncated_columns >= q - (r == Rounding::rz ? 2 : 1))
+    // for odd A and B, whose odd product is never a multiple of the ulp) is the exact product; so
+    // is all but column 0 for rna: it takes 1 off an odd rest, which moves half + 1 onto the tie
+    // (rounded away as half + 1 is) and never reaches or leaves zero.
+    if (x.truncated_columns && x.correction == 0 &&
+        *x.truncated_columns >= q - (r == Rounding::rz || r == Rounding::rna ? 2 : 1))
       x.truncated_columns = std::nullopt;
     x.rounding = x.truncated_columns && r == Rounding::rz ? UnitRounding::chopped() : UnitRounding::ieee(r);
     if (!x.truncated_columns) x.correction = 0;
@@ -434,6 +444,21 @@ nlohmann::json multiplier_answer(const model::ScalarUnit& u, bool with_correctio
     const int lowest = m.truncated_columns ? std::max(pr - 1 - *m.truncated_columns, 0) : 0;
     if (!m.truncated_columns || (lowest <= 2 * d && (2 * d - lowest >= 64 || m.correction < (std::uint64_t{1} << (2 * d - lowest))))) {
       m = {UnitRounding::ieee(Rounding::rz), std::nullopt, 0};
+      registers = false;
+    }
+  }
+  // Registers of p' = p + d >= 2p bits hold the product P of two values of f exactly (bits in
+  // columns 2d and above, all generated when the lowest generated column is at most 2d); a
+  // constant that adds less than half an ulp of the register (a whole ulp when chopping) leaves P
+  // there, which the store rounds once: the exact product in the store's mode.
+  if (registers && d >= p) {
+    const int lowest = m.truncated_columns ? std::max(pr - 1 - *m.truncated_columns, 0) : 0;
+    const Rounding r = m.rounding.effective();
+    const int room = r == Rounding::rz ? pr - 1 : model::name(r).starts_with("rn") ? pr - 2 : lowest;
+    const bool stays = m.correction == 0 || (lowest < room && m.correction < (std::uint64_t{1} << std::min(room - lowest, 63)));
+    if (lowest <= 2 * d && stays) {
+      m = {u.convert, std::nullopt, 0};
+      canonical(p, m);
       registers = false;
     }
   }

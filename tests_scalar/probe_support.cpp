@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <random>
+#include <set>
 
 #include "backends/reference/profile.hpp"
 #include "backends/reference/reference_backend.hpp"
@@ -292,8 +294,228 @@ Expected<Wrong> wrong_cases(const model::ScalarUnit& u, const std::vector<Group>
 
 }  // namespace
 
+namespace {
+
+// The challenge's operands of f: values near 1, far below or above another operand (1 + tiny: what
+// guard bits and sticky bits see, and what wider registers round twice), at the subnormal and overflow
+// boundaries, with full, short (ties of products and sums), all-ones and 1 + 2^-k significands,
+// and raw bit patterns. `base` is the exponent of the operand it is drawn against.
+std::uint64_t challenge_operand(const Format& f, std::mt19937_64& rng, int base) {
+  if (rng() % 8 == 0) return rng() & f.storage_mask() & ~((std::uint64_t{1} << f.pad_bits) - 1);
+  const int p = f.precision();
+  std::uint64_t sig = (std::uint64_t{1} << f.man_bits) | (rng() & f.man_mask());
+  switch (rng() % 6) {
+    case 0: {  // 0 to 3 bits after the leading one
+      const int drop = std::max(0, f.man_bits - int(rng() % 4));
+      sig &= ~((std::uint64_t{1} << drop) - 1);
+      break;
+    }
+    case 1: sig = (std::uint64_t{1} << p) - 1; break;
+    case 2: sig = (std::uint64_t{1} << f.man_bits) | (std::uint64_t{1} << int(rng() % std::uint64_t(p))); break;
+    default: break;
+  }
+  int e = base;
+  switch (rng() % 9) {
+    case 0:
+    case 1: e -= 1 + int(rng() % std::uint64_t(2 * p + 8)); break;  // far below: 1 + tiny
+    case 2: e -= 1 + int(rng() % std::uint64_t(f.emax() - f.emin() + p)); break;
+    case 8: e += 1 + int(rng() % std::uint64_t(2 * p + 8)); break;  // far above: tiny + 1
+    case 3: e = f.emin() - int(rng() % std::uint64_t(p + 2)) + 1; break;
+    case 4: e = f.emax() - int(rng() % 3); break;
+    default: e += int(rng() % 5) - 2; break;
+  }
+  return value(f, rng() & 1, e - f.man_bits, sig);
+}
+
+// The exponent of a finite nonzero value of f (subnormals at emin), else 0.
+int exponent_of(const Format& f, std::uint64_t x) {
+  const model::Class c = model::classify(f, x);
+  if (c != model::Class::normal && c != model::Class::subnormal) return 0;
+  return std::max(f.emin(), int(model::magnitude_of(f, x) >> f.man_bits) - f.bias);
+}
+
+// Cases of an expression's inputs for the challenge: the whole input space where it is small
+// (two 8-bit operands), else `n` drawn ones: the first operand around 1 or at either end of the range,
+// the second against it, a third (an fma's addend) against their product.
+std::vector<Case> challenge_pool(const Expr& e, std::mt19937_64& rng, std::size_t n, bool& exhaustive) {
+  const Format& f = *e.input_format;
+  const int bits = f.storage_bits * e.inputs;
+  std::vector<Case> pool;
+  exhaustive = bits <= 20;
+  if (exhaustive) {
+    for (std::uint64_t x = 0; x < (std::uint64_t{1} << bits); ++x) {
+      Case c;
+      for (int i = 0; i < e.inputs; ++i) c.operands.push_back((x >> (i * f.storage_bits)) & f.storage_mask());
+      pool.push_back(std::move(c));
+    }
+    return pool;
+  }
+  for (std::size_t k = 0; k < n; ++k) {
+    Case c;
+    c.operands.push_back(challenge_operand(f, rng, int(rng() % 8) - 4));
+    const int e0 = exponent_of(f, c.operands[0]);
+    for (int i = 1; i < e.inputs; ++i)
+      c.operands.push_back(challenge_operand(f, rng, i == 2 ? e0 + exponent_of(f, c.operands[1]) : e0));
+    pool.push_back(std::move(c));
+  }
+  return pool;
+}
+
+// Whether the challenge may draw inputs for an expression: one addition, subtraction or
+// multiplication, whose every parameter (the adder or multiplier, wider registers and the stores'
+// rounding, flushing) the candidate spaces of the probes that ask about it hold. A compound
+// expression or another operation runs on parameters a probe's candidates fix (the multiplier
+// behind a MAD's fusion, the reciprocal's rounding), which inputs beyond the probe's own would
+// test in place of its question.
+bool challengeable(const Expr& e) {
+  std::size_t ops = 0;
+  bool arithmetic = true;
+  for (const backends::Instr& i : e.code) {
+    if (i.op == Node::input) continue;
+    ++ops;
+    arithmetic = arithmetic && (i.op == Node::add || i.op == Node::sub || i.op == Node::mul || i.op == Node::fma || i.op == Node::mad);
+  }
+  return ops == 1 && arithmetic;
+}
+
+// The challenge (see conclude): survivors that answer apart face inputs searched to split them.
+// Each round draws a pool of inputs for each of the probe's expressions (challengeable), keeps those
+// on which a few survivors of each answer agree and two answers predict different outputs, runs
+// them on the device and drops the survivors they refute, until one answer is left, no input of a
+// pool splits them, or the rounds run out. The inputs stay within the probe's domain: operands and
+// outputs of the classes (zero, normal, infinite, NaN) its cases have, so that the challenge asks
+// the probe's question and not another's (a NaN policy, say), and subnormals, which the probe's
+// candidates may keep or flush apart from what its cases decided: a survivor refuted there is kept
+// as the variant of it that flushes subnormal inputs, outputs or transfers where that reproduces
+// every output. The challenge's groups and outputs are appended to `groups` and `outputs`.
+Expected<Challenge> challenge(backends::Device& device, std::vector<Group>& groups, Outputs& outputs,
+                              std::vector<model::ScalarUnit>& alive, const UnitQuestion& q, bool nan_equivalent) {
+  Challenge report;
+  const std::size_t own = groups.size();
+  std::mt19937_64 rng(0x6368616c6c656e67ULL);
+  for (int round = 0; round < 6; ++round) {
+    std::map<std::string, std::vector<const model::ScalarUnit*>> by_answer;
+    for (const model::ScalarUnit& u : alive) by_answer[q.ask(u).dump()].push_back(&u);
+    if (by_answer.size() <= 1) return report;
+    // Each answer speaks through up to three survivors, which must agree on an input.
+    std::vector<std::pair<std::size_t, const model::ScalarUnit*>> reps;
+    std::size_t answers = 0;
+    for (const auto& [answer, units] : by_answer) {
+      for (std::size_t i : {std::size_t{0}, units.size() / 2, units.size() - 1})
+        if (reps.empty() || reps.back().first != answers || reps.back().second != units[i]) reps.emplace_back(answers, units[i]);
+      ++answers;
+    }
+    std::vector<Group> drawn;
+    std::set<std::string> exprs;
+    bool all_exhaustive = true;
+    for (std::size_t gi = 0; gi < own; ++gi) {
+      const Expr& e = groups[gi].expr;
+      if (!challengeable(e) || !exprs.insert(e.to_string()).second) continue;
+      // The classes of the probe's operands and outputs for this expression, and subnormals.
+      std::set<model::Class> in_classes = {model::Class::subnormal}, out_classes = {model::Class::subnormal};
+      for (std::size_t gj = 0; gj < own; ++gj)
+        if (groups[gj].expr.to_string() == e.to_string()) {
+          for (const Case& c : groups[gj].cases)
+            for (std::uint64_t x : c.operands) in_classes.insert(model::classify(*e.input_format, x));
+          for (std::uint64_t y : outputs[gj]) out_classes.insert(model::classify(*e.output_format, y));
+        }
+      bool exhaustive = false;
+      std::vector<Case> pool = challenge_pool(e, rng, 1024, exhaustive);
+      all_exhaustive = all_exhaustive && exhaustive;
+      std::erase_if(pool, [&](const Case& c) {
+        return std::any_of(c.operands.begin(), c.operands.end(),
+                           [&](std::uint64_t x) { return !in_classes.count(model::classify(*e.input_format, x)); });
+      });
+      report.searched += pool.size();
+      if (pool.empty()) continue;
+      const Group g{e, pool};
+      std::vector<std::vector<std::uint64_t>> predicted;
+      for (const auto& [answer, u] : reps) {
+        auto p = Interpreter(*u, {g}).run(g, 0, pool.size());
+        if (!p) return p.error();
+        predicted.push_back(std::move(*p));
+      }
+      // Greedy: an input joins when it splits a pair of answers no input so far has split.
+      std::set<std::pair<std::size_t, std::size_t>> split;
+      Group chosen{e, {}};
+      for (std::size_t i = 0; i < pool.size() && chosen.cases.size() < 32; ++i) {
+        if (std::any_of(predicted.begin(), predicted.end(),
+                        [&](const auto& p) { return !out_classes.count(model::classify(*e.output_format, p[i])); }))
+          continue;
+        const auto same = [&](std::size_t x, std::size_t y) {
+          return same_output(*e.output_format, predicted[x][i], predicted[y][i], nan_equivalent);
+        };
+        bool agree = true, fresh = false;
+        for (std::size_t x = 0; x < reps.size(); ++x)
+          for (std::size_t y = x + 1; y < reps.size() && agree; ++y)
+            if (reps[x].first == reps[y].first) agree = same(x, y);
+        for (std::size_t x = 0; x < reps.size() && agree; ++x)
+          for (std::size_t y = x + 1; y < reps.size(); ++y)
+            if (reps[x].first != reps[y].first && !same(x, y)) fresh = split.emplace(reps[x].first, reps[y].first).second || fresh;
+        if (!fresh) continue;
+        Case c = pool[i];
+        std::vector<std::string> shown;
+        for (std::uint64_t x : c.operands) shown.push_back(show(*e.input_format, x));
+        c.note = "drawn to split the survivors: " + join(shown);
+        chosen.cases.push_back(std::move(c));
+      }
+      if (!chosen.cases.empty()) drawn.push_back(std::move(chosen));
+    }
+    report.exhaustive = all_exhaustive;
+    if (drawn.empty()) {
+      report.unsplit = true;
+      return report;
+    }
+    auto out = run_groups(device, drawn);
+    if (!out) return out.error();
+    for (std::size_t i = 0; i < drawn.size(); ++i) {
+      report.run += drawn[i].cases.size();
+      groups.push_back(std::move(drawn[i]));
+      outputs.push_back(std::move((*out)[i]));
+    }
+    std::vector<model::ScalarUnit> kept;
+    const std::vector<Group> challenged(groups.begin() + std::ptrdiff_t(own), groups.end());
+    const Outputs challenged_outputs(outputs.begin() + std::ptrdiff_t(own), outputs.end());
+    for (const model::ScalarUnit& u : alive)
+      for (int flush = 0; flush < 8; ++flush) {
+        model::ScalarUnit v = u;
+        v.subnormals.flush_input = u.subnormals.flush_input || (flush & 1);
+        v.subnormals.flush_output = u.subnormals.flush_output || (flush & 2);
+        v.subnormals.flush_transfer = u.subnormals.flush_transfer || (flush & 4);
+        if (flush && v == u) continue;
+        // The challenge's cases first, the probe's own only for a variant (the unit passed them).
+        auto w = wrong_cases(v, challenged, challenged_outputs, nan_equivalent, false);
+        if (!w) return w.error();
+        if (!w->count && flush) w = wrong_cases(v, groups, outputs, nan_equivalent, false);
+        if (!w) return w.error();
+        if (w->count) continue;
+        kept.push_back(v);
+        break;
+      }
+    alive = std::move(kept);
+  }
+  return report;
+}
+
+// The challenge in the finding: parameters.challenge, and for a verdict left inconclusive, how far
+// the search went.
+void say_challenge(const Challenge& c, audit::Conclusion conclusion, audit::Finding& finding) {
+  if (!c.searched) return;
+  finding.parameters["challenge"] = {{"searched", c.searched}, {"run", c.run}, {"exhaustive", c.exhaustive}, {"unsplit", c.unsplit}};
+  if (conclusion != audit::Conclusion::inconclusive) return;
+  if (c.unsplit && c.exhaustive)
+    finding.verdict += fmt::format("; no input splits them (every input of the expressions tried, {} run)", c.run);
+  else if (c.unsplit)
+    finding.verdict += fmt::format("; no input of a search splits them ({} drawn, {} run)", c.searched, c.run);
+  else
+    finding.verdict += fmt::format("; the search for inputs that split them stopped after its rounds ({} drawn, {} run)", c.searched, c.run);
+}
+
+}  // namespace
+
 Expected<std::vector<model::ScalarUnit>> survivors(backends::Device& device, const std::vector<Group>& groups,
-                                                   const std::vector<model::ScalarUnit>& candidates, bool nan_equivalent) {
+                                                   const std::vector<model::ScalarUnit>& candidates, bool nan_equivalent,
+                                                   const UnitQuestion* split_by) {
   auto outputs = run_groups(device, groups);
   if (!outputs) return outputs.error();
   std::vector<model::ScalarUnit> out;
@@ -301,6 +523,11 @@ Expected<std::vector<model::ScalarUnit>> survivors(backends::Device& device, con
     auto w = wrong_cases(u, groups, *outputs, nan_equivalent, false);
     if (!w) return w.error();
     if (!w->count) out.push_back(u);
+  }
+  if (split_by) {
+    std::vector<Group> all = groups;
+    auto c = challenge(device, all, *outputs, out, *split_by, nan_equivalent);
+    if (!c) return c.error();
   }
   return out;
 }
@@ -315,13 +542,21 @@ Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& dev
   const Outputs& outputs = *run;
   const auto same = [&](const Format& of, std::uint64_t a, std::uint64_t b) { return same_output(of, a, b, nan_equivalent); };
   const auto test = [&](const model::ScalarUnit& u, bool all) { return wrong_cases(u, groups, outputs, nan_equivalent, all); };
-  std::vector<audit::Candidate> survivors;
-  std::vector<const model::ScalarUnit*> shown;  // one unit per distinct answer, for the observations
-  std::map<std::string, bool> answers_seen;
+  std::vector<model::ScalarUnit> alive;
   for (const model::ScalarUnit& u : candidates) {
     auto v = test(u, false);
     if (!v) return v.error();
-    if (v->count) continue;
+    if (!v->count) alive.push_back(u);
+  }
+  // Survivors that answer apart face inputs drawn to split them; what they refute is observed too.
+  std::vector<Group> all_groups = groups;
+  Outputs all_outputs = outputs;
+  auto challenged = challenge(device, all_groups, all_outputs, alive, q, nan_equivalent);
+  if (!challenged) return challenged.error();
+  std::vector<audit::Candidate> survivors;
+  std::vector<const model::ScalarUnit*> shown;  // one unit per distinct answer, for the observations
+  std::map<std::string, bool> answers_seen;
+  for (const model::ScalarUnit& u : alive) {
     const nlohmann::json a = q.ask(u);
     survivors.push_back({unit_label(u), unit_parameters(u), a});
     if (answers_seen.emplace(a.dump(), true).second && shown.size() < 4) shown.push_back(&u);
@@ -330,7 +565,7 @@ Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& dev
   if (survivors.empty()) {
     std::vector<std::pair<Wrong, const model::ScalarUnit*>> all;
     for (const model::ScalarUnit& u : candidates) {
-      auto v = test(u, true);
+      auto v = wrong_cases(u, all_groups, all_outputs, nan_equivalent, true);
       if (!v) return v.error();
       all.emplace_back(*v, &u);
     }
@@ -347,25 +582,26 @@ Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& dev
   const audit::Judgement j = audit::judge(q.question, survivors, misses);
   audit::apply(j, finding);
   if (j.conclusion == audit::Conclusion::stated && q.profile) finding.profile = q.profile(j.answer);
+  say_challenge(*challenged, j.conclusion, finding);
   // Observations: the predictions of the units shown, named by their answers.
-  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-    const Group& g = groups[gi];
+  for (std::size_t gi = 0; gi < all_groups.size(); ++gi) {
+    const Group& g = all_groups[gi];
     std::vector<std::vector<std::uint64_t>> predictions;
     std::vector<std::string> names;
     for (const model::ScalarUnit* u : shown) {
-      auto p = Interpreter(*u, groups).run(g, 0, g.cases.size());
+      auto p = Interpreter(*u, all_groups).run(g, 0, g.cases.size());
       if (!p) return p.error();
       predictions.push_back(std::move(*p));
       const nlohmann::json a = q.ask(*u);
       names.push_back(a.is_null() ? unit_label(*u) : audit::render(a));
     }
     // "Differs" from the first candidate (the IEEE unit where the space starts with it).
-    auto reference = Interpreter(candidates.front(), groups).run(g, 0, g.cases.size());
+    auto reference = Interpreter(candidates.front(), all_groups).run(g, 0, g.cases.size());
     if (!reference) return reference.error();
     const KeepFn k = gi < keep.size() && keep[gi] ? keep[gi] : keep_all();
     for (std::size_t i = 0; i < g.cases.size(); ++i) {
-      if (!k(i, !same(*g.expr.output_format, (*reference)[i], outputs[gi][i]))) continue;
-      audit::Observation o = observation(g.expr, g.cases[i], outputs[gi][i]);
+      if (!k(i, !same(*g.expr.output_format, (*reference)[i], all_outputs[gi][i]))) continue;
+      audit::Observation o = observation(g.expr, g.cases[i], all_outputs[gi][i]);
       for (std::size_t h = 0; h < shown.size(); ++h) o.predictions.emplace_back(names[h], predictions[h][i]);
       finding.observations.push_back(std::move(o));
     }

@@ -125,8 +125,19 @@ struct UnitQuestion {
   std::function<nlohmann::json(const nlohmann::json&)> profile;    // a stated answer's profile fragment
 };
 
+// What the challenge did (conclude): inputs searched and run, whether the search covered every
+// input of the expressions, and whether its last round found no input that splits the survivors.
+struct Challenge {
+  std::size_t searched = 0, run = 0;
+  bool exhaustive = false, unsplit = false;
+};
+
 // Runs every group on the device, keeps the candidates that reproduce every output bit (NaN outputs
-// match any NaN with `nan_equivalent`), judges them (audit::judge) and applies the judgement to the
+// match any NaN with `nan_equivalent`); where their answers differ, challenges them: inputs of the
+// groups' single additions, subtractions and multiplications searched to split them (1 + tiny addends, ties of products and sums, the
+// subnormal and overflow boundaries, within the classes of operands and outputs the probe's cases
+// have) run on the device, until one answer is left or no input splits the rest (parameters.challenge;
+// an inconclusive verdict says how it was established). Then judges them (audit::judge) and applies the judgement to the
 // finding, with the profile fragment of a stated answer. Observations (the cases `keep` accepts,
 // per group) carry the predictions of one survivor per distinct answer, or of the closest
 // candidates when none survives. Returns the device's outputs per group.
@@ -137,10 +148,11 @@ Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& dev
                                                            bool nan_equivalent = false);
 
 // The candidates that reproduce every output of the groups on the device: for a probe whose
-// candidates build on what simpler expressions showed (the adder behind a cascade).
+// candidates build on what simpler expressions showed (the adder behind a cascade). With `split_by`,
+// survivors that answer its question apart are challenged as conclude() does.
 Expected<std::vector<model::ScalarUnit>> survivors(backends::Device& device, const std::vector<Group>& groups,
                                                    const std::vector<model::ScalarUnit>& candidates,
-                                                   bool nan_equivalent = false);
+                                                   bool nan_equivalent = false, const UnitQuestion* split_by = nullptr);
 
 // A scalar probe that concludes from candidate units: its question, for the tests (audit::ScalarProbe::ask).
 class UnitProbe : public audit::ScalarProbe {

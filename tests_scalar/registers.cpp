@@ -5,7 +5,8 @@
 // the verdict). The candidates are units of the model: the adders that reproduce the device's
 // additions (scalar.add.guard_bits: registers of f, or of a wider format the device computes in,
 // stored with every rounding) with every adder for the first of two dependent additions, each
-// with the multipliers that reproduce its products; the answer
+// with the multipliers that reproduce its products (for the range, each keeping or flushing
+// subnormals); the answer
 // is the candidate's register format, its exponent range or its precision.
 //
 // Range: (MAX + MAX) - MAX (the paper), (MAX * 2) * 0.5, and at the other end of the range
@@ -41,6 +42,22 @@ Expected<std::vector<model::ScalarUnit>> register_candidates(backends::Device& d
   if (!units) return units.error();
   if (units->empty()) units->push_back(model::ieee_unit(f));  // nothing fits: no candidate reproduces, said so
   return units;
+}
+
+// Each unit keeping or flushing subnormals on input and output: (2^emin * 2^-(p+1)) * 2^(p+1) makes
+// a tiny intermediate that a unit rounding up or away keeps as a subnormal and one that flushes
+// subnormal results (or reads them as zeros) loses. The adders and multipliers were identified on
+// normal results, which say nothing of flushing.
+std::vector<model::ScalarUnit> keeping_or_flushing(const std::vector<model::ScalarUnit>& units) {
+  std::vector<model::ScalarUnit> out;
+  for (const model::ScalarUnit& u : units)
+    for (int flush = 0; flush < 4; ++flush) {
+      model::ScalarUnit v = u;
+      v.subnormals.flush_input = flush & 1;
+      v.subnormals.flush_output = flush & 2;
+      out.push_back(v);
+    }
+  return out;
 }
 
 // Whether two stored operations equal the same two in one expression, for the verdict.
@@ -104,7 +121,7 @@ class RangeProbe final : public UnitProbe {
     std::vector<Group> groups;
     for (const Shape& s : shapes) groups.push_back({compound(s.op1, s.op2, f), s.cases});
     audit::Finding finding;
-    auto out = conclude(device, groups, *units, question(), finding);
+    auto out = conclude(device, groups, shapes.size() > 2 ? keeping_or_flushing(*units) : *units, question(), finding);
     if (!out) return audit::failed(out.error().message);
     // Measurements beside the verdict: the outputs as stored step by step, and as the exact results.
     bool stored = true, exact = true;

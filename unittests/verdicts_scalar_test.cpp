@@ -155,12 +155,11 @@ TEST(VerdictsScalar, RandomUnits) {
   std::mt19937_64 rng(verdicts_seed());
   const int trials = testing::drawn_count(5, 9);
   for (int trial = 0; trial < trials; ++trial) {
-    model::ScalarUnit u = testing::random_unit(rng, trial % 3 == 2 ? model::binary16 : model::binary32);
-    backends::Profile p{"random", "random unit", "test", "hidden parameters", {u}, {}, {}, {}};
-    if (u.format != &model::binary32) p.units.insert(p.units.begin(), model::ieee_unit(model::binary32));
-    backends::ReferenceDevice device(p);
+    model::ScalarUnit u = testing::random_unit_with_registers(rng, trial % 3 == 2 ? model::binary16 : model::binary32);
+    backends::ReferenceDevice device(
+        backends::Profile{"random", "random unit", "test", "hidden parameters", testing::device_units(u), {}, {}, {}});
     const std::string label = fmt::format("random unit {} of seed {}: {}", trial, verdicts_seed(), model::describe(u));
-    // Only the random unit: the IEEE binary32 unit beside a binary16 one is checked on the IEEE devices.
+    // Only the random unit, not the binary32 unit beside a binary16 one (IEEE, or its registers').
     for (const audit::ScalarProbe* probe : scalar::probes()) check_probe(device, u, *probe, label);
   }
 }
