@@ -651,6 +651,20 @@ std::vector<Near> closest_candidates(const MmaConfig& cfg, const Space& space, c
   return near;
 }
 
+void keep_nan_exact(const MmaConfig& cfg, const Pool& pool, std::vector<DotConfig>& survivors) {
+  std::vector<std::size_t> nan_lines;
+  for (std::size_t i = 0; i < pool.size(); ++i)
+    if (is_nan(*cfg.d, pool.out[i])) nan_lines.push_back(i);
+  std::vector<DotConfig> exact;
+  for (const DotConfig& c : survivors) {
+    const model::Dot dot(c);
+    bool all = true;
+    for (std::size_t i : nan_lines) all = all && pool.predict(dot, i) == pool.out[i];
+    if (all) exact.push_back(c);
+  }
+  if (!exact.empty() && exact.size() < survivors.size()) survivors = std::move(exact);
+}
+
 std::vector<DotConfig> fitting(const Pool& pool, const std::vector<DotConfig>& s, std::size_t from) {
   Checker fresh(pool, false, from);
   std::vector<DotConfig> kept;

@@ -132,6 +132,10 @@ struct Near {
 };
 std::vector<Near> closest_candidates(const MmaConfig& cfg, const Space& space, const Pool& pool, std::size_t n,
                                      unsigned threads = 0);
+// Where some candidates reproduce the pool's outputs bit for bit (NaN payloads included), drops
+// those that only match them up to the NaN encoding (the pool's NaN outputs are the only place the
+// survivors of a search can differ from them).
+void keep_nan_exact(const MmaConfig& cfg, const Pool& pool, std::vector<DotConfig>& survivors);
 // The candidates that fit the observations of the pool from index `from` on.
 std::vector<DotConfig> fitting(const Pool& pool, const std::vector<DotConfig>& s, std::size_t from);
 // Completes the candidates with their neighbours along every parameter (two steps) that fit the

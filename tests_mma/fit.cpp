@@ -12,21 +12,7 @@ FitResult fit(const MmaConfig& cfg, const Pool& pool, Bounds bounds, std::size_t
   r.out_of_time = bounds.out_of_time;
   r.too_many = bounds.too_many;
   if (!r.too_many) expand(cfg, pool, r.survivors, r.checked);
-  // Where candidates reproduce the outputs bit for bit (NaN payloads included), those that only
-  // match them up to the NaN encoding go.
-  {
-    std::vector<std::size_t> nan_lines;  // only there can a survivor's bits differ from the output
-    for (std::size_t i = 0; i < pool.size(); ++i)
-      if (is_nan(*cfg.d, pool.out[i])) nan_lines.push_back(i);
-    std::vector<DotConfig> exact;
-    for (const DotConfig& c : r.survivors) {
-      const model::Dot dot(c);
-      bool all = true;
-      for (std::size_t i : nan_lines) all = all && pool.predict(dot, i) == pool.out[i];
-      if (all) exact.push_back(c);
-    }
-    if (!exact.empty() && exact.size() < r.survivors.size()) r.survivors = std::move(exact);
-  }
+  keep_nan_exact(cfg, pool, r.survivors);
   std::sort(r.survivors.begin(), r.survivors.end(), [&](const DotConfig& x, const DotConfig& y) { return rank_less(cfg, x, y); });
   if (!r.survivors.empty()) {
     // Classes: the survivors' outputs on random inputs of every generator (they agree on the lines).

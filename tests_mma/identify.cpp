@@ -306,18 +306,7 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   std::optional<Validation> val;
   const std::uint64_t tiles = validation_tiles(ctx);
   for (int attempt = 0; !survivors.empty(); ++attempt) {
-    // Where a model reproduces the outputs bit for bit (NaN payloads included), models that only
-    // match them up to the NaN encoding are dropped.
-    if (survivors.size() > 1) {
-      std::vector<DotConfig> exact;
-      for (const DotConfig& c : survivors) {
-        const model::Dot dot(c);
-        bool all = true;
-        for (std::size_t i = 0; i < pool.size() && all; ++i) all = dot(pool.c[i], pool.A(i), pool.B(i)) == pool.out[i];
-        if (all) exact.push_back(c);
-      }
-      if (!exact.empty() && exact.size() < survivors.size()) survivors = std::move(exact);
-    }
+    keep_nan_exact(cfg, pool, survivors);
     std::sort(survivors.begin(), survivors.end(), search.by_rank());
     auto run_v = validate(device, cfg, survivors.front(), tiles, (ctx.seed ^ 0x7A11DA7EULL) + std::uint64_t(attempt), 16);
     if (!run_v) return failed(run_v.error().message);
