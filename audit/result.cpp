@@ -126,12 +126,56 @@ void ResultDocument::add(const Finding& f) {
     merge(p, f.profile);
   }
   stamp_duration();
+  if (listener_) changed({{"add", doc_["findings"].back()}});
   if (std::chrono::steady_clock::now() - last_write_ >= kRewriteInterval) write_outputs(false);
 }
 
-void ResultDocument::replace(std::size_t i, const Finding& f) {
-  doc_["findings"].at(i) = to_json(f);
+void ResultDocument::replace(std::size_t i, const Finding& f) { replace(i, to_json(f)); }
+
+void ResultDocument::replace(std::size_t i, nlohmann::json finding) {
+  doc_["findings"].at(i) = std::move(finding);
   stamp_duration();
+  if (listener_) changed({{"replace", i}, {"finding", doc_["findings"].at(i)}});
+}
+
+bool ResultDocument::holds(std::string_view probe, std::string_view target) const {
+  const auto field = [](const nlohmann::json& f, const char* key) {
+    const auto it = f.find(key);
+    return it != f.end() && it->is_string() ? it->get_ref<const std::string&>() : std::string();
+  };
+  return std::any_of(doc_["findings"].begin(), doc_["findings"].end(), [&](const nlohmann::json& f) {
+    if (!probe.empty() && field(f, "probe") != probe) return false;
+    const std::string format = field(f, "format"), config = field(f, "config");
+    return target.empty() ? format.empty() && config.empty() : format == target || config == target;
+  });
+}
+
+void ResultDocument::changed(nlohmann::json event) {
+  event["profile"] = doc_["profile"];
+  listener_(event);
+}
+
+Expected<bool> ResultDocument::apply(const nlohmann::json& event) {
+  if (!event.is_object() || !event.contains("profile") || !event["profile"].is_object())
+    return Error{"not an event of a device's run: no profile"};
+  nlohmann::json& findings = doc_["findings"];
+  if (const auto add = event.find("add"); add != event.end()) {
+    if (!add->is_object()) return Error{"an added finding is not an object"};
+    findings.push_back(*add);
+  } else if (const auto i = event.find("replace"); i != event.end()) {
+    if (!i->is_number_unsigned() || i->get<std::size_t>() >= findings.size() || !event.contains("finding"))
+      return Error{"a replaced finding that the document does not hold"};
+    findings[i->get<std::size_t>()] = event["finding"];
+  }
+  doc_["profile"] = event["profile"];
+  stamp_duration();
+  if (std::chrono::steady_clock::now() - last_write_ >= kRewriteInterval) write_outputs(false);
+  return true;
+}
+
+void ResultDocument::resume(const nlohmann::json& doc) {
+  doc_["findings"] = doc.at("findings");
+  doc_["profile"] = doc.at("profile");
 }
 
 void ResultDocument::stamp_duration() {
@@ -140,6 +184,7 @@ void ResultDocument::stamp_duration() {
 
 void ResultDocument::finish() {
   stamp_duration();
+  if (listener_) changed(nlohmann::json::object());
   doc_["complete"] = true;
   write_outputs(true);
 }
@@ -191,9 +236,6 @@ std::string dump(const nlohmann::json& doc) {
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-namespace {
-
-// write(2) until all is written: it may write less than asked, or be interrupted by a signal.
 bool write_all_of(int fd, std::string_view text) {
   while (!text.empty()) {
     const ssize_t n = ::write(fd, text.data(), text.size());
@@ -203,6 +245,8 @@ bool write_all_of(int fd, std::string_view text) {
   }
   return true;
 }
+
+namespace {
 
 Expected<bool> write_in_place(const std::filesystem::path& path, std::string_view text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -33,10 +34,24 @@ class ResultDocument {
   void add(const Finding& f);
   // Replaces the i-th finding added (an MMA probe's, once its verdict is decided); no profile part.
   void replace(std::size_t i, const Finding& f);
+  void replace(std::size_t i, nlohmann::json finding);
   std::size_t findings() const { return doc_["findings"].size(); }
+  // Whether a finding of `probe` (any probe when empty) has `target` as its format or configuration
+  // ("" for neither): a run that resumes a document skips the work it holds.
+  bool holds(std::string_view probe, std::string_view target) const;
+
+  // A device's run in a child process (cli/contained_run.hpp) mirrors its document into the
+  // parent's: each change is an event, {"add": finding} or {"replace": i, "finding": finding}, with
+  // the profile as it stands after it ({"profile": ...} alone at the end).
+  void on_change(std::function<void(const nlohmann::json& event)> listener) { listener_ = std::move(listener); }
+  // Applies a child's event; an Error for what is not one.
+  Expected<bool> apply(const nlohmann::json& event);
+  // Takes the findings and profile of the parent's document, to resume its run after a crash.
+  void resume(const nlohmann::json& doc);
   // Sets profile.scalar[format].validation (or any other profile key) after the probes.
   nlohmann::json& profile() { return doc_["profile"]; }
-  // Stamps the duration and "complete": true, and rewrites the files.
+  // Stamps the duration and "complete": true, and rewrites the files (a mirrored document sends its
+  // last profile).
   void finish();
   // Stamps the duration, "complete": false and "interrupted": the signal's name ("SIGINT"), and
   // rewrites the files.
@@ -57,7 +72,9 @@ class ResultDocument {
   };
   void stamp_duration();
   void write_outputs(bool at_end);
+  void changed(nlohmann::json event);
   nlohmann::json doc_;
+  std::function<void(const nlohmann::json&)> listener_;
   std::chrono::steady_clock::time_point start_, last_write_;
   std::vector<Output> outputs_;
   std::optional<Error> write_error_;
@@ -73,6 +90,10 @@ std::string dump(const nlohmann::json& doc);
 // names the path. A path that exists and is not a regular file (/dev/stdout, a pipe, /dev/full)
 // cannot be replaced: it is written in place, and every write and the close are checked.
 Expected<bool> write_atomically(const std::filesystem::path& path, std::string_view text);
+
+// write(2) until all of text is written (it may write less than asked, or be interrupted by a
+// signal); false on an error.
+bool write_all_of(int fd, std::string_view text);
 
 // Creates path exclusively (O_EXCL): false when it exists already, an Error when it cannot be
 // created. Concurrent runs into one folder claim their file names this way.

@@ -1,6 +1,7 @@
 #include "audit/runner.hpp"
 
 #include "audit/validation.hpp"
+#include "tests_mma/layout.hpp"
 #include "tests_mma/suite.hpp"
 #include "tests_scalar/suite.hpp"
 
@@ -20,6 +21,17 @@ nlohmann::json RunSettings::to_json() const {
           {"seed", seed}};
 }
 
+RunSettings RunSettings::from_json(const nlohmann::json& j) {
+  RunSettings s;
+  s.probes = j.at("probes").get<std::vector<std::string>>();
+  s.configs = j.at("configs").get<std::vector<std::string>>();
+  s.suite = j.at("suite").get<std::string>();
+  const std::string tier = j.at("tier").get<std::string>();
+  s.tier = tier == "quick" ? Tier::quick : tier == "full" ? Tier::full : Tier::standard;
+  s.seed = j.at("seed").get<std::uint64_t>();
+  return s;
+}
+
 void Tally::add(Status s) {
   (s == Status::ok ? ok : s == Status::unsupported ? unsupported : error) += 1;
 }
@@ -27,9 +39,24 @@ void Tally::add(Status s) {
 std::vector<std::string_view> finding_ids() {
   std::vector<std::string_view> ids;
   for (const ScalarProbe* p : scalar::probes()) ids.push_back(p->id());
+  ids.push_back(mma::LayoutCheck().id());
   for (const MmaProbe* p : mma::probes()) ids.push_back(p->id());
-  ids.insert(ids.end(), {kProfileValidation, kMmaIdentify, kMmaConfigurations});
+  ids.insert(ids.end(), {kProfileValidation, kMmaIdentify, kMmaConfigurations, kDeviceRun});
   return ids;
+}
+
+Finding finding_of(std::string_view id) {
+  Finding f;
+  f.probe = id;
+  for (const ScalarProbe* p : scalar::probes())
+    if (p->id() == id) f.title = p->title(), f.source = p->source();
+  for (const MmaProbe* p : mma::probes())
+    if (p->id() == id) f.title = p->title(), f.source = p->source();
+  if (id == mma::LayoutCheck().id()) f.title = mma::LayoutCheck().title(), f.source = mma::LayoutCheck().source();
+  if (id == kMmaIdentify) f.title = mma::kIdentifyTitle;
+  if (id == kProfileValidation) f.title = kValidationTitle;
+  if (id == kDeviceRun) f.title = "The device's run";
+  return f;
 }
 
 namespace {
@@ -86,7 +113,7 @@ Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, Re
   std::vector<Job> jobs;
   for (const model::Format* f : device.caps().formats)
     for (const ScalarProbe* p : scalar::probes())
-      if (selected(settings, p->id()) && p->applies(*f)) jobs.push_back({p, f});
+      if (selected(settings, p->id()) && p->applies(*f) && !doc.holds(p->id(), f->name)) jobs.push_back({p, f});
   const ProbeContext ctx{settings.tier, settings.seed};
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     if (settings.stopped()) break;  // the profile of what was done is still assembled
@@ -105,6 +132,7 @@ Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, Re
   if (!settings.probes.empty()) return tally;  // a partial run infers a partial profile: nothing to validate
   for (const model::Format* f : device.caps().formats) {
     if (settings.stopped()) return tally;
+    if (doc.holds(kProfileValidation, f->name)) continue;
     nlohmann::json& p = profiles[f->name];
     if (p.is_null()) p = nlohmann::json::object();
     if (progress) progress(kProfileValidation, f->name, jobs.size(), jobs.size() + 1);
@@ -130,7 +158,8 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
   const auto& configs = device.caps().mma;
   // Configurations the device has that the backend cannot run (all of them, or some: a CUDA
   // compiler without the architecture) are a finding of their own.
-  if (!device.caps().mma_unsupported.empty() && selected(settings, kMmaConfigurations)) {
+  if (!device.caps().mma_unsupported.empty() && selected(settings, kMmaConfigurations) &&
+      !doc.holds(kMmaConfigurations, "")) {
     Finding f = unsupported(device.caps().mma_unsupported);
     f.probe = kMmaConfigurations;
     f.title = "Cooperative matrices";
@@ -139,12 +168,36 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
   }
   for (std::size_t c = 0; c < configs.size(); ++c) {
     const backends::MmaConfig& config = configs[c];
-    if (!selected_config(settings, config)) continue;
+    if (!selected_config(settings, config) || doc.holds("", config.name())) continue;  // not asked, or done
+    if (settings.stopped()) return tally;
+    // The layout check gates the configuration, whatever the probes selected: tiles that may not be
+    // where the unit reads them give no arithmetic verdict, only its error.
+    static const mma::LayoutCheck layout_check;
+    if (progress) progress(layout_check.id(), config.name(), c, configs.size());
+    Finding layout = run_one(layout_check, device, config, ctx);
+    layout.config = config.name();
+    const bool misplaced = layout.status == Status::error;
+    if (selected(settings, layout_check.id())) {
+      tally.add(layout.status);
+      doc.add(layout);
+    }
+    const auto gated = [&](Finding f) {
+      f.status = Status::error;
+      f.verdict = "error: " + layout.message;
+      f.message = layout.message;
+      f.config = config.name();
+      tally.add(f.status);
+      doc.add(f);
+    };
     std::vector<Finding> findings;
     std::vector<std::size_t> slots;  // where each finding sits in the document
     for (const MmaProbe* p : mma::probes()) {
       if (settings.stopped()) return tally;
       if (!selected(settings, p->id()) || !p->applies(config)) continue;
+      if (misplaced) {
+        gated(finding_of(p->id()));
+        continue;
+      }
       if (progress) progress(p->id(), config.name(), c, configs.size());
       Finding f = run_one(*p, device, config, ctx);
       f.config = config.name();
@@ -153,7 +206,7 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
       // then the document says so, and an interrupted run never shows an unjudged reading.
       Finding pending = f;
       if (pending.status == Status::ok) {
-        pending.verdict = "pending: decided from the candidate models once the configuration is identified";
+        pending.verdict = std::string(kPending) + " decided from the candidate models once the configuration is identified";
         pending.parameters = nlohmann::json::object();
       }
       slots.push_back(doc.findings());
@@ -161,6 +214,10 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
       findings.push_back(std::move(f));
     }
     const bool report = selected(settings, kMmaIdentify);
+    if (misplaced) {
+      if (report) gated(finding_of(kMmaIdentify));
+      continue;
+    }
     if ((!report && findings.empty()) || settings.stopped()) continue;
     if (progress) progress(kMmaIdentify, config.name(), c, configs.size());
     nlohmann::json entry;
@@ -175,14 +232,10 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
     // mma_suite_test): a finding the identification did not judge (it ended early: a device error,
     // an unusable configuration) keeps no reading of its own, which would follow from no model.
     for (std::size_t i = 0; i < findings.size(); ++i) {
-      Finding& f = findings[i];
-      if (f.status == Status::ok && !f.parameters.contains("conclusion")) {
-        const std::string why = id.message.empty() ? id.verdict : id.message;
-        f.verdict = "inconclusive: no candidate model was judged, the identification ended" + (why.empty() ? "" : ": " + why);
-        f.parameters = {{"conclusion", "inconclusive"}, {"candidates", nlohmann::json::array()}, {"survivors", 0}};
-        f.profile = nlohmann::json::object();
-      }
-      doc.replace(slots[i], f);
+      nlohmann::json f = to_json(findings[i]);
+      if (findings[i].status == Status::ok && !findings[i].parameters.contains("conclusion"))
+        unjudged(f, id.message.empty() ? id.verdict : id.message);
+      doc.replace(slots[i], std::move(f));
     }
     if (!report) continue;
     id.probe = kMmaIdentify;
@@ -194,6 +247,22 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
     doc.add(id);
   }
   return tally;
+}
+
+void unjudged(nlohmann::json& finding, std::string_view why) {
+  finding["verdict"] = fmt::format("inconclusive: no candidate model was judged, the identification ended{}{}",
+                                   why.empty() ? "" : ": ", why);
+  finding["parameters"] = {{"conclusion", "inconclusive"}, {"candidates", nlohmann::json::array()}, {"survivors", 0}};
+}
+
+void end_configuration(ResultDocument& doc, std::string_view config, std::string_view why) {
+  for (std::size_t i = 0; i < doc.findings(); ++i) {
+    nlohmann::json f = doc.json()["findings"][i];
+    if (f.value("config", "") != config || f.value("status", "") != "ok" || !f.value("verdict", "").starts_with(kPending))
+      continue;
+    unjudged(f, why);
+    doc.replace(i, std::move(f));
+  }
 }
 
 bool config_matches(std::string_view glob, const backends::MmaConfig& config) {

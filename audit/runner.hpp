@@ -23,6 +23,7 @@ struct RunSettings {
   // Asked before each probe: true stops the run there (a signal), the findings so far kept.
   std::function<bool()> stop;
   nlohmann::json to_json() const;
+  static RunSettings from_json(const nlohmann::json& j);  // to_json's keys; throws on others
   bool stopped() const { return stop && stop(); }
 };
 
@@ -33,7 +34,18 @@ struct Tally {
 
 // The findings the runner makes itself, beside the probes'.
 inline constexpr std::string_view kProfileValidation = "scalar.profile.validation", kMmaIdentify = "mma.identify",
-                                  kMmaConfigurations = "mma.configurations";
+                                  kMmaConfigurations = "mma.configurations", kDeviceRun = "device.run";
+// An empty finding of a probe or of the runner's own ids, with its title and source.
+Finding finding_of(std::string_view id);
+
+// An MMA probe's verdict until the identification has judged it (a finding that is still pending
+// when a run ends says so).
+inline constexpr std::string_view kPending = "pending:";
+// An MMA probe's finding once the identification ended without judging it: no reading of its own
+// (a reading follows from no model).
+void unjudged(nlohmann::json& finding, std::string_view why);
+// Every pending finding of a configuration that a crash ended, unjudged, and why.
+void end_configuration(ResultDocument& doc, std::string_view config, std::string_view why);
 
 // Every id a finding can have: the probes' and the runner's own, what --probe globs select from.
 std::vector<std::string_view> finding_ids();

@@ -118,7 +118,7 @@ Finding validate_scalar_profile(backends::Device& device, const model::Format& f
   Finding out;
   out.probe = "scalar.profile.validation";
   out.format = f.name;
-  out.title = "Validation of the inferred profile";
+  out.title = kValidationTitle;
   out.source = "MMA-Sim (Xie et al. 2025), section V: random differential validation";
   json keys = profile;
   keys.erase("validation");

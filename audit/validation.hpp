@@ -21,6 +21,8 @@ void normalise_scalar_profile(nlohmann::json& profile);
 void assemble_register_profiles(nlohmann::json& profiles, const nlohmann::json& findings,
                                 const std::vector<const model::Format*>& formats);
 
+inline constexpr std::string_view kValidationTitle = "Validation of the inferred profile";
+
 // Runs random cases of every operation through the device and through the unit of `profile`;
 // sets profile["validation"] = {cases, mismatches} and returns the finding that reports them.
 Finding validate_scalar_profile(backends::Device& device, const model::Format& format, nlohmann::json& profile,

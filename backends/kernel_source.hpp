@@ -29,7 +29,9 @@
 // in its own block; CUDA's operators, under -fmad=true). CUDA conversions name their rounding too
 // (__float2half_rn, __double2float_rn). GLSL's precise reaches back through every operation that feeds a precise
 // value, so a node that depends on a mad is left unqualified: precise there would forbid the
-// contraction the mad exists to observe. fma is the builtin, which precise keeps fused in GLSL.
+// contraction the mad exists to observe. fma is the builtin: under precise GLSL promises only that
+// it is one operation computed alike wherever it appears (invariant), not that it is fused, so the
+// fma probes read whether it is, never assume it.
 #pragma once
 
 #include <cstddef>

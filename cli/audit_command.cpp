@@ -16,7 +16,9 @@
 #include "audit/runner.hpp"
 #include "backends/device.hpp"
 #include "backends/reference/reference_backend.hpp"
+#include "cli/contained_run.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/stop_signal.hpp"
 #include "input/input_error.hpp"
 
 namespace gp::cli {
@@ -143,30 +145,6 @@ int list_devices(const std::vector<std::string>& profile_files, Listing listing)
   return kExitOk;
 }
 
-// The signal that stops the run, 0 while none came. The runner asks between probes; a second
-// signal stops the program at once.
-volatile std::sig_atomic_t stop_signal = 0;
-
-extern "C" void on_stop_signal(int sig) {
-  if (stop_signal != 0) {
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
-    return;
-  }
-  stop_signal = sig;
-}
-
-void catch_stop_signals() {
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  action.sa_flags = SA_RESTART;  // drivers' blocking calls go on; the runner stops after the probe
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
-
-std::string_view signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal"; }
-
 // Claims <slug>.json, .md and .txt in dir exclusively, or <slug>-2.*, <slug>-3.*, ... where a
 // name is taken (an earlier run, a concurrent one, two devices of one slug): the stem used.
 Expected<std::string> claim_outputs(const fs::path& dir, const std::string& slug) {
@@ -276,7 +254,7 @@ int run_audit(const RunArgs& a) {
   settings.suite = a.suite;
   settings.tier = a.quick ? audit::Tier::quick : a.full ? audit::Tier::full : audit::Tier::standard;
   settings.seed = a.seed_set ? a.seed : std::random_device{}();
-  settings.stop = [] { return stop_signal != 0; };
+  settings.stop = [] { return stop_signal() != 0; };
   catch_stop_signals();
   const bool tty = isatty(STDERR_FILENO) != 0;
   int errors = 0;
@@ -301,12 +279,18 @@ int run_audit(const RunArgs& a) {
     const auto progress = [&](std::string_view probe, std::string_view format, std::size_t i, std::size_t n) {
       if (tty) fmt::print(stderr, "\r\033[K{} [{}/{}] {} {}", d->info().id, i + 1, n, probe, format);
     };
-    audit::Tally t = audit::run_scalar_suite(*d, settings, doc, progress);
-    const audit::Tally m = audit::run_mma_suite(*d, settings, doc, progress);
-    t.ok += m.ok;
-    t.unsupported += m.unsupported;
-    t.error += m.error;
-    if (stop_signal) doc.interrupt(signal_name(stop_signal));
+    // A real device runs in a child process, so that a driver crash ends only the probe it hit.
+    audit::Tally t;
+    if (is_reference(*d)) {
+      t = audit::run_scalar_suite(*d, settings, doc, progress);
+      const audit::Tally m = audit::run_mma_suite(*d, settings, doc, progress);
+      t.ok += m.ok;
+      t.unsupported += m.unsupported;
+      t.error += m.error;
+    } else {
+      t = run_contained({d->info().id, d->info().backend, settings, a.profile_files}, doc, progress);
+    }
+    if (stop_signal()) doc.interrupt(signal_name(stop_signal()));
     else doc.finish();
     if (tty) fmt::print(stderr, "\r\033[K");
     if (doc.write_error()) write_error(*doc.write_error());
@@ -321,17 +305,17 @@ int run_audit(const RunArgs& a) {
     lines.push_back(fmt::format("{:<40} {:>4} ok {:>4} unsupported {:>4} error", d->info().id, t.ok, t.unsupported,
                                 t.error));
     for (const std::string& h : audit::headline_lines(doc.json())) lines.push_back("    " + h);
-    if (stop_signal) break;
+    if (stop_signal()) break;
   }
   fmt::print("Summary (seed {}):\n", settings.seed);
   for (const std::string& s : summary) fmt::print("  {}\n", s);
   if (!reference.empty()) fmt::print("{}", summary.empty() ? "" : "Reference devices (the model):\n");
   for (const std::string& s : reference) fmt::print("  {}\n", s);
   for (const Unavailable& u : found->unavailable) fmt::print("  not audited: {}: {}\n", u.backend, u.reason);
-  if (stop_signal) {
+  if (stop_signal()) {
     fmt::print(stderr, "gpuparanoia: stopped by {}; the results hold what was done (\"complete\": false)\n",
-               signal_name(stop_signal));
-    return kExitSignalBase + stop_signal;
+               signal_name(stop_signal()));
+    return kExitSignalBase + stop_signal();
   }
   return write_failed ? kExitWriteFailed : errors ? kExitDifferences : kExitOk;
 }

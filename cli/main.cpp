@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli/audit_command.hpp"
+#include "cli/contained_run.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/fit_command.hpp"
 #include "cli/model_command.hpp"
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
   int exit_code = kExitOk;
   add_model_commands(app, exit_code);
   add_audit_commands(app, exit_code);
+  add_worker_command(app, exit_code);
   add_results_commands(app, exit_code);
   add_fit_commands(app, exit_code);
   add_selfcheck_command(app, exit_code);

@@ -262,7 +262,7 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
                      const ProbeContext& ctx, nlohmann::json& profile_entry) {
   if (!usable(cfg)) return unsupported("the configuration's formats are not floating-point formats the model knows");
   Finding f;
-  f.title = "Identification of the algorithm and its parameters, random validation";
+  f.title = kIdentifyTitle;
   f.source = "MMA-Sim (Xie et al. 2025), sections III, IV and V";
   const int K = cfg.k;
   Search search{device, cfg, ctx, f, K};

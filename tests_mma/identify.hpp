@@ -22,6 +22,8 @@
 
 namespace gp::mma {
 
+inline constexpr std::string_view kIdentifyTitle = "Identification of the algorithm and its parameters, random validation";
+
 // After the MMA probes of one configuration: the algorithm and parameters (of the model's nine)
 // that predict every observation, validated on random tiles. Returns the identification finding
 // and fills `profile_entry` with the profile.mma item of the result ({config, algorithm,

@@ -11,6 +11,7 @@
 #include "audit/runner.hpp"
 #include "backends/reference/profile.hpp"
 #include "backends/reference/reference_backend.hpp"
+#include "tests_mma/layout.hpp"
 #include "tests_mma/suite.hpp"
 #include "unittests/reference_devices.hpp"
 
@@ -80,11 +81,12 @@ TEST(Runner, AnIdentificationEndedEarlyJudgesNoFinding) {
   };
   backends::Device& truth = testing::reference_device("ampere:HMMA.16816.F32");
   ASSERT_EQ(truth.caps().mma.size(), 1u);
-  // The batches the two probes take, run as the runner runs them.
+  // The batches the layout check and the two probes take, run as the runner runs them.
   audit::RunSettings settings;
   settings.tier = audit::Tier::quick;
   const audit::ProbeContext ctx{settings.tier, settings.seed, settings.mma_validation_tiles};
   Losing counting(truth, -1);
+  ASSERT_EQ(mma::LayoutCheck().run(counting, truth.caps().mma.front(), ctx).status, audit::Status::ok);
   for (const audit::MmaProbe* p : mma::probes())
     if (p->id() == "mma.elements" || p->id() == "mma.rounding") {
       ASSERT_EQ(p->run(counting, truth.caps().mma.front(), ctx).status, audit::Status::ok);

@@ -122,4 +122,26 @@ inline void expect_quick_mma_suite(const backends::Device& device, const std::st
   fmt::print("{}", run.output);
 }
 
+// A driver that crashes in the n-th `call` of each process (the DriverCall test hook): the run goes
+// on in a new child after each crash and ends complete, each crash one `error` naming the call,
+// that configuration's other findings never left pending, and every configuration reported.
+inline void expect_mma_crashes_contained(const backends::Device& device, const std::string& call, int nth,
+                                         const std::string& folder) {
+  const CliRun run = run_cli(fmt::format("run --device '{}' --suite mma --quick --seed 1 --json {{json}}", device.info().id),
+                             folder, fmt::format("GPUPARANOIA_CRASH_IN={}:{}", call, nth));
+  EXPECT_EQ(run.exit_status, 1) << run.tail();
+  ASSERT_TRUE(run.result.is_object()) << "no JSON result\n" << run.tail();
+  EXPECT_EQ(run.result["complete"], true);
+  const std::string crashed = "the driver crashed (SIGSEGV) in " + call;
+  for (const backends::MmaConfig& cfg : device.caps().mma) {
+    std::size_t crashes = 0;
+    for (const auto& f : run.result["findings"]) {
+      if (f["config"] != cfg.name()) continue;
+      crashes += f.value("message", "") == crashed;
+      EXPECT_FALSE(f.value("verdict", "").starts_with("pending:")) << f.dump();
+    }
+    EXPECT_EQ(crashes, 1u) << cfg.name() << "\n" << run.tail();
+  }
+}
+
 }  // namespace gp::testing

@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -131,6 +132,17 @@ TEST(CudaKernels, MmaKernelsCompileToCubinForEveryArchitecture) {
     }
   }
   fmt::print("{} MMA kernels compiled\n", compiled);
+}
+
+// The configuration whose layout is documented comes first on every architecture that has it: its
+// layout check, run before any probe, tells a harness fault from an unverified instruction's.
+TEST(CudaKernels, TheDocumentedLayoutComesFirst) {
+  for (const int arch : {80, 86, 89, 90, 100, 120}) {
+    const auto kernels = cuda::mma_kernels(arch);
+    ASSERT_FALSE(kernels.empty()) << "sm_" << arch;
+    EXPECT_EQ(kernels.front().ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") << "sm_" << arch;
+    EXPECT_EQ(kernels.front().config.instruction, cuda::nvidia_architecture(arch) + ":HMMA.16816.F32") << "sm_" << arch;
+  }
 }
 
 // wgmma exists on sm_90a alone: compute capability 9.0 lists it, compiled for sm_90a, which plain
@@ -609,6 +621,80 @@ TEST(CudaScalar, ModulesAreLoadedOncePerSourceAndBatchesSplit) {
   EXPECT_EQ(d->modules_loaded(), 1u);
   ASSERT_TRUE(d->scalar({&mul, x}));
   EXPECT_EQ(d->modules_loaded(), 2u);
+}
+
+// A driver whose first launch fails with a sticky error (CUDA_ERROR_ILLEGAL_ADDRESS), as a kernel
+// that faults leaves the context: that batch is the error, and every later batch fails at once with
+// it, launching nothing. The driver is a table of functions that pretend (no GPU needed); NVRTC is
+// the real one.
+struct StickyDriver {
+  static inline int launches = 0;
+  static cuda::DriverApi api() {
+    cuda::DriverApi a;
+    const auto ok = [](auto...) { return CUDA_SUCCESS; };
+    a.cuDeviceGet = [](CUdevice* d, int) { *d = 0; return CUDA_SUCCESS; };
+    a.cuDeviceGetName = [](char* name, int, CUdevice) { std::strcpy(name, "sticky"); return CUDA_SUCCESS; };
+    a.cuDeviceGetAttribute = [](int* v, CUdevice_attribute attribute, CUdevice) {
+      *v = attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 8 : 0;
+      return CUDA_SUCCESS;
+    };
+    a.cuDeviceTotalMem = [](std::size_t* bytes, CUdevice) { *bytes = std::size_t{1} << 30; return CUDA_SUCCESS; };
+    a.cuDriverGetVersion = [](int* v) { *v = 12080; return CUDA_SUCCESS; };
+    a.cuDevicePrimaryCtxRetain = [](CUcontext* c, CUdevice) { *c = reinterpret_cast<CUcontext>(1); return CUDA_SUCCESS; };
+    a.cuDevicePrimaryCtxRelease = ok;
+    a.cuCtxPushCurrent = ok;
+    a.cuCtxPopCurrent = ok;
+    a.cuModuleLoadDataEx = [](CUmodule* m, const void*, unsigned, CUjit_option*, void**) {
+      *m = reinterpret_cast<CUmodule>(1);
+      return CUDA_SUCCESS;
+    };
+    a.cuModuleUnload = ok;
+    a.cuModuleGetFunction = [](CUfunction* f, CUmodule, const char*) {
+      *f = reinterpret_cast<CUfunction>(1);
+      return CUDA_SUCCESS;
+    };
+    a.cuMemAlloc = [](CUdeviceptr* p, std::size_t) { *p = 4096; return CUDA_SUCCESS; };
+    a.cuMemFree = ok;
+    a.cuMemcpyHtoD = ok;
+    a.cuMemcpyDtoH = ok;
+    a.cuCtxSynchronize = ok;
+    a.cuLaunchKernel = [](auto...) {
+      ++launches;
+      return CUDA_ERROR_ILLEGAL_ADDRESS;
+    };
+    a.cuGetErrorName = [](CUresult r, const char** s) {
+      *s = r == CUDA_ERROR_ILLEGAL_ADDRESS ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "other";
+      return CUDA_SUCCESS;
+    };
+    a.cuGetErrorString = [](CUresult, const char** s) { *s = "pretended"; return CUDA_SUCCESS; };
+    return a;
+  }
+};
+
+TEST(CudaScalar, AStickyErrorLosesTheContext) {
+  if (!nvrtc()) GTEST_SKIP() << nvrtc().error().message;
+  static const cuda::DriverApi api = StickyDriver::api();
+  auto d = CudaDevice::create(api, *nvrtc(), 0, 0);
+  ASSERT_TRUE(d) << d.error().message;
+  const Expr add = binary(Node::add, binary32);
+  const std::vector<std::uint64_t> x = {0x3f800000, 0x3f800000};
+  auto first = (*d)->scalar({&add, x});
+  ASSERT_FALSE(first);
+  EXPECT_NE(first.error().message.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << first.error().message;
+  EXPECT_EQ(StickyDriver::launches, 1);
+  const Expr mul = binary(Node::mul, binary32);
+  for (const Expr* e : {&add, &mul}) {
+    auto later = (*d)->scalar({e, x});
+    ASSERT_FALSE(later);
+    EXPECT_NE(later.error().message.find("the context is lost (cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS"),
+              std::string::npos)
+        << later.error().message;
+  }
+  ASSERT_FALSE((*d)->caps().mma.empty());
+  const MmaConfig& cfg = (*d)->caps().mma.front();
+  const std::vector<std::uint64_t> a(std::size_t(cfg.m * cfg.k)), b(std::size_t(cfg.k * cfg.n)), c(std::size_t(cfg.m * cfg.n));
+  EXPECT_FALSE((*d)->mma({&cfg, a, b, c}));
+  EXPECT_EQ(StickyDriver::launches, 1) << "a lost context launched again";
 }
 
 TEST(CudaScalar, FailuresAreErrors) {

@@ -8,7 +8,8 @@
 #   phase leaves them to the next call (exit 75), the next call does them (exit 0: a complete quick
 #   result, summary.md with its table row), a third finds nothing left (exit 0, the result untouched).
 #   With the lavapipe 26 fixture (GPUPARANOIA_LAVAPIPE26_ICD, README) the device has cooperative
-#   matrices: each configuration is a phase of its own, its row in summary.md.
+#   matrices: each configuration is a phase of its own, its row in summary.md, its layout check run
+#   first and listed there.
 # Usage: gpu_kit_test.sh SOURCE_DIR BUILD_DIR
 set -eu
 src=$1
@@ -64,6 +65,8 @@ if [ -n "$icd" ]; then
   [ "$configs" -gt 0 ] || fail "the lavapipe 26 device lists no cooperative matrix"
   [ "$(ls "$work"/out/quick/vulkan-0-mma/*.json | wc -l)" -eq "$configs" ] || fail "not one result per configuration"
   grep -q "^| vulkan:0 | .* | [0-9]*x[0-9]*x[0-9]*:" "$work/out/summary.md" || fail "summary.md has no MMA row"
+  [ "$(grep -c '^- vulkan-0 [0-9]*x[0-9]*x[0-9]*:.*\[mma.layout\]' "$work/out/summary.md")" -eq "$configs" ] ||
+    fail "summary.md does not give each configuration's layout check: $(cat "$work/out/summary.md")"
 fi
 before=$(cksum <"$result")
 expect_exit 0 clean "$kit/gpu-audit" --device vulkan:0 --quick-only --budget 600 "$work/out"

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "audit/result.hpp"
 #include "audit/runner.hpp"
 #include "model/mma_instructions.hpp"
+#include "tests_mma/layout.hpp"
 #include "tests_mma/questions.hpp"
 #include "tests_mma/suite.hpp"
 #include "tests_mma/support.hpp"
@@ -74,6 +76,84 @@ json judged(std::string_view probe, std::string_view instruction) {
 // that holds only if every MMA probe asks the model a question.
 TEST(MmaSuite, EveryProbeAsksTheModelAQuestion) {
   for (const audit::MmaProbe* p : mma::probes()) EXPECT_NE(mma::question_of(p->id()), nullptr) << p->id();
+}
+
+// ---- The layout check that gates every configuration (tests_mma/layout.hpp).
+
+// Every instruction of the model is laid out as the reference backend says: the check can pass.
+TEST(MmaLayout, EveryReferenceInstructionPasses) {
+  const mma::LayoutCheck check;
+  int checked = 0;
+  for (const auto& d : testing::reference_devices())
+    for (const backends::MmaConfig& cfg : d->caps().mma) {
+      const audit::Finding f = check.run(*d, cfg, audit::ProbeContext{audit::Tier::quick, kSeed});
+      EXPECT_EQ(f.status, audit::Status::ok) << d->info().id << " " << cfg.name() << ": " << f.message;
+      ++checked;
+    }
+  EXPECT_GT(checked, 300);
+}
+
+// A backend that misplaces elements: it hands the unit A with two K columns swapped (B as
+// given), or B with two columns swapped, or reads D transposed, or C shifted by one element.
+class Misplacing final : public backends::Device {
+ public:
+  enum class Fault { a_columns, b_columns, d_transposed, c_shifted };
+  Misplacing(backends::Device& inner, Fault fault) : inner_(&inner), fault_(fault) {}
+  const backends::DeviceInfo& info() const override { return inner_->info(); }
+  const backends::Capabilities& caps() const override { return inner_->caps(); }
+  Expected<std::vector<std::uint64_t>> scalar(const backends::ScalarBatch& b) override { return inner_->scalar(b); }
+  Expected<std::vector<std::uint64_t>> mma(const backends::MmaBatch& batch) override {
+    const backends::MmaConfig& cfg = *batch.config;
+    const std::size_t M = std::size_t(cfg.m), N = std::size_t(cfg.n), K = std::size_t(cfg.k);
+    std::vector<std::uint64_t> a(batch.a.begin(), batch.a.end()), b(batch.b.begin(), batch.b.end()),
+        c(batch.c.begin(), batch.c.end());
+    const std::size_t tiles = c.size() / (M * N);
+    for (std::size_t t = 0; t < tiles; ++t) {
+      if (fault_ == Fault::a_columns)
+        for (std::size_t i = 0; i < M; ++i) std::swap(a[t * M * K + i * K], a[t * M * K + i * K + 1]);
+      if (fault_ == Fault::b_columns)
+        for (std::size_t k = 0; k < K; ++k) std::swap(b[t * K * N + k * N], b[t * K * N + k * N + 1]);
+      if (fault_ == Fault::c_shifted) std::rotate(c.begin() + long(t * M * N), c.begin() + long(t * M * N + 1),
+                                                  c.begin() + long((t + 1) * M * N));
+    }
+    auto d = inner_->mma({batch.config, a, b, c});
+    if (!d || fault_ != Fault::d_transposed || M != N) return d;
+    for (std::size_t t = 0; t < tiles; ++t)
+      for (std::size_t i = 0; i < M; ++i)
+        for (std::size_t j = i + 1; j < N; ++j) std::swap((*d)[t * M * N + i * N + j], (*d)[t * M * N + j * N + i]);
+    return d;
+  }
+
+ private:
+  backends::Device* inner_;
+  Fault fault_;
+};
+
+// Every fault is caught, and the configuration then gives no arithmetic verdict: every finding is
+// the layout check's error.
+TEST(MmaLayout, AMisplacingBackendGetsNoVerdict) {
+  using F = Misplacing::Fault;
+  for (const auto& [id, fault] : {std::pair{"volta:HMMA.884.F32.F32", F::a_columns}, {"ampere:HMMA.16816.F32", F::b_columns},
+                                  {"cdna3:v_mfma_f32_16x16x16_f16", F::d_transposed}, {"hopper:HMMA.16816.F32", F::c_shifted}}) {
+    Misplacing d(device(id), fault);
+    const audit::Finding check = mma::LayoutCheck().run(d, d.caps().mma.front(), audit::ProbeContext{audit::Tier::quick, kSeed});
+    EXPECT_EQ(check.status, audit::Status::error) << id;
+    EXPECT_NE(check.message.find("layout check failed: tile"), std::string::npos) << check.message;
+    EXPECT_FALSE(check.observations.empty());
+    audit::RunSettings s;
+    s.suite = "mma";
+    s.tier = audit::Tier::quick;
+    s.seed = kSeed;
+    audit::ResultDocument doc(d, "test", s.to_json());
+    const audit::Tally t = audit::run_mma_suite(d, s, doc);
+    EXPECT_EQ(t.ok, 0) << id;
+    EXPECT_GT(t.error, int(mma::probes().size()) / 2) << id;
+    for (const json& f : doc.json()["findings"]) {
+      EXPECT_EQ(f["status"], "error") << id << " " << f["probe"];
+      EXPECT_NE(f["message"].get<std::string>().find("layout check failed"), std::string::npos) << f["probe"];
+    }
+    EXPECT_TRUE(doc.json()["profile"]["mma"].is_null() || doc.json()["profile"]["mma"].empty());
+  }
 }
 
 TEST(PaperConclusions, FasiV100AndT4) {

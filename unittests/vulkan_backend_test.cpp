@@ -19,6 +19,8 @@
 #include <map>
 #include <random>
 #include <ranges>
+#include <set>
+#include <string>
 
 #include "backends/kernel_source.hpp"
 #include "backends/vulkan/float_controls.hpp"
@@ -506,6 +508,33 @@ TEST(VulkanCommandLine, QuickScalarSuiteOnVulkan0) {
     EXPECT_EQ(p["validation"]["mismatches"], 0) << p.dump();
   }
   fmt::print("{} findings ok of {}\n", ok, doc["findings"].size());
+}
+
+// A driver that crashes in the third pipeline creation of each process (the DriverCall test hook):
+// the probe it hit is an error naming the call, and a new child goes on with the next, so that the
+// result is complete and holds every finding a run without the crash has.
+TEST(VulkanCommandLine, ADriverCrashEndsOnlyTheProbeItHit) {
+  if (!find_device("vulkan:0")) GTEST_SKIP() << find_device("vulkan:0").error().message;
+  const std::string args = "run --device vulkan:0 --suite scalar --probe 'scalar.*.ulp_error' --quick --seed 1 --json {json}";
+  const testing::CliRun run = testing::run_cli(args, "gpuparanoia-vulkan-crash", "GPUPARANOIA_CRASH_IN=vkCreateComputePipelines:3");
+  const testing::CliRun plain = testing::run_cli(args, "gpuparanoia-vulkan-no-crash");
+  EXPECT_EQ(run.exit_status, 1) << run.tail();
+  ASSERT_TRUE(run.result.is_object() && plain.result.is_object()) << "no JSON result\n" << run.tail();
+  EXPECT_EQ(run.result["complete"], true);
+  const auto findings = [](const nlohmann::json& doc) {
+    std::multiset<std::string> v;
+    for (const auto& f : doc["findings"]) v.insert(f["probe"].get<std::string>() + " " + f["format"].get<std::string>());
+    return v;
+  };
+  EXPECT_EQ(findings(run.result), findings(plain.result)) << run.tail();
+  int crashed = 0, ok = 0;
+  for (const auto& f : run.result["findings"]) {
+    if (f["status"] == "ok") ++ok;
+    else if (f["message"] == "the driver crashed (SIGSEGV) in vkCreateComputePipelines") ++crashed;
+    else ADD_FAILURE() << f.dump();
+  }
+  EXPECT_GT(crashed, 0);
+  EXPECT_GT(ok, 0);
 }
 
 // ---- A lost device ----

@@ -75,5 +75,11 @@ TEST(VulkanMma, CommandLineRunsTheQuickMmaSuite) {
   testing::expect_quick_mma_suite(*found().mma, "gpuparanoia-vulkan-mma");
 }
 
+// The fourth submission of each child crashes, inside some probe of each configuration in turn.
+TEST(VulkanMma, ADriverCrashEndsOnlyTheConfigurationItHit) {
+  if (!found().mma) GTEST_SKIP() << found().why;
+  testing::expect_mma_crashes_contained(*found().mma, "vkQueueSubmit", 4, "gpuparanoia-vulkan-mma-crash");
+}
+
 }  // namespace
 }  // namespace gp::backends

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "backends/driver_call.hpp"
 #include "backends/dynamic_library.hpp"
 #include "backends/utf8.hpp"
 
@@ -128,6 +129,7 @@ Expected<Image> compile(const std::string& source, const Target& target, const s
   all.insert(all.end(), options.begin(), options.end());
   std::vector<const char*> argv;
   for (const std::string& o : all) argv.push_back(o.c_str());
+  const DriverCall compiling("nvrtcCompileProgram");
   if (const nvrtcResult r = nv.nvrtcCompileProgram(program, int(argv.size()), argv.data()); r != NVRTC_SUCCESS) {
     std::size_t size = 0;
     std::string log = "(no log)";

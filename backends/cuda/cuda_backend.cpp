@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 
+#include "backends/driver_call.hpp"
 #include "backends/kernel_source.hpp"
 #include "backends/utf8.hpp"
 
@@ -215,9 +216,33 @@ CudaDevice::~CudaDevice() {
   api_.cuDevicePrimaryCtxRelease(device_);
 }
 
+// The CUDA driver API's sticky errors: after one, every later call of the process fails with it (the
+// context cannot be used again), as a Vulkan device after VK_ERROR_DEVICE_LOST.
+bool sticky(CUresult r) {
+  switch (r) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED: return true;
+    default: return false;
+  }
+}
+
+std::optional<Error> CudaDevice::checked(const char* call, CUresult r) {
+  auto failed = check(api_, call, r);
+  if (failed && sticky(r))
+    context_error_ = Error{fmt::format("{}: the context is lost ({}); no later batch runs", info_.id, failed->message)};
+  return failed;
+}
+
 Expected<CUcontext> CudaDevice::context() {
-  if (context_) return context_;
   if (context_error_) return *context_error_;
+  if (context_) return context_;
   CUcontext c = nullptr;
   if (auto failed = check(api_, "cuDevicePrimaryCtxRetain", api_.cuDevicePrimaryCtxRetain(&c, device_))) {
     context_error_ = Error{fmt::format("{}: {}", info_.id, failed->message)};
@@ -243,6 +268,7 @@ Expected<CUfunction> CudaDevice::function(const std::string& source, const char*
     CUjit_option keys[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void* values[] = {log.data(), reinterpret_cast<void*>(log.size())};
     CUmodule module = nullptr;
+    const DriverCall loading("cuModuleLoadDataEx");
     if (auto failed =
             check(api_, "cuModuleLoadDataEx", api_.cuModuleLoadDataEx(&module, image->bytes.data(), 2, keys, values)))
       return Error{fmt::format("{} ({}):\n{}", failed->message, target.name(), valid_utf8(log.c_str()))};
@@ -274,7 +300,7 @@ std::optional<Error> CudaDevice::run(const Launch& l, std::size_t n) {
       buffers.push_back(*p);
       if (k == l.inputs.size()) break;
       if (auto failed =
-              check(api_, "cuMemcpyHtoD", api_.cuMemcpyHtoD(*p, l.inputs[k].data() + start * item[k], item[k] * m)))
+              checked("cuMemcpyHtoD", api_.cuMemcpyHtoD(*p, l.inputs[k].data() + start * item[k], item[k] * m)))
         return failed;
     }
     std::vector<unsigned> scalars = l.leading;
@@ -283,12 +309,13 @@ std::optional<Error> CudaDevice::run(const Launch& l, std::size_t n) {
     for (CUdeviceptr& p : buffers) params.push_back(&p);
     for (unsigned& s : scalars) params.push_back(&s);
     const unsigned blocks = unsigned((m + l.items_per_block - 1) / l.items_per_block);
+    const DriverCall running("cuLaunchKernel");
     if (auto failed =
-            check(api_, "cuLaunchKernel",
+            checked("cuLaunchKernel",
                   api_.cuLaunchKernel(l.kernel, blocks, 1, 1, l.threads, 1, 1, 0, nullptr, params.data(), nullptr)))
       return failed;
-    if (auto failed = check(api_, "cuCtxSynchronize", api_.cuCtxSynchronize())) return failed;
-    if (auto failed = check(api_, "cuMemcpyDtoH",
+    if (auto failed = checked("cuCtxSynchronize", api_.cuCtxSynchronize())) return failed;
+    if (auto failed = checked("cuMemcpyDtoH",
                             api_.cuMemcpyDtoH(l.output.data() + start * item.back(), buffers.back(), item.back() * m)))
       return failed;
   }

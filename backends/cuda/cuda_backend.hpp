@@ -85,6 +85,8 @@ class CudaDevice final : public Device {
   // One kernel over n items in launches within the byte limit (see the .cpp).
   struct Launch;
   std::optional<Error> run(const Launch& launch, std::size_t n);
+  // check() that marks the context lost after a sticky error (context_error_).
+  std::optional<Error> checked(const char* call, CUresult r);
 
   const cuda::DriverApi& api_;
   CUdevice device_;
@@ -95,7 +97,7 @@ class CudaDevice final : public Device {
   Capabilities caps_;
   std::vector<cuda::MmaKernel> mma_;  // the kernels of caps_.mma, in the same order
   CUcontext context_ = nullptr;
-  std::optional<Error> context_error_;
+  std::optional<Error> context_error_;  // no context, or the context lost: every batch fails with it
   std::map<std::string, Expected<CUfunction>> functions_;  // by kernel source
   std::vector<CUmodule> modules_;
 };

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <utility>
 
+#include "backends/driver_call.hpp"
 #include "backends/kernel_source.hpp"
 #include "backends/opencl/opencl_api.hpp"
 #include "backends/utf8.hpp"
@@ -210,6 +211,7 @@ Expected<cl::Kernel> OpenClDevice::kernel_for(const Expr& e) {
   cl::Program program(cl_->context, *source);
   Expected<cl::Kernel> built = [&]() -> Expected<cl::Kernel> {
     try {
+      const DriverCall building("clBuildProgram");
       program.build(std::vector<cl::Device>{cl_->device}, variant_.options.c_str());
       return cl::Kernel(program, "gp_eval");
     } catch (const cl::Error& err) {
@@ -251,6 +253,7 @@ std::vector<std::uint64_t> OpenClDevice::run(cl::Kernel& kernel, const Expr& e,
     kernel.setArg(1, r);
     kernel.setArg(2, cl_uint{0});
     kernel.setArg(3, cl_uint(m));
+    const DriverCall running("clEnqueueNDRangeKernel");
     cl_->queue.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange((m + local - 1) / local * local),
                                     cl::NDRange(local));
     cl_->queue.enqueueReadBuffer(r, CL_TRUE, 0, m * out_words * sizeof(std::uint32_t), &out[start * out_words]);

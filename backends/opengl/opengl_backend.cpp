@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "backends/driver_call.hpp"
 #include "backends/kernel_source.hpp"
 #include "backends/opengl/egl_context.hpp"
 #include "backends/utf8.hpp"
@@ -126,6 +127,7 @@ Expected<std::vector<std::uint64_t>> OpenGLDevice::run_kernel(const std::string&
     gl().glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, buffers_[0]);
     gl().glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, buffers_[1]);
     gl().glUniform1ui(1, GLuint(m));
+    const DriverCall running("glDispatchCompute");
     gl().glDispatchCompute(GLuint((m + local - 1) / local), 1, 1);
     gl().glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
     gl().glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, GLsizeiptr(m * out_words * 4), &results[first * out_words]);
@@ -141,6 +143,7 @@ Expected<std::uint32_t> OpenGLDevice::program(const std::string& source) {
   const GLuint shader = gl().glCreateShader(GL_COMPUTE_SHADER);
   const char* text = source.c_str();
   gl().glShaderSource(shader, 1, &text, nullptr);
+  const DriverCall compiling("glCompileShader");
   gl().glCompileShader(shader);
   GLint ok = 0;
   gl().glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
@@ -151,6 +154,7 @@ Expected<std::uint32_t> OpenGLDevice::program(const std::string& source) {
   }
   const GLuint p = gl().glCreateProgram();
   gl().glAttachShader(p, shader);
+  const DriverCall linking("glLinkProgram");
   gl().glLinkProgram(p);
   gl().glDeleteShader(shader);
   gl().glGetProgramiv(p, GL_LINK_STATUS, &ok);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <iterator>
 
+#include "backends/driver_call.hpp"
 #include "backends/utf8.hpp"
 
 namespace gp::backends::vulkan {
@@ -328,6 +329,7 @@ Expected<std::unique_ptr<Pipeline>> Context::make_pipeline(std::span<const std::
   auto module = make<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
   module.codeSize = spirv.size_bytes();
   module.pCode = spirv.data();
+  const DriverCall vkCreateShaderModule_call("vkCreateShaderModule");
   if (const VkResult r = vk.vkCreateShaderModule(device_, &module, nullptr, &p->module); r != VK_SUCCESS)
     return error("vkCreateShaderModule", r);
   std::vector<VkDescriptorSetLayoutBinding> bindings(options.bindings);
@@ -356,6 +358,7 @@ Expected<std::unique_ptr<Pipeline>> Context::make_pipeline(std::span<const std::
   info.stage.module = p->module;
   info.stage.pName = "main";
   info.layout = p->layout;
+  const DriverCall vkCreateComputePipelines_call("vkCreateComputePipelines");
   if (const VkResult r = vk.vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &p->pipeline); r != VK_SUCCESS)
     return error("vkCreateComputePipelines", r);
   const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, options.bindings};
@@ -460,7 +463,9 @@ std::optional<Error> Context::submit(const Pipeline& pipeline, std::span<const B
   auto info = make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
   info.commandBufferCount = 1;
   info.pCommandBuffers = &commands_;
+  const DriverCall vkQueueSubmit_call("vkQueueSubmit");
   if (const VkResult r = vk.vkQueueSubmit(queue_, 1, &info, fence_); r != VK_SUCCESS) return failed("vkQueueSubmit", r);
+  const DriverCall vkWaitForFences_call("vkWaitForFences");
   if (const VkResult r = vk.vkWaitForFences(device_, 1, &fence_, VK_TRUE, kFenceTimeoutNs); r != VK_SUCCESS)
     return failed("vkWaitForFences", r);
   return std::nullopt;

@@ -1,0 +1,150 @@
+#include "tests_mma/layout.hpp"
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "tests_mma/support.hpp"
+
+namespace gp::mma {
+
+namespace {
+
+// f's bits for v when v is a normal number of f (no unit flushes it, none rounds it).
+std::optional<std::uint64_t> normal_bits(const Format& f, Exact v) {
+  if (v.zero() || lead(v) < 1 - f.bias) return std::nullopt;
+  return encode(f, v);
+}
+
+Exact times(Exact x, Exact y) { return {x.neg != y.neg, x.sig * y.sig, x.exp + y.exp}; }
+
+// The values a check tile draws from: ±{1, 1.5} * 2^e near 1.
+struct Letters {
+  std::vector<Exact> a, b, c;  // every a * b normal in d, every c normal in c and d
+};
+
+std::vector<Exact> letters(int range, bool odd, bool signs) {
+  std::vector<Exact> v;
+  for (int e = -range; e <= range; ++e)
+    for (const Exact x : {val(1, e), val(3, e - 1)})
+      if (odd || x.sig == 1)
+        for (const bool n : {false, true})
+          if (signs || !n) v.push_back({n, x.sig, x.exp});
+  return v;
+}
+
+std::vector<Exact> normal_in(const std::vector<Exact>& v, const Format& f, const Format* also = nullptr) {
+  std::vector<Exact> out;
+  for (const Exact& x : v)
+    if (normal_bits(f, x) && (!also || normal_bits(*also, x))) out.push_back(x);
+  return out;
+}
+
+// The widest letters the formats hold, preferring odd significands and then range.
+std::optional<Letters> choose_letters(const MmaConfig& cfg) {
+  const bool signs = cfg.a->has_sign() && cfg.b->has_sign() && cfg.c->has_sign() && cfg.d->has_sign();
+  for (int range = 2; range >= 0; --range)
+    for (const auto& [odd_a, odd_b] : {std::pair{true, true}, {true, false}, {false, false}}) {
+      Letters l{normal_in(letters(range, odd_a, signs), *cfg.a), normal_in(letters(range, odd_b, signs), *cfg.b),
+                normal_in(letters(range, true, signs), *cfg.c, cfg.d)};
+      if (l.a.empty() || l.b.empty() || l.c.empty()) continue;
+      bool products = true;
+      for (const Exact& x : l.a)
+        for (const Exact& y : l.b) products = products && normal_bits(*cfg.d, times(x, y)).has_value();
+      if (products) return l;
+    }
+  return std::nullopt;
+}
+
+}  // namespace
+
+audit::Finding LayoutCheck::run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext& ctx) const {
+  if (!usable(cfg)) return audit::unsupported("the layout check needs formats the model knows");
+  if (!cfg.a->has_zero() || !cfg.b->has_zero()) return audit::unsupported("A or B has no zero to leave elements empty");
+  const std::optional<Letters> letters = choose_letters(cfg);
+  if (!letters) return audit::unsupported("the formats hold no exact products to check the layout with");
+  const std::size_t M = std::size_t(cfg.m), N = std::size_t(cfg.n), K = std::size_t(cfg.k);
+  constexpr std::size_t kRounds = 2;
+  const std::size_t tiles = kRounds * (K + 1);  // per round: K one-product tiles, one C tile
+  const std::uint64_t za = model::zero(*cfg.a, false).bits, zb = model::zero(*cfg.b, false).bits,
+                      zc = model::zero(*cfg.c, false).bits;
+  std::vector<std::uint64_t> a(tiles * M * K, za), b(tiles * K * N, zb), c(tiles * M * N, zc);
+  std::vector<Exact> expected(tiles * M * N);
+  std::vector<std::string> why(tiles * M * N);  // what each output element is, for a failure
+  std::mt19937_64 rng(ctx.seed ^ 0x1A7017C8ECULL);
+  auto draw = [&](const std::vector<Exact>& from) { return from[rng() % from.size()]; };
+  for (std::size_t t = 0; t < tiles; ++t) {
+    const std::size_t A0 = t * M * K, B0 = t * K * N, C0 = t * M * N, step = t % (K + 1);
+    if (step == K) {
+      for (std::size_t e = 0; e < M * N; ++e) {
+        const Exact v = draw(letters->c);
+        c[C0 + e] = *encode(*cfg.c, v);
+        expected[C0 + e] = v;
+        why[C0 + e] = fmt::format("C[{}][{}] = {}", e / N, e % N, show(v));
+      }
+      continue;
+    }
+    std::vector<Exact> bv(K * N);
+    for (std::size_t e = 0; e < K * N; ++e) {
+      bv[e] = draw(letters->b);
+      b[B0 + e] = *encode(*cfg.b, bv[e]);
+    }
+    for (std::size_t i = 0; i < M; ++i) {
+      const std::size_t k = (i + step) % K;
+      const Exact x = draw(letters->a);
+      a[A0 + i * K + k] = *encode(*cfg.a, x);
+      for (std::size_t j = 0; j < N; ++j) {
+        expected[C0 + i * N + j] = times(x, bv[k * N + j]);
+        why[C0 + i * N + j] =
+            fmt::format("A[{}][{}] * B[{}][{}] = {} * {}", i, k, k, j, show(x), show(bv[k * N + j]));
+      }
+    }
+  }
+  auto d = device.mma({&cfg, a, b, c});
+  if (!d) return audit::failed("the layout check could not run: " + d.error().message);
+  if (d->size() != c.size())
+    return audit::failed(fmt::format("layout check failed: the device returned {} elements for {} tiles of {}x{}",
+                                     d->size(), tiles, M, N));
+  audit::Finding f;
+  std::size_t wrong = 0;
+  std::string first;
+  for (std::size_t t = 0; t < tiles; ++t)
+    for (std::size_t e = 0; e < M * N; ++e) {
+      const std::size_t at = t * M * N + e;
+      const std::uint64_t want = *encode(*cfg.d, expected[at]);
+      if ((*d)[at] == want) continue;
+      if (wrong++ == 0)
+        first = fmt::format("tile {}, D[{}][{}] is {}, expected {} ({})", t, e / N, e % N, show(*cfg.d, (*d)[at]),
+                            show(expected[at]), why[at]);
+      if (f.observations.size() < 8) {
+        // The dot product the element is: row i of A, column j of B, C[i][j].
+        const std::size_t i = e / N, j = e % N;
+        DotCase x;
+        x.c = c[at];
+        for (std::size_t k = 0; k < K; ++k) {
+          x.a.push_back(a[t * M * K + i * K + k]);
+          x.b.push_back(b[t * K * N + k * N + j]);
+        }
+        audit::Observation o = observation(cfg, x, (*d)[at], {{"layout", want}});
+        o.note = fmt::format("tile {}: D[{}][{}] should be {}", t, i, j, why[at]);
+        f.observations.push_back(std::move(o));
+      }
+    }
+  f.parameters = {{"tiles", tiles}, {"wrong", wrong}, {"elements", c.size()}};
+  if (wrong > 0) {
+    f.status = audit::Status::error;
+    f.verdict = "error: layout check failed";
+    f.message = fmt::format("layout check failed: {} ({} of {} elements wrong)", first, wrong, c.size());
+    return f;
+  }
+  f.verdict = "A, B, C and D are where the backend puts them";
+  f.message = fmt::format(
+      "{} tiles of exact values (one product or C alone per element of D) came back bit for bit: every element of "
+      "A, B and C reached the unit, and D was read back, in the intended layout",
+      tiles);
+  return f;
+}
+
+}  // namespace gp::mma
