@@ -158,6 +158,26 @@ void build_nvidia(Builder& t) {
                      8, 32, f8(x), out, out, 13, 32, "", 13);
         t.list.back().config.b = &f8(y);
       }
+  // fp8 mma.sync on Hopper (m16n8k32, m16n8k16) is not a native instruction: NVIDIA converts the
+  // inputs to binary16 (exactly) and runs HMMA.16816 (NVIDIA/cutlass issue 1986), twice for K = 32,
+  // the first result the second's c. Modelled as that composition: HMMA.16816's row with fp8 inputs.
+  for (const int k : {32, 16})
+    for (std::string_view x : {"E4M3", "E5M2"})
+      for (std::string_view y : {"E4M3", "E5M2"})
+        for (std::string_view cd : {"F32", "F16"}) {
+          const Format& out = cd == "F32" ? binary32 : binary16;
+          const std::string acc(cd);
+          t.nvidia_fda("hopper", "QMMA.168" + std::to_string(k) + "." + acc + "." + std::string(x) + "." + std::string(y),
+                       16, 8, k, f8(x), out, out, 25, 16, "");
+          MmaInstruction& row = t.list.back();
+          row.config.b = &f8(y);
+          row.notes = "emulated, not a native instruction: the fp8 inputs converted to binary16 (exact) and HMMA.16816." +
+                      acc + " run " + (k == 32 ? "twice, the first result the second's c" : "once") +
+                      " (NVIDIA, NVIDIA/cutlass issue 1986); modelled as that composition, HMMA.16816." + acc +
+                      "'s row with fp8 inputs: " + row.notes;
+          row.from_mma_sim = false;
+          row.emulated = true;
+        }
   // Blackwell (tcgen05): UTCHMMA (FDA, F=25: tf32 K=8, fp16/bf16 K=16), UTCQMMMA (K=32, f8f6f4,
   // optional ue8m0 scales every 32), UTCOMMA (fp4, GDFS, K=64).
   t.nvidia_fda("blackwell", "UTCHMMA.F32.TF32", 64, 8, 8, tf32, binary32, binary32, 25, 8,

@@ -33,6 +33,9 @@ struct MmaInstruction {
   std::string notes;
   // Whether the row is MMA-Sim's (its tables or code); the others' notes name their sources.
   bool from_mma_sim = true;
+  // Not a native instruction: what runs instead, modelled as such, is in the notes (Hopper's fp8
+  // mma.sync).
+  bool emulated = false;
   std::string id() const { return arch + ":" + name; }
   // "MMA-Sim's hopper:HMMA.16816.F32", "the table's rdna3.5:v_dot2_f32_f16": the row as reports name it.
   std::string row_name() const { return (from_mma_sim ? "MMA-Sim's " : "the table's ") + id(); }

@@ -406,7 +406,8 @@ TEST(CudaMmaConfigurations, InstructionsAreTheTablesWithTheirShapeAndFormats) {
       {89, "16x8x32:e4m3,e5m2,binary32,binary32", sync, "ada:QMMA.16832.F32.E4M3.E5M2"},
       {89, "16x8x32:e5m2,e5m2,binary16,binary16", sync, "ada:QMMA.16832.F16.E5M2.E5M2"},
       {90, "16x8x16:binary16,binary16,binary32,binary32", sync, "hopper:HMMA.16816.F32"},
-      {90, "16x8x32:e4m3,e4m3,binary32,binary32", sync, ""},  // Hopper's fp8 QMMA is not in the table
+      // Hopper's fp8 mma.sync: the emulated row (binary16 HMMA.16816 on converted inputs).
+      {90, "16x8x32:e4m3,e4m3,binary32,binary32", sync, "hopper:QMMA.16832.F32.E4M3.E4M3"},
       {100, "16x8x16:bfloat16,bfloat16,binary32,binary32", sync, "blackwell:HMMA.16816.F32.BF16"},
       {120, "16x8x32:e4m3,e4m3,binary32,binary32", sync, "rtx-blackwell:QMMA.16832.F32.E4M3.E4M3"},
       {80, "16x8x8:bfloat16,bfloat16,binary32,binary32", sync, "ampere:HMMA.1688.F32.BF16"},
@@ -416,7 +417,7 @@ TEST(CudaMmaConfigurations, InstructionsAreTheTablesWithTheirShapeAndFormats) {
       {80, "16x8x16:e4m3,e4m3,binary32,binary32", sync, "-"},
       {89, "16x8x16:e4m3,e5m2,binary32,binary32", sync, "ada:QMMA.16816.F32.E4M3.E5M2"},
       {89, "16x8x16:e5m2,e4m3,binary16,binary16", sync, "ada:QMMA.16816.F16.E5M2.E4M3"},
-      {90, "16x8x16:e4m3,e4m3,binary32,binary32", sync, ""},  // not in the table, as K = 32
+      {90, "16x8x16:e4m3,e4m3,binary32,binary32", sync, "hopper:QMMA.16816.F32.E4M3.E4M3"},
       {120, "16x8x16:e5m2,e5m2,binary32,binary32", sync, "rtx-blackwell:QMMA.16816.F32.E5M2.E5M2"},
       {89, "16x8x4:binary64,binary64,binary64,binary64", sync, "-"},  // mma.m16n8kK.f64 needs sm_90
       {90, "16x8x4:binary64,binary64,binary64,binary64", sync, "hopper:DMMA.16x8x4"},

@@ -391,5 +391,41 @@ TEST(MmaSim, Cdna1Fp32IsAnFmaChain) {
   EXPECT_EQ(run("cdna1:v_mfma_f32_16x16x4f32", 1, {p2(-12), p2(-12), 0, 0}, {p2(-12), p2(-12), 0, 0}), 0x3F800000u);
 }
 
+// NVIDIA (cutlass issue 1986): Hopper runs fp8 mma.sync by converting the inputs to binary16 and
+// running HMMA.16816, twice for K = 32. The table's emulated rows are that composition, checked
+// here by composing it: random fp8 inputs over their whole finite range (subnormals and zeros
+// included), converted, through HMMA.16816's row, the first result the second's c.
+TEST(Nvidia, HopperFp8MmaSyncIsHmmaOnConvertedInputs) {
+  std::mt19937_64 rng(1986);
+  int rows = 0;
+  for (const MmaInstruction& row : all_mma_instructions()) {
+    if (!row.emulated) continue;
+    ++rows;
+    const DotConfig& cfg = row.config;
+    const Dot& hmma = instr(cfg.d == &binary32 ? "hopper:HMMA.16816.F32" : "hopper:HMMA.16816.F16");
+    const Dot emulated(cfg);
+    const auto finite = [&](const Format& f) {  // any encoding but NaN and infinity
+      for (;;)
+        if (const std::uint64_t x = rng() & f.storage_mask(); (cvt(binary16, f, Options{}, x).bits & 0x7c00) != 0x7c00)
+          return x;
+    };
+    for (int t = 0; t < 2000; ++t) {
+      std::vector<std::uint64_t> a(std::size_t(row.k)), b(std::size_t(row.k)), a16, b16;
+      for (auto& x : a) x = finite(*cfg.a);
+      for (auto& x : b) x = finite(*cfg.b);
+      for (const std::uint64_t x : a) a16.push_back(cvt(binary16, *cfg.a, Options{}, x).bits);
+      for (const std::uint64_t x : b) b16.push_back(cvt(binary16, *cfg.b, Options{}, x).bits);
+      const std::uint64_t c = cvt(*cfg.c, binary64, Options{}, std::bit_cast<std::uint64_t>(std::ldexp(
+                                                                     double(rng() % 2000) - 1000.0, int(rng() % 20) - 14)))
+                                  .bits;
+      std::uint64_t d = c;
+      for (int k0 = 0; k0 < row.k; k0 += 16)
+        d = hmma(d, std::span(a16).subspan(std::size_t(k0), 16), std::span(b16).subspan(std::size_t(k0), 16));
+      ASSERT_EQ(emulated(c, a, b), d) << row.id() << " tile " << t;
+    }
+  }
+  EXPECT_EQ(rows, 16);
+}
+
 }  // namespace
 }  // namespace gp::model

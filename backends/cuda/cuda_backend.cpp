@@ -15,6 +15,7 @@
 #include "backends/driver_call.hpp"
 #include "backends/kernel_source.hpp"
 #include "backends/utf8.hpp"
+#include "model/mma_instructions.hpp"
 
 namespace gp::backends {
 
@@ -195,6 +196,13 @@ void CudaDevice::add_capabilities(const cuda::Compiler& compiler, int arch, std:
     caps_.mma.push_back(k.config);
     mma_.push_back(std::move(k));
   }
+  std::vector<std::string> emulated;
+  for (const MmaConfig& c : caps_.mma)
+    if (const model::MmaInstruction* row = model::find_mma_instruction(c.instruction); row && row->emulated)
+      emulated.push_back(c.instruction);
+  if (!emulated.empty())
+    notes.push_back(fmt::format("emulated, not native (identified against the composition the table models): {}",
+                                fmt::join(emulated, ", ")));
   const bool wgmma = std::any_of(mma_.begin(), mma_.end(), [](const cuda::MmaKernel& k) { return k.warps > 1; });
   notes.push_back(
       fmt::format("tensor cores: {} configurations (mma.sync, wmma{})", caps_.mma.size(), wgmma ? ", wgmma" : ""));

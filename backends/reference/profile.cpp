@@ -72,8 +72,8 @@ Profile instruction_profile(const model::MmaInstruction& inst) {
     published[fmt::format("{} {}", w.probe, m.name())] = fmt::format("{}{}", quoted_alone ? "" : fasi, w.words);
   }
   return {inst.id(),
-          fmt::format("{} {} ({}, {})", nvidia ? "NVIDIA" : "AMD", inst.name, inst.arch,
-                      std::string(model::name(c.algorithm))),
+          fmt::format("{} {} ({}, {}{})", nvidia ? "NVIDIA" : "AMD", inst.name, inst.arch,
+                      inst.emulated ? "emulated: " : "", std::string(model::name(c.algorithm))),
           nvidia ? "NVIDIA" : "AMD",
           inst.notes,
           {},
