@@ -191,17 +191,19 @@ TEST(VulkanBackend, EnumeratesDevicesAndTheirClaims) {
     EXPECT_FALSE(i.driver.empty());
     EXPECT_EQ(i.api.rfind("Vulkan 1.", 0), 0u) << i.api;
     EXPECT_FALSE(d->caps().formats.empty());
+    EXPECT_TRUE(d->caps().mma.empty() != d->caps().mma_unsupported.empty() || !d->caps().mma.empty())
+        << "a device without cooperative matrices says why";
     const auto plus = i.id.find('+');
     if (plus == std::string::npos) {
       EXPECT_TRUE(d->caps().has(binary32)) << "binary32 is always there";
-      EXPECT_TRUE(d->caps().mma.empty() != d->caps().mma_unsupported.empty() || !d->caps().mma.empty())
-          << "a device without cooperative matrices says why";
       continue;
     }
-    // A variant requests a mode the device claims, for each format it lists, and runs no MMA.
+    // A variant requests a mode the device claims, for each format it lists, its MMA configurations
+    // included (unittests/vulkan_mma_test.cpp runs them).
     const std::string mode = i.id.substr(plus + 1);
     EXPECT_EQ(d->caps().float_controls.at("requested"), mode);
-    EXPECT_TRUE(d->caps().mma.empty());
+    for (const MmaConfig& cfg : d->caps().mma)
+      for (const Format* f : {cfg.a, cfg.b, cfg.c, cfg.d}) EXPECT_TRUE(d->caps().has(*f)) << i.id << " " << cfg.name();
     const auto m = std::find_if(vulkan::float_control_modes().begin(), vulkan::float_control_modes().end(),
                                 [&](const vulkan::FloatControlMode& x) { return x.name == mode; });
     ASSERT_NE(m, vulkan::float_control_modes().end()) << mode;
@@ -542,6 +544,39 @@ struct LostDriver {
     api.vkDeviceWaitIdle = [](VkDevice) { return VK_ERROR_DEVICE_LOST; };  // must not be waited on
   }
 };
+
+// The MMA pipelines' workgroup is one subgroup whose size is required wherever the device lets a
+// compute pipeline require one (Vulkan 1.3 or VK_EXT_subgroup_size_control), also where the minimum
+// and the maximum agree (lavapipe); full subgroups only where that is valid for the LocalSize.
+TEST(VulkanContext, OneSubgroupPerWorkgroupRequiresTheSizeWhereAllowed) {
+  vulkan::DeviceFacts f;
+  f.subgroup_size = 8;
+  f.subgroup_size_control.minSubgroupSize = f.subgroup_size_control.maxSubgroupSize = 8;
+  f.subgroup_size_control.requiredSubgroupSizeStages = VK_SHADER_STAGE_COMPUTE_BIT;
+  auto o = vulkan::one_subgroup_per_workgroup(f, 4);
+  EXPECT_EQ(o.bindings, 4u);
+  EXPECT_EQ(o.required_subgroup_size, 0u) << "without the subgroupSizeControl feature";
+  EXPECT_FALSE(o.full_subgroups);
+  f.features.v13.subgroupSizeControl = f.features.v13.computeFullSubgroups = VK_TRUE;
+  o = vulkan::one_subgroup_per_workgroup(f, 4);
+  EXPECT_EQ(o.required_subgroup_size, 8u) << "minimum and maximum agree";
+  EXPECT_TRUE(o.full_subgroups);
+  f.subgroup_size = 32;  // 8 to 32 (Intel): still the default size, required
+  f.subgroup_size_control.maxSubgroupSize = 32;
+  EXPECT_EQ(vulkan::one_subgroup_per_workgroup(f, 4).required_subgroup_size, 32u);
+  // Compute not among the stages: nothing required, full subgroups only at the maximum size.
+  f.subgroup_size_control.requiredSubgroupSizeStages = VK_SHADER_STAGE_FRAGMENT_BIT;
+  o = vulkan::one_subgroup_per_workgroup(f, 4);
+  EXPECT_EQ(o.required_subgroup_size, 0u);
+  EXPECT_TRUE(o.full_subgroups);
+  f.subgroup_size = 16;
+  EXPECT_FALSE(vulkan::one_subgroup_per_workgroup(f, 4).full_subgroups) << "LocalSize 16 below the maximum 32";
+  // The extension's features on a Vulkan 1.2 device.
+  f.features = {};
+  f.features.subgroup_size_control.subgroupSizeControl = VK_TRUE;
+  f.subgroup_size_control.requiredSubgroupSizeStages = VK_SHADER_STAGE_COMPUTE_BIT;
+  EXPECT_EQ(vulkan::one_subgroup_per_workgroup(f, 4).required_subgroup_size, 16u);
+}
 
 // After VK_ERROR_DEVICE_LOST the context is lost: that batch is an Error, its buffers and the device
 // are never freed (the device may still use them), and later batches are Errors at once, without a

@@ -5,7 +5,8 @@
 // matrices.
 //
 // The checks of unittests/backend_checks.hpp (exact integer tiles, errors, the quick MMA suite from the
-// command line), and batches split over buffers and dispatches.
+// command line), on the device and its float-control variants, and batches split over buffers and
+// dispatches.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -55,6 +56,39 @@ TEST(VulkanMma, ExactTilesComeBackExactly) {
     fmt::print("{} ({}): {}\n", d.info().id, d.info().driver, cfg.name());
     expect_exact(d, cfg, 37, 1);
   }
+}
+
+// The float-control variants (vulkan:0+rte, ...) run the configurations whose formats they compute
+// in, the modules requesting their mode: lavapipe 26 claims rte and signed-zero-inf-nan-preserve.
+std::vector<Device*> variants() {
+  std::vector<Device*> v;
+  for (const auto& d : found().devices)
+    if (d->info().id.starts_with(found().mma->info().id + "+")) v.push_back(d.get());
+  return v;
+}
+
+TEST(VulkanMma, VariantsRunTheConfigurationsOfTheirFormats) {
+  if (!found().mma) GTEST_SKIP() << found().why;
+  if (variants().empty()) GTEST_SKIP() << found().mma->info().id << " claims no float-control mode";
+  for (Device* v : variants()) {
+    std::vector<std::string> expected, got;
+    for (const MmaConfig& cfg : found().mma->caps().mma)
+      if (v->caps().has(*cfg.a) && v->caps().has(*cfg.b) && v->caps().has(*cfg.c) && v->caps().has(*cfg.d))
+        expected.push_back(cfg.name());
+    for (const MmaConfig& cfg : v->caps().mma) got.push_back(cfg.name());
+    EXPECT_EQ(got, expected) << v->info().id << ": " << v->info().description;
+    for (const MmaConfig& cfg : v->caps().mma) {
+      fmt::print("{}: {}\n", v->info().id, cfg.name());
+      expect_exact(*v, cfg, 37, 1);
+    }
+  }
+}
+
+TEST(VulkanMma, CommandLineRunsTheQuickMmaSuiteOnAVariant) {
+  if (!found().mma) GTEST_SKIP() << found().why;
+  for (Device* v : variants())
+    if (!v->caps().mma.empty()) return testing::expect_quick_mma_suite(*v, "gpuparanoia-vulkan-mma-variant");
+  GTEST_SKIP() << "no float-control variant with cooperative matrices";
 }
 
 TEST(VulkanMma, BatchesSplitOverBuffersAndDispatches) {

@@ -111,6 +111,7 @@ VkPhysicalDeviceFeatures2* Features::link() {
   coopmat.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
   bfloat16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR;
   float8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT8_FEATURES_EXT;
+  subgroup_size_control.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
   void** next = &core.pNext;
   append(next, has_v12, v11);  // the Vulkan11 struct exists from Vulkan 1.2 on
   append(next, has_v12, v12);
@@ -118,6 +119,7 @@ VkPhysicalDeviceFeatures2* Features::link() {
   append(next, has_coopmat, coopmat);
   append(next, has_bfloat16, bfloat16);
   append(next, has_float8, float8);
+  append(next, has_subgroup_size_control, subgroup_size_control);
   *next = nullptr;
   return &core;
 }
@@ -150,6 +152,8 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
   f.features.has_coopmat = f.has_extension(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   f.features.has_bfloat16 = f.has_extension(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
   f.features.has_float8 = f.has_extension(VK_EXT_SHADER_FLOAT8_EXTENSION_NAME);
+  // Vulkan 1.3 has it in its own struct, which may not be chained beside the extension's.
+  f.features.has_subgroup_size_control = !v13 && f.has_extension(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   vk.vkGetPhysicalDeviceFeatures2(physical, f.features.link());
 
   auto properties = make<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
@@ -162,7 +166,7 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
   append(next, true, subgroup);
   append(next, v12, f.driver);
   append(next, v12, float_controls);
-  append(next, v13, f.subgroup_size_control);
+  append(next, v13 || f.features.has_subgroup_size_control, f.subgroup_size_control);
   append(next, f.features.has_coopmat, coopmat);
   *next = nullptr;
   vk.vkGetPhysicalDeviceProperties2(physical, &properties);
@@ -214,6 +218,18 @@ Pipeline::~Pipeline() {
   vk.vkDestroyPipelineLayout(device, layout, nullptr);
   vk.vkDestroyDescriptorSetLayout(device, set_layout, nullptr);
   vk.vkDestroyShaderModule(device, module, nullptr);
+}
+
+PipelineOptions one_subgroup_per_workgroup(const DeviceFacts& f, std::uint32_t bindings) {
+  const Features& s = f.features;
+  PipelineOptions options{.bindings = bindings};
+  if ((s.v13.subgroupSizeControl || s.subgroup_size_control.subgroupSizeControl) &&
+      (f.subgroup_size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT))
+    options.required_subgroup_size = f.subgroup_size;
+  // Without a required size, full subgroups need LocalSize to be a multiple of maxSubgroupSize.
+  options.full_subgroups = (s.v13.computeFullSubgroups || s.subgroup_size_control.computeFullSubgroups) &&
+                           (options.required_subgroup_size || f.subgroup_size == f.subgroup_size_control.maxSubgroupSize);
+  return options;
 }
 
 // ---- Context ----
