@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include <spirv-tools/libspirv.hpp>
+#include <unistd.h>
 
 #include "backends/vulkan/coopmat_spirv.hpp"
 
@@ -711,6 +715,84 @@ TEST(CoopmatSpirv, EveryFormatCombinationPassesItsCheck) {
   EXPECT_EQ(total, 1296 * int(std::size(shapes)));
   // Where the tools know CooperativeMatrixKHR, the binary16/32/64 modules go to spirv-val.
   EXPECT_EQ(counts[Check::spirv_val] > 0, tools_know_capability(spvx::CapabilityCooperativeMatrixKHR));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The spirv-val of scripts/vulkan-validation-fixture (GPUPARANOIA_SPIRV_VAL), newer than the library
+// linked above: it knows SPV_KHR_cooperative_matrix, not yet SPV_KHR_bfloat16 nor SPV_EXT_float8.
+
+struct SpirvVal {
+  bool ok;
+  std::string messages;
+};
+
+SpirvVal external_spirv_val(const char* tool, std::span<const Word> words, const char* target_env) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("gpuparanoia-coopmat-" + std::to_string(::getpid()) + ".spv");
+  std::ofstream(file, std::ios::binary)
+      .write(reinterpret_cast<const char*>(words.data()), std::streamsize(words.size_bytes()));
+  const std::string command = std::string("'") + tool + "' --target-env " + target_env + " '" + file.string() + "' 2>&1";
+  SpirvVal r{false, ""};
+  if (FILE* out = ::popen(command.c_str(), "r")) {
+    char buffer[4096];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, out)) > 0;) r.messages.append(buffer, n);
+    r.ok = ::pclose(out) == 0;
+  }
+  std::filesystem::remove(file);
+  return r;
+}
+
+// Whether the tool knows a capability: a module declaring it (and its extension) and nothing else
+// (Linkage: a module without an entry point).
+SpirvVal external_knows(const char* tool, Word capability, const char* extension) {
+  SpirvBuilder b(kCoopmatSpirvVersion);
+  b.capability(spv::CapabilityShader);
+  b.capability(spv::CapabilityLinkage);
+  b.capability(capability);
+  b.extension(extension);
+  b.memory_model(spv::AddressingModelLogical, spv::MemoryModelGLSL450);
+  return external_spirv_val(tool, b.words(), "spv1.5");
+}
+
+// The shapes real drivers list, with the inputs and accumulators they pair, through the newer
+// spirv-val with Vulkan 1.2's rules (the version coopmat_module writes): every module it can read
+// must pass. Those declaring what it does not know yet are counted, and must be the bfloat16 and
+// float8 ones.
+TEST(CoopmatSpirv, NewerSpirvValAcceptsTheModulesOfRealShapes) {
+  const char* tool = std::getenv("GPUPARANOIA_SPIRV_VAL");
+  if (!tool || !*tool)
+    GTEST_SKIP() << "GPUPARANOIA_SPIRV_VAL is unset: scripts/vulkan-validation-fixture installs a spirv-val that "
+                    "knows SPV_KHR_cooperative_matrix (README, Tests)";
+  const SpirvVal coopmat = external_knows(tool, spvx::CapabilityCooperativeMatrixKHR, "SPV_KHR_cooperative_matrix");
+  ASSERT_TRUE(coopmat.ok) << tool << " does not know SPV_KHR_cooperative_matrix:\n" << coopmat.messages;
+  const bool bfloat16 = external_knows(tool, spvx::CapabilityBFloat16TypeKHR, "SPV_KHR_bfloat16").ok;
+  const bool float8 = external_knows(tool, spvx::CapabilityFloat8EXT, "SPV_EXT_float8").ok;
+  const int shapes[][3] = {{16, 16, 16}, {16, 8, 16}, {16, 8, 8}, {8, 16, 16}, {16, 16, 32}, {16, 8, 32}, {8, 8, 8}};
+  const model::Format* inputs[] = {&model::binary16, &model::bfloat16, &model::e4m3, &model::e5m2};
+  const model::Format* accumulators[] = {&model::binary16, &model::binary32};
+  int validated = 0, unknown = 0;
+  for (const auto& shape : shapes)
+    for (const model::Format* in : inputs)
+      for (const model::Format* c : accumulators)
+        for (const model::Format* d : accumulators)
+          for (const Word subgroup : {16u, 32u}) {
+            const MmaConfig cfg = config(shape[0], shape[1], shape[2], in, in, c, d);
+            const auto module = coopmat_module(cfg, subgroup);
+            ASSERT_TRUE(module.ok()) << cfg.name() << ": " << module.error().message;
+            const bool known = in == &model::bfloat16 ? bfloat16 : in == &model::binary16 || float8;
+            const SpirvVal r = external_spirv_val(tool, *module, "vulkan1.2");
+            if (known) {
+              EXPECT_TRUE(r.ok) << cfg.name() << " subgroup " << subgroup << ":\n" << r.messages;
+              ++validated;
+            } else {
+              EXPECT_FALSE(r.ok) << cfg.name() << ": accepted, yet the capability probe says the tool does not know it";
+              ++unknown;
+            }
+          }
+  std::printf("%s: %d modules validated, %d left to the structural check (bfloat16 %s, float8 %s to this spirv-val)\n",
+              tool, validated, unknown, bfloat16 ? "known" : "unknown", float8 ? "known" : "unknown");
+  RecordProperty("validated", validated);
+  EXPECT_GT(validated, 0);
 }
 
 // A compute shader made by TileKernel with an ordinary body, d[tile] = a[tile] * b[tile] + c[tile]

@@ -325,7 +325,7 @@ Expected<std::vector<std::uint64_t>> VulkanDevice::mma(const MmaBatch& batch) {
 }
 
 Expected<std::vector<std::unique_ptr<Device>>> VulkanBackend::enumerate() {
-  auto instance = Instance::create();
+  auto instance = Instance::create(options_.debug_messages);
   if (!instance) return instance.error();
   auto physical = (*instance)->physical_devices();
   if (!physical) return physical.error();

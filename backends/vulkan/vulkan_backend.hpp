@@ -21,8 +21,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/device.hpp"
@@ -61,6 +63,9 @@ class VulkanBackend final : public Backend {
     // several buffers (maxStorageBufferRange) or dispatches (maxComputeWorkGroupCount[0]).
     std::uint64_t max_buffer_bytes = 0;
     std::uint32_t max_workgroups = 0;
+    // Every message of the loader and the layers (VK_EXT_debug_utils), `error` for those of error
+    // severity: the tests run the backend under the validation layers.
+    std::function<void(bool error, std::string_view message)> debug_messages = {};
   };
   explicit VulkanBackend(Options options) : options_(options) {}
   VulkanBackend() : VulkanBackend(Options{}) {}

@@ -35,6 +35,13 @@ void append(void**& next, bool present, T& s) {
 
 Error error(const char* call, VkResult r) { return Error{std::string(call) + " failed: " + result_name(r)}; }
 
+VKAPI_ATTR VkBool32 VKAPI_CALL pass_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT,
+                                            const VkDebugUtilsMessengerCallbackDataEXT* data, void* messages) {
+  (*static_cast<const DebugMessages*>(messages))(severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+                                                 data && data->pMessage ? data->pMessage : "");
+  return VK_FALSE;
+}
+
 }  // namespace
 
 std::string result_name(VkResult r) {
@@ -58,7 +65,7 @@ std::string result_name(VkResult r) {
 
 // ---- Instance ----
 
-Expected<std::shared_ptr<Instance>> Instance::create() {
+Expected<std::shared_ptr<Instance>> Instance::create(DebugMessages messages) {
   const auto global = loader();
   if (!global) return global.error();
   const Api& vk = **global;
@@ -72,6 +79,21 @@ Expected<std::shared_ptr<Instance>> Instance::create() {
   app.apiVersion = std::min<std::uint32_t>(version, VK_API_VERSION_1_3);
   auto info = make<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
   info.pApplicationInfo = &app;
+  auto messenger = make<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
+  std::unique_ptr<DebugMessages> sink;
+  const char* const debug_utils = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+  if (messages) {
+    sink = std::make_unique<DebugMessages>(std::move(messages));
+    messenger.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_VERBOSE_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
+                                VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                            VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+    messenger.pfnUserCallback = pass_message;
+    messenger.pUserData = sink.get();
+    info.pNext = &messenger;  // the messages of vkCreateInstance and vkDestroyInstance
+    info.enabledExtensionCount = 1;
+    info.ppEnabledExtensionNames = &debug_utils;
+  }
   VkInstance instance = VK_NULL_HANDLE;
   if (const VkResult r = vk.vkCreateInstance(&info, nullptr, &instance); r != VK_SUCCESS) {
     if (r == VK_ERROR_INCOMPATIBLE_DRIVER) return Error{"no Vulkan driver is installed (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)"};
@@ -83,10 +105,25 @@ Expected<std::shared_ptr<Instance>> Instance::create() {
       destroy(instance, nullptr);
     return api.error();
   }
-  return std::shared_ptr<Instance>(new Instance(instance, app.apiVersion, std::move(*api)));
+  std::shared_ptr<Instance> made(new Instance(instance, app.apiVersion, std::move(*api)));
+  if (sink) {
+    made->messages_ = std::move(sink);
+    const auto create_messenger = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+        vk.vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
+    if (!create_messenger) return Error{"VK_EXT_debug_utils is enabled but vkCreateDebugUtilsMessengerEXT is missing"};
+    if (const VkResult r = create_messenger(instance, &messenger, nullptr, &made->messenger_); r != VK_SUCCESS)
+      return error("vkCreateDebugUtilsMessengerEXT", r);
+  }
+  return made;
 }
 
-Instance::~Instance() { api_.vkDestroyInstance(instance_, nullptr); }
+Instance::~Instance() {
+  if (messenger_)
+    if (const auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+            api_.vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT")))
+      destroy(instance_, messenger_, nullptr);
+  api_.vkDestroyInstance(instance_, nullptr);
+}
 
 Expected<std::vector<VkPhysicalDevice>> Instance::physical_devices() const {
   const Api& vk = api_;

@@ -22,10 +22,15 @@ namespace gp::backends::vulkan {
 // "VK_ERROR_DEVICE_LOST", for messages.
 std::string result_name(VkResult r);
 
+// The messages of the loader and the layers (VK_EXT_debug_utils), `error` for those of error severity.
+using DebugMessages = std::function<void(bool error, std::string_view message)>;
+
 class Instance {
  public:
   // The loader's instance, or why there is none (no loader, no driver, a loader older than Vulkan 1.1).
-  static Expected<std::shared_ptr<Instance>> create();
+  // With `messages`, VK_EXT_debug_utils passes it every message, from vkCreateInstance to
+  // vkDestroyInstance: the tests run the backend under the validation layers.
+  static Expected<std::shared_ptr<Instance>> create(DebugMessages messages = {});
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
   ~Instance();
@@ -41,6 +46,8 @@ class Instance {
   VkInstance instance_;
   std::uint32_t version_;
   Api api_;
+  std::unique_ptr<DebugMessages> messages_;  // where the messenger's user data points
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
 };
 
 // The feature structs of a device, queried or to enable. link() chains them (again after a copy),
