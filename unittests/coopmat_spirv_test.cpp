@@ -9,9 +9,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -21,9 +18,9 @@
 #include <vector>
 
 #include <spirv-tools/libspirv.hpp>
-#include <unistd.h>
 
 #include "backends/vulkan/coopmat_spirv.hpp"
+#include "unittests/newer_spirv_val.hpp"
 
 namespace gp::backends::vulkan {
 namespace {
@@ -718,29 +715,10 @@ TEST(CoopmatSpirv, EveryFormatCombinationPassesItsCheck) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The spirv-val of scripts/vulkan-validation-fixture (GPUPARANOIA_SPIRV_VAL), newer than the library
-// linked above: it knows SPV_KHR_cooperative_matrix, not yet SPV_KHR_bfloat16 nor SPV_EXT_float8.
+// The newer spirv-val of scripts/vulkan-validation-fixture (unittests/newer_spirv_val.hpp).
 
-struct SpirvVal {
-  bool ok;
-  std::string messages;
-};
-
-SpirvVal external_spirv_val(const char* tool, std::span<const Word> words, const char* target_env) {
-  const std::filesystem::path file =
-      std::filesystem::temp_directory_path() / ("gpuparanoia-coopmat-" + std::to_string(::getpid()) + ".spv");
-  std::ofstream(file, std::ios::binary)
-      .write(reinterpret_cast<const char*>(words.data()), std::streamsize(words.size_bytes()));
-  const std::string command = std::string("'") + tool + "' --target-env " + target_env + " '" + file.string() + "' 2>&1";
-  SpirvVal r{false, ""};
-  if (FILE* out = ::popen(command.c_str(), "r")) {
-    char buffer[4096];
-    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, out)) > 0;) r.messages.append(buffer, n);
-    r.ok = ::pclose(out) == 0;
-  }
-  std::filesystem::remove(file);
-  return r;
-}
+using testing::run_spirv_val;
+using testing::SpirvVal;
 
 // Whether the tool knows a capability: a module declaring it (and its extension) and nothing else
 // (Linkage: a module without an entry point).
@@ -751,7 +729,7 @@ SpirvVal external_knows(const char* tool, Word capability, const char* extension
   b.capability(capability);
   b.extension(extension);
   b.memory_model(spv::AddressingModelLogical, spv::MemoryModelGLSL450);
-  return external_spirv_val(tool, b.words(), "spv1.5");
+  return run_spirv_val(tool, b.words(), "spv1.5");
 }
 
 // The shapes real drivers list, with the inputs and accumulators they pair, through the newer
@@ -759,10 +737,8 @@ SpirvVal external_knows(const char* tool, Word capability, const char* extension
 // must pass. Those declaring what it does not know yet are counted, and must be the bfloat16 and
 // float8 ones.
 TEST(CoopmatSpirv, NewerSpirvValAcceptsTheModulesOfRealShapes) {
-  const char* tool = std::getenv("GPUPARANOIA_SPIRV_VAL");
-  if (!tool || !*tool)
-    GTEST_SKIP() << "GPUPARANOIA_SPIRV_VAL is unset: scripts/vulkan-validation-fixture installs a spirv-val that "
-                    "knows SPV_KHR_cooperative_matrix (README, Tests)";
+  const char* tool = testing::newer_spirv_val();
+  if (!tool) GTEST_SKIP() << testing::kNoNewerSpirvVal;
   const SpirvVal coopmat = external_knows(tool, spvx::CapabilityCooperativeMatrixKHR, "SPV_KHR_cooperative_matrix");
   ASSERT_TRUE(coopmat.ok) << tool << " does not know SPV_KHR_cooperative_matrix:\n" << coopmat.messages;
   const bool bfloat16 = external_knows(tool, spvx::CapabilityBFloat16TypeKHR, "SPV_KHR_bfloat16").ok;
@@ -780,7 +756,7 @@ TEST(CoopmatSpirv, NewerSpirvValAcceptsTheModulesOfRealShapes) {
             const auto module = coopmat_module(cfg, subgroup);
             ASSERT_TRUE(module.ok()) << cfg.name() << ": " << module.error().message;
             const bool known = in == &model::bfloat16 ? bfloat16 : in == &model::binary16 || float8;
-            const SpirvVal r = external_spirv_val(tool, *module, "vulkan1.2");
+            const SpirvVal r = run_spirv_val(tool, *module, "vulkan1.2");
             if (known) {
               EXPECT_TRUE(r.ok) << cfg.name() << " subgroup " << subgroup << ":\n" << r.messages;
               ++validated;

@@ -21,6 +21,7 @@
 #include <ranges>
 
 #include "backends/kernel_source.hpp"
+#include "backends/vulkan/coopmat_spirv.hpp"
 #include "backends/vulkan/float_controls.hpp"
 #include "backends/vulkan/glsl_compiler.hpp"
 #include "backends/vulkan/vulkan_backend.hpp"
@@ -28,6 +29,7 @@
 #include "model/ops.hpp"
 #include "model/value.hpp"
 #include "unittests/cli_run.hpp"
+#include "unittests/newer_spirv_val.hpp"
 
 #ifdef GPUPARANOIA_HAVE_SPIRV_TOOLS
 #include <spirv-tools/libspirv.hpp>
@@ -454,6 +456,27 @@ TEST(VulkanFloatControls, RequestedModesMakeValidSpirv) {
   }
   EXPECT_FALSE(vulkan::request_mode(std::vector<std::uint32_t>{1, 2, 3}, vulkan::float_control_modes()[0], {32}));
 #endif
+}
+
+// The modes on a cooperative-matrix module (the variants' MMA kernels), binary16 x binary16 +
+// binary32 requesting each mode for 16 and 32 bits: valid for Vulkan 1.2 to the newer spirv-val of
+// scripts/vulkan-validation-fixture, which knows cooperative matrices. No device needed.
+TEST(VulkanFloatControls, RequestedModesMakeValidCoopmatSpirv) {
+  const char* tool = testing::newer_spirv_val();
+  if (!tool) GTEST_SKIP() << testing::kNoNewerSpirvVal;
+  MmaConfig cfg;
+  cfg.m = cfg.n = cfg.k = 16;
+  cfg.a = cfg.b = &binary16;
+  cfg.c = cfg.d = &binary32;
+  const auto module = vulkan::coopmat_module(cfg, 32);
+  ASSERT_TRUE(module) << module.error().message;
+  ASSERT_TRUE(testing::run_spirv_val(tool, *module, "vulkan1.2").ok);
+  for (const vulkan::FloatControlMode& m : vulkan::float_control_modes()) {
+    auto moded = vulkan::request_mode(*module, m, {16, 32});
+    ASSERT_TRUE(moded) << moded.error().message;
+    const testing::SpirvVal r = testing::run_spirv_val(tool, *moded, "vulkan1.2");
+    EXPECT_TRUE(r.ok) << m.name << ":\n" << r.messages;
+  }
 }
 
 // Each variant the driver offers does what its mode says, on add and mul of every format it lists:
