@@ -1,4 +1,5 @@
-/* What Debian 12's libraries lack for trixie's lavapipe 26 (scripts/lavapipe26-fixture links it in).
+/* What Debian 12's libraries lack for trixie's lavapipe 26 (scripts/lavapipe26-fixture links it in;
+ * scripts/vulkan-validation-fixture links it into the validation layer's shim for the C23 functions).
  *
  * glibc 2.38's C23 variants of strtol and sscanf, which lavapipe is built to call: they accept a
  * 0b/0B binary prefix where the base is 0 or 2, and are otherwise the classic functions. sscanf

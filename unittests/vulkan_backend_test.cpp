@@ -23,6 +23,7 @@
 #include <string>
 
 #include "backends/kernel_source.hpp"
+#include "backends/vulkan/coopmat_spirv.hpp"
 #include "backends/vulkan/float_controls.hpp"
 #include "backends/vulkan/glsl_compiler.hpp"
 #include "backends/vulkan/vulkan_backend.hpp"
@@ -30,6 +31,7 @@
 #include "model/ops.hpp"
 #include "model/value.hpp"
 #include "unittests/cli_run.hpp"
+#include "unittests/newer_spirv_val.hpp"
 
 #ifdef GPUPARANOIA_HAVE_SPIRV_TOOLS
 #include <spirv-tools/libspirv.hpp>
@@ -193,17 +195,19 @@ TEST(VulkanBackend, EnumeratesDevicesAndTheirClaims) {
     EXPECT_FALSE(i.driver.empty());
     EXPECT_EQ(i.api.rfind("Vulkan 1.", 0), 0u) << i.api;
     EXPECT_FALSE(d->caps().formats.empty());
+    EXPECT_TRUE(d->caps().mma.empty() != d->caps().mma_unsupported.empty() || !d->caps().mma.empty())
+        << "a device without cooperative matrices says why";
     const auto plus = i.id.find('+');
     if (plus == std::string::npos) {
       EXPECT_TRUE(d->caps().has(binary32)) << "binary32 is always there";
-      EXPECT_TRUE(d->caps().mma.empty() != d->caps().mma_unsupported.empty() || !d->caps().mma.empty())
-          << "a device without cooperative matrices says why";
       continue;
     }
-    // A variant requests a mode the device claims, for each format it lists, and runs no MMA.
+    // A variant requests a mode the device claims, for each format it lists, its MMA configurations
+    // included (unittests/vulkan_mma_test.cpp runs them).
     const std::string mode = i.id.substr(plus + 1);
     EXPECT_EQ(d->caps().float_controls.at("requested"), mode);
-    EXPECT_TRUE(d->caps().mma.empty());
+    for (const MmaConfig& cfg : d->caps().mma)
+      for (const Format* f : {cfg.a, cfg.b, cfg.c, cfg.d}) EXPECT_TRUE(d->caps().has(*f)) << i.id << " " << cfg.name();
     const auto m = std::find_if(vulkan::float_control_modes().begin(), vulkan::float_control_modes().end(),
                                 [&](const vulkan::FloatControlMode& x) { return x.name == mode; });
     ASSERT_NE(m, vulkan::float_control_modes().end()) << mode;
@@ -456,6 +460,27 @@ TEST(VulkanFloatControls, RequestedModesMakeValidSpirv) {
 #endif
 }
 
+// The modes on a cooperative-matrix module (the variants' MMA kernels), binary16 x binary16 +
+// binary32 requesting each mode for 16 and 32 bits: valid for Vulkan 1.2 to the newer spirv-val of
+// scripts/vulkan-validation-fixture, which knows cooperative matrices. No device needed.
+TEST(VulkanFloatControls, RequestedModesMakeValidCoopmatSpirv) {
+  const char* tool = testing::newer_spirv_val();
+  if (!tool) GTEST_SKIP() << testing::kNoNewerSpirvVal;
+  MmaConfig cfg;
+  cfg.m = cfg.n = cfg.k = 16;
+  cfg.a = cfg.b = &binary16;
+  cfg.c = cfg.d = &binary32;
+  const auto module = vulkan::coopmat_module(cfg, 32);
+  ASSERT_TRUE(module) << module.error().message;
+  ASSERT_TRUE(testing::run_spirv_val(tool, *module, "vulkan1.2").ok);
+  for (const vulkan::FloatControlMode& m : vulkan::float_control_modes()) {
+    auto moded = vulkan::request_mode(*module, m, {16, 32});
+    ASSERT_TRUE(moded) << moded.error().message;
+    const testing::SpirvVal r = testing::run_spirv_val(tool, *moded, "vulkan1.2");
+    EXPECT_TRUE(r.ok) << m.name << ":\n" << r.messages;
+  }
+}
+
 // Each variant the driver offers does what its mode says, on add and mul of every format it lists:
 // rtz rounds toward zero, rte to nearest even, denorm-preserve keeps subnormals, denorm-flush
 // flushes operands and results, signed-zero-inf-nan-preserve is IEEE on the specials. The modes a
@@ -571,6 +596,39 @@ struct LostDriver {
     api.vkDeviceWaitIdle = [](VkDevice) { return VK_ERROR_DEVICE_LOST; };  // must not be waited on
   }
 };
+
+// The MMA pipelines' workgroup is one subgroup whose size is required wherever the device lets a
+// compute pipeline require one (Vulkan 1.3 or VK_EXT_subgroup_size_control), also where the minimum
+// and the maximum agree (lavapipe); full subgroups only where that is valid for the LocalSize.
+TEST(VulkanContext, OneSubgroupPerWorkgroupRequiresTheSizeWhereAllowed) {
+  vulkan::DeviceFacts f;
+  f.subgroup_size = 8;
+  f.subgroup_size_control.minSubgroupSize = f.subgroup_size_control.maxSubgroupSize = 8;
+  f.subgroup_size_control.requiredSubgroupSizeStages = VK_SHADER_STAGE_COMPUTE_BIT;
+  auto o = vulkan::one_subgroup_per_workgroup(f, 4);
+  EXPECT_EQ(o.bindings, 4u);
+  EXPECT_EQ(o.required_subgroup_size, 0u) << "without the subgroupSizeControl feature";
+  EXPECT_FALSE(o.full_subgroups);
+  f.features.v13.subgroupSizeControl = f.features.v13.computeFullSubgroups = VK_TRUE;
+  o = vulkan::one_subgroup_per_workgroup(f, 4);
+  EXPECT_EQ(o.required_subgroup_size, 8u) << "minimum and maximum agree";
+  EXPECT_TRUE(o.full_subgroups);
+  f.subgroup_size = 32;  // 8 to 32 (Intel): still the default size, required
+  f.subgroup_size_control.maxSubgroupSize = 32;
+  EXPECT_EQ(vulkan::one_subgroup_per_workgroup(f, 4).required_subgroup_size, 32u);
+  // Compute not among the stages: nothing required, full subgroups only at the maximum size.
+  f.subgroup_size_control.requiredSubgroupSizeStages = VK_SHADER_STAGE_FRAGMENT_BIT;
+  o = vulkan::one_subgroup_per_workgroup(f, 4);
+  EXPECT_EQ(o.required_subgroup_size, 0u);
+  EXPECT_TRUE(o.full_subgroups);
+  f.subgroup_size = 16;
+  EXPECT_FALSE(vulkan::one_subgroup_per_workgroup(f, 4).full_subgroups) << "LocalSize 16 below the maximum 32";
+  // The extension's features on a Vulkan 1.2 device.
+  f.features = {};
+  f.features.subgroup_size_control.subgroupSizeControl = VK_TRUE;
+  f.subgroup_size_control.requiredSubgroupSizeStages = VK_SHADER_STAGE_COMPUTE_BIT;
+  EXPECT_EQ(vulkan::one_subgroup_per_workgroup(f, 4).required_subgroup_size, 16u);
+}
 
 // After VK_ERROR_DEVICE_LOST the context is lost: that batch is an Error, its buffers and the device
 // are never freed (the device may still use them), and later batches are Errors at once, without a

@@ -153,14 +153,13 @@ Expected<std::vector<std::uint32_t>> coopmat_module(const MmaConfig& config, std
                                 spvx::CooperativeMatrixUseMatrixBKHR);
   const Id c_type = matrix_type(b, *config.c, kernel->element_type(M::C), Word(m), Word(n),
                                 spvx::CooperativeMatrixUseMatrixAccumulatorKHR);
-  // Floating-point matrices need no Cooperative Matrix Operands, so the optional operand is omitted.
-  Id d = b.emit(spvx::OpCooperativeMatrixMulAddKHR, c_type,
-                {load(M::A, a_type, m, k), load(M::B, b_type, k, n), load(M::C, c_type, m, n)});
-  if (config.c != config.d) {
-    const Id d_type = matrix_type(b, *config.d, kernel->element_type(M::D), Word(m), Word(n),
-                                  spvx::CooperativeMatrixUseMatrixAccumulatorKHR);
-    d = b.emit(spv::OpFConvert, d_type, {d});
-  }
+  // MulAdd's result has D's component type (the configuration's ResultType): converting C's type
+  // afterwards would add a rounding the unit does not do. Floating-point matrices need no Cooperative
+  // Matrix Operands, so the optional operand is omitted.
+  const Id d_type = matrix_type(b, *config.d, kernel->element_type(M::D), Word(m), Word(n),
+                                spvx::CooperativeMatrixUseMatrixAccumulatorKHR);  // C's where C and D agree
+  const Id d = b.emit(spvx::OpCooperativeMatrixMulAddKHR, d_type,
+                      {load(M::A, a_type, m, k), load(M::B, b_type, k, n), load(M::C, c_type, m, n)});
   b.emit(spvx::OpCooperativeMatrixStoreKHR, {tile_pointer(M::D, m, n), d, row_major, b.constant_uint(Word(n))});
   kernel->end();
   return b.words();

@@ -25,8 +25,8 @@ inline constexpr Word kCoopmatSpirvVersion = 0x00010500;
 // ArrayStride = element size) set 0 bindings 0,1,2,3 = A, B, C, D, arrays of the component type of
 // each matrix; each tile row-major and contiguous: A tile t at element t*M*K with row stride K,
 // B at t*K*N stride N, C and D at t*M*N stride N. Loads/stores with the RowMajorKHR layout.
-// D = MulAdd(A, B, C) with the Cooperative Matrix Operands the types need, then converted to d's
-// type if c and d differ (OpFConvert on the matrix) before the store.
+// D = MulAdd(A, B, C) with D's matrix type as its result type (the configuration's ResultType, which
+// SPV_KHR_cooperative_matrix lets differ from C's: no conversion after the unit), stored as it is.
 // Formats: binary16, binary32, binary64, bfloat16 (SPV_KHR_bfloat16), e4m3 and e5m2 (SPV_EXT_float8);
 // only subgroup scope. Anything else, or M, N, K or subgroup_size not positive: an Error.
 Expected<std::vector<std::uint32_t>> coopmat_module(const MmaConfig& config, std::uint32_t subgroup_size);

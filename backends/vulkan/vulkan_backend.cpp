@@ -86,6 +86,7 @@ Features features_to_enable(const Features& offered) {
   e.has_coopmat = offered.has_coopmat;
   e.has_bfloat16 = offered.has_bfloat16;
   e.has_float8 = offered.has_float8;
+  e.has_subgroup_size_control = offered.has_subgroup_size_control;
   e.core.features.shaderFloat64 = offered.core.features.shaderFloat64;
   e.v11.storageBuffer16BitAccess = offered.v11.storageBuffer16BitAccess;
   e.v12.shaderFloat16 = offered.v12.shaderFloat16;
@@ -94,6 +95,8 @@ Features features_to_enable(const Features& offered) {
   e.v12.vulkanMemoryModel = offered.v12.vulkanMemoryModel;
   e.v13.subgroupSizeControl = offered.v13.subgroupSizeControl;
   e.v13.computeFullSubgroups = offered.v13.computeFullSubgroups;
+  e.subgroup_size_control.subgroupSizeControl = offered.subgroup_size_control.subgroupSizeControl;
+  e.subgroup_size_control.computeFullSubgroups = offered.subgroup_size_control.computeFullSubgroups;
   e.coopmat.cooperativeMatrix = offered.coopmat.cooperativeMatrix;
   e.bfloat16.shaderBFloat16Type = offered.bfloat16.shaderBFloat16Type;
   e.bfloat16.shaderBFloat16CooperativeMatrix = offered.bfloat16.shaderBFloat16CooperativeMatrix;
@@ -107,6 +110,13 @@ std::vector<const model::Format*> scalar_formats(const DeviceFacts& f) {
   if (f.features.has_v12 && f.features.v12.shaderFloat16) formats.push_back(&model::binary16);
   if (f.features.core.features.shaderFloat64) formats.push_back(&model::binary64);
   return formats;
+}
+
+// Whether a variant requesting `mode` computes in `format`: an IEEE format whose width the device
+// claims the mode for (the float-control properties name binary16, binary32 and binary64 only).
+bool computes_with(const DeviceFacts& f, const FloatControlMode& mode, const model::Format& format) {
+  const bool ieee = &format == &model::binary16 || &format == &model::binary32 || &format == &model::binary64;
+  return ieee && f.float_controls && claims(*f.float_controls, mode, format.storage_bits);
 }
 
 // Why the device cannot run a configuration's types, or nothing.
@@ -131,7 +141,8 @@ struct MmaOffer {
   std::string description;  // what the device offers, for DeviceInfo
 };
 
-MmaOffer mma_offer(const DeviceFacts& f) {
+// The configurations of a device, or of its variant requesting `mode`.
+MmaOffer mma_offer(const DeviceFacts& f, const FloatControlMode* mode) {
   const Features& s = f.features;
   const auto none = [](std::string why) { return MmaOffer{{}, why, "cooperative matrices: none: " + why}; };
   if (!s.has_coopmat) return none("the driver does not offer VK_KHR_cooperative_matrix");
@@ -148,12 +159,27 @@ MmaOffer mma_offer(const DeviceFacts& f) {
       types[i] = component(raw[i]);
       name += (i ? "," : "") + (types[i] ? std::string(types[i]->name) : fmt::format("type {}", int(raw[i])));
     }
+    if (p.scope != VK_SCOPE_SUBGROUP_KHR) name += fmt::format(", scope {}", int(p.scope));
+    if (p.saturatingAccumulation) name += ", saturating";
     std::optional<std::string> why;
     if (p.scope != VK_SCOPE_SUBGROUP_KHR) why = "not subgroup scope";
+    // The SaturatingAccumulation operand is for integer results, which the model does not have.
+    if (!why && p.saturatingAccumulation) why = "saturating accumulation: the model has no saturating MMA";
     for (const ComponentType* t : types)
       if (!why && (!t || !t->format)) why = "integer or unknown types: the model has no integer formats";
     for (const ComponentType* t : types)
       if (!why) why = missing_for(f, *t->format);
+    // lavapipe (Mesa 26.1) lowers a matrix to subgroupSize rows of subgroupSize components each
+    // (lvp_nir_lower_cooperative_matrix.c: CMAT_LEN = lp_native_vector_width / 32), right for
+    // subgroupSize x subgroupSize tiles only, yet lists 8x8x8 at every vector width: with
+    // LP_NATIVE_VECTOR_WIDTH=512 (subgroups of 16) its compiler reads components an 8x8 matrix does
+    // not have and crashes in vkCreateComputePipelines, whatever the (valid) module asks.
+    if (const std::uint32_t n = f.subgroup_size; !why && f.driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE &&
+                                                 !(p.MSize == n && p.NSize == n && p.KSize == n))
+      why = fmt::format("lavapipe computes only {0}x{0}x{0} tiles with subgroups of {0} (its compiler crashes on others)", n);
+    for (const ComponentType* t : types)
+      if (!why && mode && !computes_with(f, *mode, *t->format))
+        why = fmt::format("{} is not claimed for {}", mode->name, t->name);
     if (why) {
       left_out.push_back(name + " (" + *why + ")");
       continue;
@@ -166,6 +192,11 @@ MmaOffer mma_offer(const DeviceFacts& f) {
     c.b = types[1]->format;
     c.c = types[2]->format;
     c.d = types[3]->format;
+    // Names are the configurations' keys (results, --config): a repeated entry is run once.
+    if (std::any_of(offer.configs.begin(), offer.configs.end(), [&](const MmaConfig& o) { return o.name() == c.name(); })) {
+      left_out.push_back(name + " (listed twice)");
+      continue;
+    }
     offer.configs.push_back(c);
   }
   offer.description = fmt::format("cooperative matrices: {} of {} configurations audited", offer.configs.size(), f.coopmat.size());
@@ -183,6 +214,7 @@ Expected<Context*> Gpu::get_context() {
   if (facts.features.has_coopmat) extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   if (facts.features.has_bfloat16) extensions.push_back(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
   if (facts.features.has_float8) extensions.push_back(VK_EXT_SHADER_FLOAT8_EXTENSION_NAME);
+  if (facts.features.has_subgroup_size_control) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   auto made = Context::create(instance, facts, features_to_enable(facts.features), extensions);
   if (!made) {
     context_error = made.error();
@@ -208,46 +240,51 @@ VulkanDevice::VulkanDevice(std::shared_ptr<Gpu> gpu, std::size_t index, const Fl
   info_.api = "Vulkan " + version_name(f.properties.apiVersion);
   caps_.formats = scalar_formats(f);
   if (f.float_controls) caps_.float_controls = float_control_claims(*f.float_controls);
+  // A variant computes only in the formats whose width the mode is claimed for.
+  if (mode_) std::erase_if(caps_.formats, [&](const model::Format* x) { return !computes_with(f, *mode_, *x); });
+  MmaOffer offer = mma_offer(f, mode_);
+  caps_.mma = std::move(offer.configs);
+  caps_.mma_unsupported = std::move(offer.unsupported);
   if (!mode_) {
-    MmaOffer offer = mma_offer(f);
-    caps_.mma = std::move(offer.configs);
-    caps_.mma_unsupported = std::move(offer.unsupported);
     info_.description = std::move(offer.description);
     if (f.float_controls) info_.description = describe_claims(*f.float_controls) + "; " + info_.description;
     info_.description = fmt::format("Vulkan loader {}; {}", gpu_->instance->api().library, info_.description);
     return;
   }
-  // A variant computes only in the formats whose width the mode is claimed for.
-  std::erase_if(caps_.formats, [&](const model::Format* x) { return !claims(*f.float_controls, *mode_, x->storage_bits); });
   std::string formats;
   for (const model::Format* x : caps_.formats) formats += (formats.empty() ? "" : ", ") + std::string(x->name);
   caps_.float_controls["requested"] = std::string(mode_->name);
-  info_.description = fmt::format("every kernel requests the float-control mode {} (VK_KHR_shader_float_controls) for {}",
-                                  mode_->name, formats);
+  info_.description = fmt::format("every kernel requests the float-control mode {} (VK_KHR_shader_float_controls) for {}; {}",
+                                  mode_->name, formats, offer.description);
+}
+
+// The module requesting the variant's mode for the widths of `formats`; without a mode, as it is.
+Expected<std::vector<std::uint32_t>> VulkanDevice::with_mode(Expected<std::vector<std::uint32_t>> spirv,
+                                                             const std::vector<const model::Format*>& formats) const {
+  if (!spirv || !mode_) return spirv;
+  std::vector<int> widths;
+  for (const model::Format* f : formats)
+    if (std::find(widths.begin(), widths.end(), f->storage_bits) == widths.end()) widths.push_back(f->storage_bits);
+  const auto offered = mode_widths(*gpu_->facts.float_controls, *mode_, widths);
+  if (!offered) return offered.error();
+  return request_mode(*spirv, *mode_, *offered);
+}
+
+// The pipeline cache's key of a kernel: the variant's mode, then what makes the module.
+std::string VulkanDevice::pipeline_key(const std::string& kernel) const {
+  return std::string(mode_ ? mode_->name : "") + "\n" + kernel;
 }
 
 Expected<std::vector<std::uint64_t>> VulkanDevice::scalar(const ScalarBatch& batch) {
   const Expr& e = *batch.expr;
   const auto n = tuples(batch, info_, caps_);
   if (!n) return n.error();
-  std::vector<int> widths;
-  for (const model::Format* f : e.formats())
-    if (std::find(widths.begin(), widths.end(), f->storage_bits) == widths.end()) widths.push_back(f->storage_bits);
-  if (mode_) {
-    auto offered = mode_widths(*gpu_->facts.float_controls, *mode_, widths);
-    if (!offered) return offered.error();
-    widths = std::move(*offered);
-  }
   auto source = kernel_source(e, Language::glsl_vulkan, kLocalSize);
   if (!source) return source.error();
   auto context = gpu_->get_context();
   if (!context) return context.error();
-  const auto module = [&]() -> Expected<std::vector<std::uint32_t>> {
-    auto spirv = compile_compute_shader(*source);
-    if (!spirv || !mode_) return spirv;
-    return request_mode(*spirv, *mode_, widths);
-  };
-  auto pipeline = (*context)->pipeline(std::string(mode_ ? mode_->name : "") + "\n" + *source, module, {.bindings = 2});
+  auto pipeline = (*context)->pipeline(
+      pipeline_key(*source), [&] { return with_mode(compile_compute_shader(*source), e.formats()); }, {.bindings = 2});
   if (!pipeline) return pipeline.error();
 
   const std::vector<std::uint32_t> operands = to_words(*e.input_format, batch.operands);
@@ -269,15 +306,11 @@ Expected<std::vector<std::uint64_t>> VulkanDevice::mma(const MmaBatch& batch) {
   const std::size_t sa = std::size_t(cfg.m) * cfg.k, sb = std::size_t(cfg.k) * cfg.n, sc = std::size_t(cfg.m) * cfg.n;
   auto context = gpu_->get_context();
   if (!context) return context.error();
-  // One full subgroup per workgroup: the size is pinned where the device lets subgroup sizes vary.
-  const DeviceFacts& f = gpu_->facts;
-  PipelineOptions options{.bindings = 4};
-  options.full_subgroups = f.features.v13.computeFullSubgroups;
-  if (f.features.v13.subgroupSizeControl && (f.subgroup_size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-      f.subgroup_size_control.minSubgroupSize != f.subgroup_size_control.maxSubgroupSize)
-    options.required_subgroup_size = f.subgroup_size;
+  // One tile per workgroup of one full subgroup, the size the device lists its configurations for.
+  const std::uint32_t subgroup = gpu_->facts.subgroup_size;
   auto pipeline = (*context)->pipeline(
-      "mma\n" + name, [&] { return coopmat_module(cfg, f.subgroup_size); }, options);
+      pipeline_key("mma\n" + name), [&] { return with_mode(coopmat_module(cfg, subgroup), {cfg.a, cfg.b, cfg.c, cfg.d}); },
+      one_subgroup_per_workgroup(gpu_->facts, 4));
   if (!pipeline) return pipeline.error();
 
   const auto bytes = [](const model::Format* x) { return std::size_t(x->storage_bits) / 8; };
@@ -292,7 +325,7 @@ Expected<std::vector<std::uint64_t>> VulkanDevice::mma(const MmaBatch& batch) {
 }
 
 Expected<std::vector<std::unique_ptr<Device>>> VulkanBackend::enumerate() {
-  auto instance = Instance::create();
+  auto instance = Instance::create(options_.debug_messages);
   if (!instance) return instance.error();
   auto physical = (*instance)->physical_devices();
   if (!physical) return physical.error();

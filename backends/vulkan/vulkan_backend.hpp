@@ -16,12 +16,15 @@
 // vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR lists with subgroup scope and floating-point
 // types (float16, float32, float64, bfloat16, float8 e4m3/e5m2), one tile per workgroup of one full
 // subgroup, the module from coopmat_module(). Integer configurations are named in the description
-// only: the model has no integer formats. Variants have no MMA configurations.
+// only: the model has no integer formats, nor are saturating ones run. A variant runs the
+// configurations whose formats it computes in, the module requesting its mode for their widths.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/device.hpp"
@@ -44,6 +47,10 @@ class VulkanDevice final : public Device {
 
  private:
   std::shared_ptr<vulkan::Gpu> gpu_;
+  Expected<std::vector<std::uint32_t>> with_mode(Expected<std::vector<std::uint32_t>> spirv,
+                                                 const std::vector<const model::Format*>& formats) const;
+  std::string pipeline_key(const std::string& kernel) const;
+
   const vulkan::FloatControlMode* mode_;
   DeviceInfo info_;
   Capabilities caps_;
@@ -56,6 +63,9 @@ class VulkanBackend final : public Backend {
     // several buffers (maxStorageBufferRange) or dispatches (maxComputeWorkGroupCount[0]).
     std::uint64_t max_buffer_bytes = 0;
     std::uint32_t max_workgroups = 0;
+    // Every message of the loader and the layers (VK_EXT_debug_utils), `error` for those of error
+    // severity: the tests run the backend under the validation layers.
+    std::function<void(bool error, std::string_view message)> debug_messages = {};
   };
   explicit VulkanBackend(Options options) : options_(options) {}
   VulkanBackend() : VulkanBackend(Options{}) {}

@@ -36,6 +36,13 @@ void append(void**& next, bool present, T& s) {
 
 Error error(const char* call, VkResult r) { return Error{std::string(call) + " failed: " + result_name(r)}; }
 
+VKAPI_ATTR VkBool32 VKAPI_CALL pass_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT,
+                                            const VkDebugUtilsMessengerCallbackDataEXT* data, void* messages) {
+  (*static_cast<const DebugMessages*>(messages))(severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+                                                 data && data->pMessage ? data->pMessage : "");
+  return VK_FALSE;
+}
+
 }  // namespace
 
 std::string result_name(VkResult r) {
@@ -59,7 +66,7 @@ std::string result_name(VkResult r) {
 
 // ---- Instance ----
 
-Expected<std::shared_ptr<Instance>> Instance::create() {
+Expected<std::shared_ptr<Instance>> Instance::create(DebugMessages messages) {
   const auto global = loader();
   if (!global) return global.error();
   const Api& vk = **global;
@@ -73,6 +80,21 @@ Expected<std::shared_ptr<Instance>> Instance::create() {
   app.apiVersion = std::min<std::uint32_t>(version, VK_API_VERSION_1_3);
   auto info = make<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
   info.pApplicationInfo = &app;
+  auto messenger = make<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
+  std::unique_ptr<DebugMessages> sink;
+  const char* const debug_utils = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+  if (messages) {
+    sink = std::make_unique<DebugMessages>(std::move(messages));
+    messenger.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_VERBOSE_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
+                                VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                            VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+    messenger.pfnUserCallback = pass_message;
+    messenger.pUserData = sink.get();
+    info.pNext = &messenger;  // the messages of vkCreateInstance and vkDestroyInstance
+    info.enabledExtensionCount = 1;
+    info.ppEnabledExtensionNames = &debug_utils;
+  }
   VkInstance instance = VK_NULL_HANDLE;
   if (const VkResult r = vk.vkCreateInstance(&info, nullptr, &instance); r != VK_SUCCESS) {
     if (r == VK_ERROR_INCOMPATIBLE_DRIVER) return Error{"no Vulkan driver is installed (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)"};
@@ -84,10 +106,25 @@ Expected<std::shared_ptr<Instance>> Instance::create() {
       destroy(instance, nullptr);
     return api.error();
   }
-  return std::shared_ptr<Instance>(new Instance(instance, app.apiVersion, std::move(*api)));
+  std::shared_ptr<Instance> made(new Instance(instance, app.apiVersion, std::move(*api)));
+  if (sink) {
+    made->messages_ = std::move(sink);
+    const auto create_messenger = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+        vk.vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
+    if (!create_messenger) return Error{"VK_EXT_debug_utils is enabled but vkCreateDebugUtilsMessengerEXT is missing"};
+    if (const VkResult r = create_messenger(instance, &messenger, nullptr, &made->messenger_); r != VK_SUCCESS)
+      return error("vkCreateDebugUtilsMessengerEXT", r);
+  }
+  return made;
 }
 
-Instance::~Instance() { api_.vkDestroyInstance(instance_, nullptr); }
+Instance::~Instance() {
+  if (messenger_)
+    if (const auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+            api_.vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT")))
+      destroy(instance_, messenger_, nullptr);
+  api_.vkDestroyInstance(instance_, nullptr);
+}
 
 Expected<std::vector<VkPhysicalDevice>> Instance::physical_devices() const {
   const Api& vk = api_;
@@ -112,6 +149,7 @@ VkPhysicalDeviceFeatures2* Features::link() {
   coopmat.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
   bfloat16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR;
   float8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT8_FEATURES_EXT;
+  subgroup_size_control.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
   void** next = &core.pNext;
   append(next, has_v12, v11);  // the Vulkan11 struct exists from Vulkan 1.2 on
   append(next, has_v12, v12);
@@ -119,6 +157,7 @@ VkPhysicalDeviceFeatures2* Features::link() {
   append(next, has_coopmat, coopmat);
   append(next, has_bfloat16, bfloat16);
   append(next, has_float8, float8);
+  append(next, has_subgroup_size_control, subgroup_size_control);
   *next = nullptr;
   return &core;
 }
@@ -151,6 +190,8 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
   f.features.has_coopmat = f.has_extension(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   f.features.has_bfloat16 = f.has_extension(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
   f.features.has_float8 = f.has_extension(VK_EXT_SHADER_FLOAT8_EXTENSION_NAME);
+  // Vulkan 1.3 has it in its own struct, which may not be chained beside the extension's.
+  f.features.has_subgroup_size_control = !v13 && f.has_extension(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   vk.vkGetPhysicalDeviceFeatures2(physical, f.features.link());
 
   auto properties = make<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
@@ -163,7 +204,7 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
   append(next, true, subgroup);
   append(next, v12, f.driver);
   append(next, v12, float_controls);
-  append(next, v13, f.subgroup_size_control);
+  append(next, v13 || f.features.has_subgroup_size_control, f.subgroup_size_control);
   append(next, f.features.has_coopmat, coopmat);
   *next = nullptr;
   vk.vkGetPhysicalDeviceProperties2(physical, &properties);
@@ -215,6 +256,18 @@ Pipeline::~Pipeline() {
   vk.vkDestroyPipelineLayout(device, layout, nullptr);
   vk.vkDestroyDescriptorSetLayout(device, set_layout, nullptr);
   vk.vkDestroyShaderModule(device, module, nullptr);
+}
+
+PipelineOptions one_subgroup_per_workgroup(const DeviceFacts& f, std::uint32_t bindings) {
+  const Features& s = f.features;
+  PipelineOptions options{.bindings = bindings};
+  if ((s.v13.subgroupSizeControl || s.subgroup_size_control.subgroupSizeControl) &&
+      (f.subgroup_size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT))
+    options.required_subgroup_size = f.subgroup_size;
+  // Without a required size, full subgroups need LocalSize to be a multiple of maxSubgroupSize.
+  options.full_subgroups = (s.v13.computeFullSubgroups || s.subgroup_size_control.computeFullSubgroups) &&
+                           (options.required_subgroup_size || f.subgroup_size == f.subgroup_size_control.maxSubgroupSize);
+  return options;
 }
 
 // ---- Context ----

@@ -22,10 +22,15 @@ namespace gp::backends::vulkan {
 // "VK_ERROR_DEVICE_LOST", for messages.
 std::string result_name(VkResult r);
 
+// The messages of the loader and the layers (VK_EXT_debug_utils), `error` for those of error severity.
+using DebugMessages = std::function<void(bool error, std::string_view message)>;
+
 class Instance {
  public:
   // The loader's instance, or why there is none (no loader, no driver, a loader older than Vulkan 1.1).
-  static Expected<std::shared_ptr<Instance>> create();
+  // With `messages`, VK_EXT_debug_utils passes it every message, from vkCreateInstance to
+  // vkDestroyInstance: the tests run the backend under the validation layers.
+  static Expected<std::shared_ptr<Instance>> create(DebugMessages messages = {});
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
   ~Instance();
@@ -41,6 +46,8 @@ class Instance {
   VkInstance instance_;
   std::uint32_t version_;
   Api api_;
+  std::unique_ptr<DebugMessages> messages_;  // where the messenger's user data points
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
 };
 
 // The feature structs of a device, queried or to enable. link() chains them (again after a copy),
@@ -53,8 +60,10 @@ struct Features {
   VkPhysicalDeviceCooperativeMatrixFeaturesKHR coopmat{};
   VkPhysicalDeviceShaderBfloat16FeaturesKHR bfloat16{};
   VkPhysicalDeviceShaderFloat8FeaturesEXT float8{};
+  VkPhysicalDeviceSubgroupSizeControlFeatures subgroup_size_control{};  // before Vulkan 1.3: the extension's
   // Which structs the device knows: Vulkan 1.2 and 1.3 core, and the extensions.
-  bool has_v12 = false, has_v13 = false, has_coopmat = false, has_bfloat16 = false, has_float8 = false;
+  bool has_v12 = false, has_v13 = false, has_coopmat = false, has_bfloat16 = false, has_float8 = false,
+       has_subgroup_size_control = false;
   VkPhysicalDeviceFeatures2* link();
 };
 
@@ -66,7 +75,7 @@ struct DeviceFacts {
   VkPhysicalDeviceDriverProperties driver{};  // Vulkan 1.2
   std::optional<VkPhysicalDeviceFloatControlsProperties> float_controls;  // Vulkan 1.2
   std::uint32_t subgroup_size = 0;
-  VkPhysicalDeviceSubgroupSizeControlProperties subgroup_size_control{};  // Vulkan 1.3
+  VkPhysicalDeviceSubgroupSizeControlProperties subgroup_size_control{};  // Vulkan 1.3 or VK_EXT_subgroup_size_control
   VkShaderStageFlags coopmat_stages = 0;
   std::vector<VkCooperativeMatrixPropertiesKHR> coopmat;
   Features features;
@@ -109,6 +118,13 @@ struct PipelineOptions {
   std::uint32_t required_subgroup_size = 0;  // 0: the driver's choice
   bool full_subgroups = false;                // every subgroup of a workgroup complete
 };
+
+// A pipeline whose workgroup is one subgroup of facts.subgroup_size invocations (the module's
+// LocalSize): that size required wherever the device lets a compute pipeline require one
+// (subgroupSizeControl with compute among requiredSubgroupSizeStages, Vulkan 1.3 or
+// VK_EXT_subgroup_size_control), even where its minimum and maximum agree, so that no driver picks
+// another; full subgroups wherever computeFullSubgroups allows them for that LocalSize.
+PipelineOptions one_subgroup_per_workgroup(const DeviceFacts& facts, std::uint32_t bindings);
 
 struct Pipeline {
   Pipeline(const Api& a, VkDevice d) : api(&a), device(d) {}
