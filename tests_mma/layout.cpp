@@ -20,18 +20,18 @@ std::optional<std::uint64_t> normal_bits(const Format& f, Exact v) {
 
 Exact times(Exact x, Exact y) { return {x.neg != y.neg, x.sig * y.sig, x.exp + y.exp}; }
 
-// The values a check tile draws from: ±{1, 1.5} * 2^e near 1.
+// The values a check tile draws from: ±2^e near 1. Powers of two alone, so that a product is exact
+// even in a unit that rounds its output to fewer fraction bits than d has (Ada's 13; the model's
+// units, as few as none).
 struct Letters {
   std::vector<Exact> a, b, c;  // every a * b normal in d, every c normal in c and d
 };
 
-std::vector<Exact> letters(int range, bool odd, bool signs) {
+std::vector<Exact> letters(int range, bool signs) {
   std::vector<Exact> v;
   for (int e = -range; e <= range; ++e)
-    for (const Exact x : {val(1, e), val(3, e - 1)})
-      if (odd || x.sig == 1)
-        for (const bool n : {false, true})
-          if (signs || !n) v.push_back({n, x.sig, x.exp});
+    for (const bool n : {false, true})
+      if (signs || !n) v.push_back(pow2(e, n));
   return v;
 }
 
@@ -42,19 +42,18 @@ std::vector<Exact> normal_in(const std::vector<Exact>& v, const Format& f, const
   return out;
 }
 
-// The widest letters the formats hold, preferring odd significands and then range.
+// The widest range of exponents the formats hold.
 std::optional<Letters> choose_letters(const MmaConfig& cfg) {
   const bool signs = cfg.a->has_sign() && cfg.b->has_sign() && cfg.c->has_sign() && cfg.d->has_sign();
-  for (int range = 2; range >= 0; --range)
-    for (const auto& [odd_a, odd_b] : {std::pair{true, true}, {true, false}, {false, false}}) {
-      Letters l{normal_in(letters(range, odd_a, signs), *cfg.a), normal_in(letters(range, odd_b, signs), *cfg.b),
-                normal_in(letters(range, true, signs), *cfg.c, cfg.d)};
-      if (l.a.empty() || l.b.empty() || l.c.empty()) continue;
-      bool products = true;
-      for (const Exact& x : l.a)
-        for (const Exact& y : l.b) products = products && normal_bits(*cfg.d, times(x, y)).has_value();
-      if (products) return l;
-    }
+  for (int range = 3; range >= 0; --range) {
+    const std::vector<Exact> all = letters(range, signs);
+    Letters l{normal_in(all, *cfg.a), normal_in(all, *cfg.b), normal_in(all, *cfg.c, cfg.d)};
+    if (l.a.empty() || l.b.empty() || l.c.empty()) continue;
+    bool products = true;
+    for (const Exact& x : l.a)
+      for (const Exact& y : l.b) products = products && normal_bits(*cfg.d, times(x, y)).has_value();
+    if (products) return l;
+  }
   return std::nullopt;
 }
 

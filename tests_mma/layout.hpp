@@ -11,7 +11,8 @@ namespace gp::mma {
 // Each output element of a check tile is one product A[i][k] * B[k][j] (row i of A holds one
 // nonzero, at k = (i + t) mod K in tile t; B is dense; C[i][j] a zero of the product's sign) or
 // C[i][j] alone (A and B zero), so it is exact whatever the unit's summation, alignment or rounding,
-// and its random sign, significand (1 or 1.5) and exponent name the elements that made it. Every (i, k), (k, j) and (i, j) is met
+// and its random sign and exponent (powers of two, exact at any output precision) name the elements
+// that made it. Every (i, k), (k, j) and (i, j) is met
 // in two rounds of random values.
 //
 // A K permutation applied alike to A and B is not seen (no exact sum depends on the order), and

@@ -24,6 +24,8 @@
 #include "tests_mma/questions.hpp"
 #include "tests_mma/suite.hpp"
 #include "tests_mma/support.hpp"
+#include "unittests/drawn_seed.hpp"
+#include "unittests/random_mma.hpp"
 #include "unittests/reference_devices.hpp"
 
 namespace gp {
@@ -91,6 +93,25 @@ TEST(MmaLayout, EveryReferenceInstructionPasses) {
       ++checked;
     }
   EXPECT_GT(checked, 300);
+}
+
+// And the units the model can express: random parameter sets of the nine algorithms (outputs rounded
+// to as few as one fraction bit, every rounding, floors, flushing); AMD's one's-complement unit in
+// MmaIdentify.AmdDotUnits.
+TEST(MmaLayout, RandomUnitsOfTheModelPass) {
+  std::mt19937_64 rng(testing::drawn_seed(2026));
+  const int sets = testing::drawn_count(300, 1000);
+  for (int i = 0; i < sets; ++i) {
+    const testing::Drawn x = testing::draw(rng, i);
+    backends::Profile p;
+    p.name = fmt::format("random-{}", i);
+    p.device_name = x.label;
+    p.vendor = "test";
+    p.mma = {x.mc};
+    backends::ReferenceDevice dev(p, {{x.mc.instruction, x.cfg}});
+    const audit::Finding f = mma::LayoutCheck().run(dev, x.mc, audit::ProbeContext{audit::Tier::quick, kSeed + std::uint64_t(i)});
+    EXPECT_EQ(f.status, audit::Status::ok) << x.label << ": " << f.message;
+  }
 }
 
 // A backend that misplaces elements: it hands the unit A with two K columns swapped (B as
