@@ -9,6 +9,7 @@
 #include "audit/report.hpp"
 #include "audit/result.hpp"
 #include "audit/runner.hpp"
+#include "backends/api_accuracy.hpp"
 #include "backends/reference/profile.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "tests_mma/suite.hpp"
@@ -192,6 +193,33 @@ TEST(ProfileFiles, PerOperationFlushingRoundTrips) {
   auto e = backends::unit_from_json(model::binary32, bad, "p");
   ASSERT_FALSE(e);
   EXPECT_NE(e.error().message.find("p.fma.subnormals.sideways"), std::string::npos) << e.error().message;
+}
+
+// The APIs' allowances for x / y and sqrt: OpenCL's by format and build option, Vulkan's and
+// OpenGL's, none for reference devices; a driver's message names the compiled operation.
+TEST(ApiAllowance, PerBackendFormatAndBuild) {
+  using model::Op;
+  backends::DeviceInfo cl;
+  cl.backend = "opencl";
+  backends::Capabilities plain, crds, relaxed;
+  plain.float_controls["build_options"] = "none";
+  crds.float_controls["build_options"] = "-cl-fp32-correctly-rounded-divide-sqrt";
+  relaxed.float_controls["build_options"] = "-cl-fast-relaxed-math";
+  EXPECT_EQ(backends::api_allowance(cl, plain, model::binary32, Op::div)->ulps, 2.5);
+  EXPECT_EQ(backends::api_allowance(cl, plain, model::binary32, Op::sqrt)->ulps, 3.0);
+  EXPECT_EQ(backends::api_allowance(cl, plain, model::binary64, Op::div)->ulps, 0.0);
+  EXPECT_EQ(backends::api_allowance(cl, crds, model::binary32, Op::sqrt)->text, "correctly rounded");
+  EXPECT_FALSE(backends::api_allowance(cl, relaxed, model::binary32, Op::div)->ulps);
+  EXPECT_FALSE(backends::api_allowance(cl, plain, model::binary32, Op::mul));
+  backends::DeviceInfo vk;
+  vk.backend = "vulkan";
+  EXPECT_EQ(backends::api_allowance(vk, plain, model::binary16, Op::div)->text, "2.5 ulp for |y| in [2^-14, 2^14]");
+  EXPECT_FALSE(backends::api_allowance(vk, plain, model::binary32, Op::sqrt)->ulps);  // inherited from inversesqrt
+  EXPECT_EQ(backends::compiled_operation_note(cl, plain, model::binary32, Op::div),
+            "describes x / y as the driver compiles it; OpenCL's allowance in binary32: 2.5 ulp");
+  backends::DeviceInfo ref;
+  ref.backend = "reference";
+  EXPECT_EQ(backends::compiled_operation_note(ref, plain, model::binary32, Op::div), "");
 }
 
 // An approximate division's and square root's bounds (div.max_ulps with the method "approximate",
