@@ -184,13 +184,14 @@ std::string markdown_report(const json& doc) {
 
 namespace {
 
-// "chop, 2 guard bits", "rne", "chop, 6 columns + 40": a unit's headline in a table cell.
+// "chop, 2 guard bits", "rne", "chop, 6 columns + 40", "within 2.5 ulp": a unit's headline in a table cell.
 std::string headline(const json& p, const char* unit) {
   const json& u = member(p, unit);
   if (!u.is_object()) return "";
   static const json unknown = "?", zero = 0;
   std::string s = value_text(member(u, "rounding", unknown));
   if (str(u, "method") == "reciprocal") s = "x * (1/y " + s + ")";
+  if (str(u, "method") == "approximate") s = "within " + value_text(member(u, "max_ulps", unknown)) + " ulp";
   if (const json& g = member(u, "guard_bits"); g.is_number()) s += fmt::format(", {} guard bits", dump(g));
   if (const json& t = member(u, "truncated_columns"); t.is_number())
     s += fmt::format(", {} columns + {}", dump(t), value_text(member(u, "correction", zero)));

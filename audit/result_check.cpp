@@ -66,13 +66,14 @@ bool fits(const json& v, Kind k) {
 // Section 7's keys with the types the readers rely on.
 const Shape& result_shape() {
   static const Shape rounding = object({{"rounding", of(Kind::string)}});
+  static const Shape bounded = object({{"rounding", of(Kind::string)}, {"max_ulps", of(Kind::number)}});
   static const Shape unit = object({
       {"add", object({{"rounding", of(Kind::string)}, {"guard_bits", of(Kind::count_or_null)}, {"sticky", of(Kind::boolean)}})},
       {"sub", rounding},
       {"mul", object({{"rounding", of(Kind::string)}, {"truncated_columns", of(Kind::count_or_null)},
                       {"correction", of(Kind::count_or_null)}})},
-      {"div", object({{"method", of(Kind::string)}, {"rounding", of(Kind::string)}})},
-      {"sqrt", rounding},
+      {"div", object({{"method", of(Kind::string)}, {"rounding", of(Kind::string)}, {"max_ulps", of(Kind::number)}})},
+      {"sqrt", bounded},
       {"cvt", rounding},
       {"fma", object({{"fused", of(Kind::boolean)}, {"rounding", of(Kind::string)}})},
       {"mad", object({{"fused", of(Kind::boolean)}, {"rounding", of(Kind::string)}})},

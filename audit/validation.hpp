@@ -1,5 +1,6 @@
 // Validation of an inferred scalar profile: the unit the probes described, built from the profile
-// keys, must predict the device bit for bit on random operands.
+// keys, must predict the device bit for bit on random operands (an approximate division or square
+// root: every result within its bound, model/scalar_unit.hpp).
 #pragma once
 
 #include <nlohmann/json.hpp>

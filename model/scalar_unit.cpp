@@ -1,7 +1,11 @@
 #include "model/scalar_unit.hpp"
 
 #include <array>
+#include <cmath>
 #include <span>
+
+#include "model/ulp_error.hpp"
+#include "model/value.hpp"
 
 namespace gp::model {
 
@@ -38,6 +42,27 @@ std::string words(FmaNanOrder o) {
   return {n[0], ',', ' ', n[1], ',', ' ', n[2]};
 }
 std::optional<FmaNanOrder> find_fma_nan_order(std::string_view n) { return find_name<FmaNanOrder>(fma_nan_order_names, n); }
+std::string_view name(DivMethod m) { return div_method_names[std::size_t(m)]; }
+std::optional<DivMethod> find_div_method(std::string_view n) { return find_name<DivMethod>(div_method_names, n); }
+
+std::string to_string(const UlpBound& b) {
+  constexpr std::uint32_t one = 1u << UlpBound::frac_bits;
+  std::string s = std::to_string(b.units / one);
+  std::uint32_t rest = b.units % one;
+  if (rest) s += '.';
+  while (rest) {  // units / 2^8 has at most 8 decimals
+    rest *= 10;
+    s += char('0' + rest / one);
+    rest %= one;
+  }
+  return s;
+}
+
+std::optional<UlpBound> ulp_bound(double ulps) {
+  const double units = std::ceil(ulps * double(1u << UlpBound::frac_bits));
+  if (!(units >= 0 && units < double(1u << 31))) return std::nullopt;
+  return UlpBound{std::uint32_t(units)};
+}
 
 std::string check(const ScalarUnit& u) {
   if (!u.format) return "scalar unit has no format";
@@ -165,10 +190,63 @@ Result unit_mul(const ScalarUnit& u, std::uint64_t a, std::uint64_t b) {
   return multiplier_mul(*u.format, u.mul, unit_options(u, u.mul.rounding, FlushOp::mul), a, b);
 }
 
+namespace {
+
+// The operands as the operation reads them: flushed subnormals are zeros of their sign.
+std::array<std::uint64_t, 2> read(const Format& f, bool ftz_in, std::span<const std::uint64_t> x) {
+  std::array<std::uint64_t, 2> r{};
+  for (std::size_t i = 0; i < x.size() && i < 2; ++i)
+    r[i] = ftz_in && classify(f, x[i]) == Class::subnormal ? zero(f, sign_of(f, x[i])).bits : x[i];
+  return r;
+}
+
+// Whether d is within the bound of op's exact result on the operands `x` (as read), and a value the
+// operation's output flushing keeps (see "Approximate" in the header).
+bool within_bound(const Format& f, const UlpBound& b, Op op, std::span<const std::uint64_t> x, std::uint64_t d,
+                  bool ftz_out) {
+  const Class c = classify(f, d);
+  if (!is_finite_nonzero(c) || (ftz_out && c == Class::subnormal)) return false;
+  const auto exact = exact_result(f, op, x);
+  if (!exact) return false;
+  const auto e = error_q64(f, *exact, d);
+  const i128 bound = i128(b.units) << (64 - UlpBound::frac_bits);
+  return e && *e <= bound && *e >= -bound;
+}
+
+// The stand-in of an approximate operation: `cr` (the correctly rounded result) moved by up to
+// max_error + 1 ulps, by a hash of the operands, and toward `cr` until within the bound. Exact
+// results stay (the probes' powers of two, as a reciprocal sequence keeps them).
+Result approximation(const Format& f, const UlpBound& b, Op op, std::span<const std::uint64_t> x, Result cr,
+                     bool ftz_out) {
+  if (!is_finite_nonzero(classify(f, cr.bits)) || !(cr.flags & Flag::inexact)) return cr;
+  std::uint64_t h = std::uint64_t(op) * 0x9e3779b97f4a7c15ULL;
+  for (std::uint64_t v : x) {  // splitmix64 steps
+    h = (h ^ v) + 0x9e3779b97f4a7c15ULL;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    h ^= h >> 31;
+  }
+  const std::int64_t reach = std::int64_t(b.units >> UlpBound::frac_bits) + 1;
+  const std::uint64_t step = std::uint64_t{1} << f.pad_bits;
+  const std::uint64_t magnitude = cr.bits & f.magnitude_mask();
+  for (std::int64_t k = std::int64_t(h % std::uint64_t(2 * reach + 1)) - reach; k != 0; k -= k > 0 ? 1 : -1) {
+    if (k < 0 && magnitude <= std::uint64_t(-k) * step) continue;
+    const std::uint64_t moved = (cr.bits & ~f.magnitude_mask()) | (magnitude + std::uint64_t(k) * step);
+    if (within_bound(f, b, op, x, moved, ftz_out)) return {moved, cr.flags | Flag::inexact};
+  }
+  return cr;
+}
+
+}  // namespace
+
 Result unit_div(const ScalarUnit& u, std::uint64_t a, std::uint64_t b) {
   const Format& f = *u.format;
   const Options o = unit_options(u, u.div.rounding, FlushOp::div);
   if (u.div.method == DivMethod::correctly_rounded) return div(f, o, a, b);
+  if (u.div.method == DivMethod::approximate) {
+    const std::uint64_t x[] = {a, b};
+    return approximation(f, u.div.max_error, Op::div, read(f, o.ftz_in, x), div(f, o, a, b), o.ftz_out);
+  }
   const Unpacked ua = unpack(f, a, o.ftz_in), ub = unpack(f, b, o.ftz_in);
   if (!is_finite_nonzero(ua.cls) || !is_finite_nonzero(ub.cls)) return div(f, o, a, b);
   const Result r = div(f, o, one(f), b);
@@ -177,7 +255,30 @@ Result unit_div(const ScalarUnit& u, std::uint64_t a, std::uint64_t b) {
   return q;
 }
 
-Result unit_sqrt(const ScalarUnit& u, std::uint64_t a) { return sqrt(*u.format, unit_options(u, u.sqrt, FlushOp::sqrt), a); }
+Result unit_sqrt(const ScalarUnit& u, std::uint64_t a) {
+  const Options o = unit_options(u, u.sqrt, FlushOp::sqrt);
+  const Result cr = sqrt(*u.format, o, a);
+  if (!u.sqrt_max_error) return cr;
+  const std::uint64_t x[] = {a};
+  const std::array<std::uint64_t, 2> r = read(*u.format, o.ftz_in, x);
+  return approximation(*u.format, *u.sqrt_max_error, Op::sqrt, std::span(r).first(1), cr, o.ftz_out);
+}
+
+bool approximate(const ScalarUnit& u, Op op) {
+  return (op == Op::div && u.div.method == DivMethod::approximate) || (op == Op::sqrt && u.sqrt_max_error);
+}
+
+bool unit_accepts(const ScalarUnit& u, Op op, std::span<const std::uint64_t> x, std::uint64_t d, const Format& from) {
+  if (!approximate(u, op)) return unit_evaluate(u, op, x, from).bits == d;
+  const Format& f = *u.format;
+  const bool div_op = op == Op::div;
+  const Options o = div_op ? unit_options(u, u.div.rounding, FlushOp::div) : unit_options(u, u.sqrt, FlushOp::sqrt);
+  const Result cr = div_op ? div(f, o, x[0], x[1]) : sqrt(f, o, x[0]);
+  if (cr.bits == d) return true;
+  if (!is_finite_nonzero(classify(f, cr.bits))) return false;
+  const std::array<std::uint64_t, 2> r = read(f, o.ftz_in, x);
+  return within_bound(f, div_op ? u.div.max_error : *u.sqrt_max_error, op, std::span(r).first(x.size()), d, o.ftz_out);
+}
 
 Result unit_mad(const ScalarUnit& u, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
   if (u.mad_fused) return fma(*u.format, unit_options(u, u.add.rounding, FlushOp::mad), a, b, c);
@@ -271,6 +372,8 @@ std::string exactly(const UnitRounding& r) {
   return r.chop ? "chopped (exact result truncated)" : "correctly rounded " + std::string(name(r.mode));
 }
 
+std::string within(const UlpBound& b) { return "approximate, within " + to_string(b) + " ulp of the exact result"; }
+
 std::string describe_adder(const AdderParams& a) {
   if (!a.guard_bits) return exactly(a.rounding);
   const int g = *a.guard_bits;
@@ -301,9 +404,11 @@ std::string describe(const ScalarUnit& u) {
   s += "DIVISION: ";
   if (u.div.method == DivMethod::correctly_rounded)
     s += exactly(u.div.rounding) + "\n";
+  else if (u.div.method == DivMethod::approximate)
+    s += within(u.div.max_error) + "\n";
   else
     s += "x * (1/y " + rounded(u.div.rounding) + "), by the multiplier\n";
-  s += "SQUARE ROOT: " + exactly(u.sqrt) + "\n";
+  s += "SQUARE ROOT: " + (u.sqrt_max_error ? within(*u.sqrt_max_error) : exactly(u.sqrt)) + "\n";
   s += "CONVERSION: " + rounded(u.convert) + "\n";
   const SubnormalPolicy& sp = u.subnormals;
   s += "SUBNORMALS: ";
@@ -352,7 +457,7 @@ ScalarUnit ieee_unit(const Format& f, Rounding r) {
   u.mul = {ur, std::nullopt, 0};
   u.mad_fused = false;  // a * b + c with contraction off: two roundings
   u.fma_fused = true;
-  u.div = {DivMethod::correctly_rounded, ur};
+  u.div = {DivMethod::correctly_rounded, ur, {}};
   u.sqrt = ur;
   u.convert = ur;
   return u;
@@ -387,7 +492,7 @@ ScalarUnit nvidia_g70() {
   // rounding is assumed: rounded up reproduces 12 of App. A's 16 division results (the most of
   // any rounding; rne 9, rz 8); no rounding of 1/y reproduces all, since App. A needs two
   // different reciprocals of 1+U2 ((1.5+2U2)/(1+U2) = 1.5+U2 and (1+2U2)/(1+U2) = 1).
-  u.div = {DivMethod::reciprocal, UnitRounding::ieee(Rounding::ru)};
+  u.div = {DivMethod::reciprocal, UnitRounding::ieee(Rounding::ru), {}};
   u.sqrt = UnitRounding::chopped();     // assumed: [DGD] does not test square roots
   u.convert = UnitRounding::chopped();  // assumed; as nvidia_g70_binary16's stores
   // [DGD] 2.1: subnormals replaced by 0 on transfer. Input and output flushing: assumed.
@@ -427,7 +532,7 @@ ScalarUnit ati_r520() {
   u.fma_fused = false;   // assumed: no fma in the shader models of the R520; fma() is the MAD
   // [DGD] 1.3 says division is x * approx(1/y) on the GPUs Hillesland and Lastra tested (a
   // 7800GTX and an R300): assumed here, with the reciprocal chopped (assumed).
-  u.div = {DivMethod::reciprocal, UnitRounding::chopped()};
+  u.div = {DivMethod::reciprocal, UnitRounding::chopped(), {}};
   u.sqrt = UnitRounding::chopped();     // assumed
   u.convert = UnitRounding::chopped();  // assumed
   u.subnormals = {true, true, true};    // [DGD] 2.1: flushed on transfer; input, output assumed
@@ -450,7 +555,7 @@ ScalarUnit ati_r300() {
   u.mad_fused = false;  // assumed, as the R520 ([DGD] 2.1)
   u.fma_fused = false;  // assumed
   // [DGD] 1.3: division is x times an approximation of 1/y; the reciprocal chopped (assumed).
-  u.div = {DivMethod::reciprocal, UnitRounding::chopped()};
+  u.div = {DivMethod::reciprocal, UnitRounding::chopped(), {}};
   u.sqrt = UnitRounding::chopped();     // assumed
   u.convert = UnitRounding::chopped();  // assumed
   u.subnormals = {true, true, true};    // assumed, as the R520

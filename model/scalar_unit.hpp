@@ -57,11 +57,23 @@
 // product keeps its sign (fma(-1, +0, +0) = -0, IEEE +0). Any other operands: the fma as above.
 // This is libclc's software fma (__clc_sw_fma), which rusticl uses on devices without subnormals.
 //
-// Division: correctly rounded with its rounding, or x * r with r = 1/y correctly rounded with that
-// rounding, then the unit's multiplier ([DGD] 1.3: "division seems to be the dividend times an
-// approximation of the divisor's inverse"). Special operands (NaN, infinities, zeros, after input
-// flushing) give the IEEE results of model::div in both cases. Square root: correctly rounded with
-// its rounding (GPU units' square roots are not modelled beyond that: see the built-in units).
+// Division [div: method, rounding, max_ulps]: correctly rounded with its rounding, or x * r with
+// r = 1/y correctly rounded with that rounding, then the unit's multiplier ([DGD] 1.3: "division
+// seems to be the dividend times an approximation of the divisor's inverse"), or approximate. Special
+// operands (NaN, infinities, zeros, after input flushing) give the IEEE results of model::div in
+// every case. Square root [sqrt: rounding, max_ulps]: correctly rounded with its rounding, or
+// approximate.
+//
+// Approximate within b ulps (division's method "approximate", or a square root's max_ulps): what a
+// compiler's reciprocal or inverse-square-root sequence computes (the x/y and sqrt that OpenCL,
+// Vulkan and OpenGL allow 2.5 or 3 ulp off), known only by a bound: where the correctly rounded
+// operation (its rounding and flushing) gives a finite nonzero result, the result is any finite
+// value within b ulps of the exact result (model/ulp_error.hpp) whose subnormals the operation's
+// output flushing would keep; otherwise it is the correctly rounded result. A bound predicts no bits:
+// unit_accepts checks a result against it. unit_div and unit_sqrt need bits and return a stand-in
+// that keeps the bound and is not correctly rounded: an inexact correctly rounded result moved by a
+// pseudo-random number of ulps (a hash of the operands), toward it until within the bound (exact
+// results stay, as a reciprocal sequence's quotients of powers of two do).
 //
 // Subnormals [subnormals: input, output]: flush on input reads subnormal operands as zeros of the
 // same sign, flush on output turns tiny results into zeros of the same sign (model/rounding.hpp's
@@ -150,13 +162,32 @@ constexpr std::uint64_t expected_dropped_correction(int p, int t) {
   return std::uint64_t(c + 1) / 4;
 }
 
+// An error bound in ulps, in units of 2^-8 ulp so that the bounds profiles write (2.5) are exact.
+struct UlpBound {
+  static constexpr int frac_bits = 8;
+  std::uint32_t units = 0;
+  friend constexpr bool operator==(const UlpBound&, const UlpBound&) = default;
+};
+// The bound in ulps, for reports and profiles (exact: a binary64 holds every bound).
+constexpr double ulps(const UlpBound& b) { return double(b.units) / double(1u << UlpBound::frac_bits); }
+// "2.5": the bound's exact decimal.
+std::string to_string(const UlpBound& b);
+// The bound of a profile's number: rounded up to the grid (a bound never shrinks), nullopt below 0
+// or at 2^23 ulps and above.
+std::optional<UlpBound> ulp_bound(double ulps);
+
 enum class DivMethod : std::uint8_t {
   correctly_rounded,
-  reciprocal,  // x * (1/y rounded), the product by the unit's multiplier
+  reciprocal,   // x * (1/y rounded), the product by the unit's multiplier
+  approximate,  // within max_ulps of the exact quotient (see above)
 };
+inline constexpr std::string_view div_method_names[] = {"correctly_rounded", "reciprocal", "approximate"};
+std::string_view name(DivMethod m);
+std::optional<DivMethod> find_div_method(std::string_view name);
 struct DivParams {
   DivMethod method = DivMethod::correctly_rounded;
-  UnitRounding rounding;  // of the quotient, or of the reciprocal
+  UnitRounding rounding;  // of the quotient, or of the reciprocal; approximate: of its special results
+  UlpBound max_error;     // approximate only
   friend constexpr bool operator==(const DivParams&, const DivParams&) = default;
 };
 
@@ -231,6 +262,7 @@ struct ScalarUnit {
   ZeroAddend fma_zero_addend = ZeroAddend::ieee;
   DivParams div;
   UnitRounding sqrt;
+  std::optional<UlpBound> sqrt_max_error;  // null: correctly rounded; else approximate (see above)
   UnitRounding convert;  // conversions (cvt) and stores into a narrower storage format
   SubnormalPolicy subnormals;
   // Per-operation input and output flushing where an operation differs from `subnormals`.
@@ -299,6 +331,12 @@ Result unit_sqrt(const ScalarUnit& u, std::uint64_t a);
 Result unit_fma(const ScalarUnit& u, std::uint64_t a, std::uint64_t b, std::uint64_t c);
 // a * b + c as the unit's MAD: fused, or multiplier then adder.
 Result unit_mad(const ScalarUnit& u, std::uint64_t a, std::uint64_t b, std::uint64_t c);
+// Whether the unit computes op approximately (division or square root within a bound).
+bool approximate(const ScalarUnit& u, Op op);
+// Whether d is a result the unit may give for op on register operands: unit_evaluate's bits, or for
+// an approximate operation any result its bound allows (see above). NaNs compare by their bits.
+bool unit_accepts(const ScalarUnit& u, Op op, std::span<const std::uint64_t> operands, std::uint64_t d,
+                  const Format& from);
 // Conversion of `bits` of format `from` to format `to` with the unit's conversion rounding and
 // flushing (input flush on the source, output flush on the result).
 Result unit_cvt(const ScalarUnit& u, const Format& to, const Format& from, std::uint64_t bits);

@@ -89,7 +89,7 @@ Expected<std::vector<model::ScalarUnit>> division_candidates(backends::Device& d
                                                              const audit::ProbeContext& ctx) {
   std::vector<model::DivParams> divisions;
   for (const model::UnitRounding& ur : unit_roundings())
-    for (model::DivMethod m : {model::DivMethod::correctly_rounded, model::DivMethod::reciprocal}) divisions.push_back({m, ur});
+    for (model::DivMethod m : {model::DivMethod::correctly_rounded, model::DivMethod::reciprocal}) divisions.push_back({m, ur, {}});
   return with_reproducing_multipliers(
       device, candidates(device, f, [&](const Format&) { Space s; s.divisions = divisions; return s; }, unit_roundings()), ctx);
 }

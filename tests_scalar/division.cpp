@@ -2,11 +2,13 @@
 // section 1.3: "the division error suggests that division is implemented by multiplying the
 // dividend by an approximation of the divisor's inverse"). Observed, not assumed: the device
 // computes x / y, 1 / y and x * (1 / y); the candidates are the units with every division method
-// and rounding, each with the multipliers that reproduce the device's products.
+// and rounding, each with the multipliers that reproduce the device's products; where none
+// reproduces them, an approximate division of the bound the quotients show (approximate.hpp).
 #include <fmt/format.h>
 
 #include <random>
 
+#include "tests_scalar/approximate.hpp"
 #include "tests_scalar/families.hpp"
 #include "tests_scalar/daumas_support.hpp"
 #include "tests_scalar/probe_support.hpp"
@@ -19,10 +21,12 @@ using model::Rounding;
 // The division's answer: its method and rounding (of the quotient, or of the reciprocal). A
 // quotient or reciprocal of values of f is a tie only when exact, so the nearest modes divide
 // alike (answered as rne); chop is rz. A unit of wider registers answers for its registers.
+// An approximate division is known by its method alone: its bound is measured (approximate.hpp).
 nlohmann::json division_answer(const model::ScalarUnit& u) {
   nlohmann::json j = nlohmann::json::object();
+  if (u.div.method == model::DivMethod::approximate) return {{"method", "approximate"}};
   if (u.format != &u.storage_format()) j["registers"] = u.format->name;
-  j["method"] = u.div.method == model::DivMethod::reciprocal ? "reciprocal" : "correctly_rounded";
+  j["method"] = model::name(u.div.method);
   const Rounding r = u.div.rounding.effective();
   const std::string_view n = model::name(r);
   j["rounding"] = n.starts_with("rn") ? std::string("rne") : std::string(n);
@@ -40,6 +44,7 @@ class DivisionMethodProbe final : public UnitProbe {
     static const UnitQuestion q{
         {"DIVISION", "the method of the division",
          [](const nlohmann::json& a) {
+           if (a["method"] == "approximate") return std::string("approximate");
            const std::string regs = a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
            const std::string r = a["rounding"] == "rne" ? std::string("to nearest") : a["rounding"].get<std::string>();
            return a["method"] == "reciprocal"
@@ -48,6 +53,7 @@ class DivisionMethodProbe final : public UnitProbe {
          }},
         division_answer,
         [](const nlohmann::json& a) {
+          if (a["method"] == "approximate") return nlohmann::json{{"div", {{"method", "approximate"}}}};
           return a.contains("registers") ? nlohmann::json::object()
                                          : nlohmann::json{{"div", {{"method", a["method"]}, {"rounding", a["rounding"]}}}};
         }};
@@ -84,6 +90,14 @@ class DivisionMethodProbe final : public UnitProbe {
     auto got = conclude(device, {{q.done(), pairs}, {p.done(), triples}, {r.done(), ones}}, units, question(), out,
                         {keep_some(16, 0), keep_some(0, 4), keep_some(0, 4)});
     if (!got) return audit::failed(got.error().message);
+    // No bit-exact candidate: the compiled division may be a sequence known by its bound.
+    std::vector<Case> quotients = pairs;
+    quotients.insert(quotients.end(), ones.begin(), ones.end());
+    std::vector<std::uint64_t> outputs = (*got)[0];
+    outputs.insert(outputs.end(), (*got)[2].begin(), (*got)[2].end());
+    if (const auto bound = conclude_approximate(device, f, ctx, model::Op::div, quotients, outputs, question().question,
+                                                {{"method", "approximate"}}, out))
+      out.profile = {{"div", {{"method", "approximate"}, {"max_ulps", model::ulps(*bound)}}}};
     // A measurement beside the verdict: how often x / y == x * (1 / y) on the device.
     std::size_t same = 0;
     for (std::size_t i = 0; i < n; ++i) same += (*got)[0][i] == (*got)[1][i];

@@ -142,7 +142,7 @@ class InfinityProbe final : public UnitProbe {
       for (const model::UnitRounding& r : rs) {
         s.adders.push_back({r, std::nullopt, false});
         s.multipliers.push_back({r, std::nullopt, 0});
-        s.divisions.push_back({model::DivMethod::correctly_rounded, r});
+        s.divisions.push_back({model::DivMethod::correctly_rounded, r, {}});
       }
       s.fma_fused = {true, false};
       return s;

@@ -20,6 +20,7 @@
 #include <random>
 
 #include "backends/reference/profile.hpp"
+#include "tests_scalar/approximate.hpp"
 #include "tests_scalar/daumas_support.hpp"
 #include "tests_scalar/families.hpp"
 #include "tests_scalar/probe_support.hpp"
@@ -35,6 +36,9 @@ struct ResultClass {
   bool neg, odd;
   int index() const { return (rest - 1) * 4 + neg * 2 + odd; }  // 12 classes
 };
+
+// An approximate square root's answer (its bound is measured: approximate.hpp).
+const nlohmann::json approximate_sqrt = {{"approximate", true}};
 
 // The operation's rounding where the unit computes it correctly rounded in f, else null. The adder
 // and the multiplier are read as the guard-bit and truncated-column probes read them: as the adder
@@ -88,6 +92,7 @@ nlohmann::json rounding_answer(Node op, const model::ScalarUnit& u) {
       if (!once) return nullptr;
       return {{"rounding", std::string(model::name(*once))}};
     case Node::sqrt: {
+      if (u.sqrt_max_error) return approximate_sqrt;
       once = through_registers(u.sqrt, false);
       if (!once) return nullptr;
       // A square root is never a tie (x = m^2 / 4 with m odd has more bits than f holds) nor
@@ -143,6 +148,7 @@ std::string describe(const std::string& mode) {
 }
 
 std::string say_rounding(const nlohmann::json& a) {
+  if (a.contains("approximate")) return "approximate";
   const std::string r = a["rounding"].get<std::string>();
   const std::string how = a.contains("equivalent_roundings") && r == "rne"
                               ? "to nearest (ties never occur: " + join(a["equivalent_roundings"].get<std::vector<std::string>>(), " or ") + ")"
@@ -159,6 +165,8 @@ class RoundingProbe final : public UnitProbe {
         q_{{std::string(shout(op)), fmt::format("the rounding of {}", shout(op)), say_rounding},
            [op](const model::ScalarUnit& u) { return rounding_answer(op, u); },
            [key = std::string(key())](const nlohmann::json& a) {
+             // An approximate square root's special results are IEEE's (rne); run() adds its bound.
+             if (a.contains("approximate")) return nlohmann::json{{key, {{"rounding", "rne"}}}};
              nlohmann::json k = {{"rounding", a["rounding"]}};
              if (a.contains("equivalent_roundings")) k["equivalent_roundings"] = a["equivalent_roundings"];
              return nlohmann::json{{key, k}};
@@ -251,6 +259,16 @@ class RoundingProbe final : public UnitProbe {
     finding.title = title_;
     auto out = conclude(device, {{expr, cases}}, units, question(), finding);
     if (!out) return audit::failed(out.error().message);
+    // No candidate: a compiled division or square root known by its bound (approximate.hpp). The
+    // question does not apply to an approximate division (scalar.div.method says it); a square root
+    // has no other probe of its method, and its profile fragment carries the bound.
+    if (op_ == Node::div || op_ == Node::sqrt) {
+      const bool is_sqrt = op_ == Node::sqrt;
+      const auto bound = conclude_approximate(device, f, ctx, is_sqrt ? model::Op::sqrt : model::Op::div, cases, (*out)[0],
+                                              question().question, is_sqrt ? approximate_sqrt : nlohmann::json(),
+                                              finding);
+      if (bound && is_sqrt) finding.profile = {{"sqrt", {{"rounding", "rne"}, {"max_ulps", model::ulps(*bound)}}}};
+    }
     return finding;
   }
 

@@ -1,8 +1,4 @@
-// Errors in ulps, with integers only: the exact result of an operation (a wide significand, and a
-// sticky bit where it does not terminate), and the error of a device result against it,
-// (d - x) / ulp(x), in fixed point with 64 fraction bits. ulp(x) is the spacing of the format in
-// the binade of the exact result x (2^(max(e(x), emin) - man_bits); the smallest quantum for
-// x = 0), so that a correctly rounded result has an error of at most 1/2.
+// Errors in ulps (model/ulp_error.hpp) and their range over a set of results.
 #pragma once
 
 #include <cstdint>
@@ -13,24 +9,17 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/expr.hpp"
-#include "model/exact.hpp"
+#include "model/ulp_error.hpp"
 
 namespace gp::scalar::paranoia {
 
-__extension__ typedef __int128 i128;
+using model::error_q64;
+using model::Exact;
+using model::i128;
 using model::u128;
 
-// Exact results (model/exact.hpp): quotients and roots carry 121 significant bits and a sticky bit,
-// sums at least 120 bits below the larger operand's leading bit.
-using model::Exact;
-
-// The exact result of add, sub, mul, div or sqrt on finite operands of f; nullopt for NaN or
-// infinite operands, division by zero and square roots of negative numbers.
+// model::exact_result of the operation a node names (add, sub, mul, div, sqrt; nullopt otherwise).
 std::optional<Exact> exact_result(const model::Format& f, backends::Node op, std::span<const std::uint64_t> x);
-
-// (d - x) / ulp(x) * 2^64, rounded toward zero (within 2^-64 ulp); nullopt when d is not finite.
-// Errors beyond 2^60 ulps are clamped there.
-std::optional<i128> error_q64(const model::Format& f, const Exact& x, std::uint64_t d);
 double q64_to_double(i128 q);
 
 // The range of errors over a set of results, with the cases that reached its ends.

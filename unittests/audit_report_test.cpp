@@ -9,6 +9,7 @@
 #include "audit/report.hpp"
 #include "audit/result.hpp"
 #include "audit/runner.hpp"
+#include "backends/api_accuracy.hpp"
 #include "backends/reference/profile.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "tests_mma/layout.hpp"
@@ -194,6 +195,66 @@ TEST(ProfileFiles, PerOperationFlushingRoundTrips) {
   auto e = backends::unit_from_json(model::binary32, bad, "p");
   ASSERT_FALSE(e);
   EXPECT_NE(e.error().message.find("p.fma.subnormals.sideways"), std::string::npos) << e.error().message;
+}
+
+// The APIs' allowances for x / y and sqrt: OpenCL's by format and build option, Vulkan's and
+// OpenGL's, none for reference devices; a driver's message names the compiled operation.
+TEST(ApiAllowance, PerBackendFormatAndBuild) {
+  using model::Op;
+  backends::DeviceInfo cl;
+  cl.backend = "opencl";
+  backends::Capabilities plain, crds, relaxed;
+  plain.float_controls["build_options"] = "none";
+  crds.float_controls["build_options"] = "-cl-fp32-correctly-rounded-divide-sqrt";
+  relaxed.float_controls["build_options"] = "-cl-fast-relaxed-math";
+  EXPECT_EQ(backends::api_allowance(cl, plain, model::binary32, Op::div)->ulps, 2.5);
+  EXPECT_EQ(backends::api_allowance(cl, plain, model::binary32, Op::sqrt)->ulps, 3.0);
+  EXPECT_EQ(backends::api_allowance(cl, plain, model::binary64, Op::div)->ulps, 0.0);
+  EXPECT_EQ(backends::api_allowance(cl, crds, model::binary32, Op::sqrt)->text, "correctly rounded");
+  EXPECT_FALSE(backends::api_allowance(cl, relaxed, model::binary32, Op::div)->ulps);
+  EXPECT_FALSE(backends::api_allowance(cl, plain, model::binary32, Op::mul));
+  backends::DeviceInfo vk;
+  vk.backend = "vulkan";
+  EXPECT_EQ(backends::api_allowance(vk, plain, model::binary16, Op::div)->text, "2.5 ulp for |y| in [2^-14, 2^14]");
+  EXPECT_FALSE(backends::api_allowance(vk, plain, model::binary32, Op::sqrt)->ulps);  // inherited from inversesqrt
+  EXPECT_EQ(backends::compiled_operation_note(cl, plain, model::binary32, Op::div),
+            "describes x / y as the driver compiles it; OpenCL's allowance in binary32: 2.5 ulp");
+  backends::DeviceInfo ref;
+  ref.backend = "reference";
+  EXPECT_EQ(backends::compiled_operation_note(ref, plain, model::binary32, Op::div), "");
+}
+
+// An approximate division's and square root's bounds (div.max_ulps with the method "approximate",
+// sqrt.max_ulps) are written only where set, read back exactly, and checked.
+TEST(ProfileFiles, ApproximateBoundsRoundTrip) {
+  model::ScalarUnit u = model::ieee_unit(model::binary32);
+  EXPECT_FALSE(backends::unit_to_json(u)["div"].contains("max_ulps"));
+  EXPECT_FALSE(backends::unit_to_json(u)["sqrt"].contains("max_ulps"));
+  u.div = {model::DivMethod::approximate, model::UnitRounding::ieee(model::Rounding::rne), {640}};
+  u.sqrt_max_error = model::UlpBound{768};
+  const json j = backends::unit_to_json(u);
+  EXPECT_EQ(j["div"], json({{"method", "approximate"}, {"rounding", "rne"}, {"max_ulps", 2.5}})) << j.dump();
+  EXPECT_EQ(j["sqrt"]["max_ulps"], 3.0) << j.dump();
+  auto back = backends::unit_from_json(model::binary32, j, "test");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->div, u.div);
+  EXPECT_EQ(back->sqrt_max_error, u.sqrt_max_error);
+  const auto error = [](json bad) {
+    auto e = backends::unit_from_json(model::binary32, bad, "p");
+    return e ? std::string() : e.error().message;
+  };
+  json no_bound = j;
+  no_bound["div"].erase("max_ulps");
+  EXPECT_EQ(error(no_bound), "p.div: max_ulps goes with the method \"approximate\", and only there");
+  json exact_with_bound = j;
+  exact_with_bound["div"]["method"] = "correctly_rounded";
+  EXPECT_EQ(error(exact_with_bound), "p.div: max_ulps goes with the method \"approximate\", and only there");
+  json negative = j;
+  negative["sqrt"]["max_ulps"] = -1;
+  EXPECT_EQ(error(negative), "p.sqrt.max_ulps: must be a number of ulps, 0 or more and below 2^23");
+  json method = j;
+  method["div"]["method"] = "newton";
+  EXPECT_EQ(error(method), "p.div.method: must be \"correctly_rounded\", \"reciprocal\" or \"approximate\"");
 }
 
 // fma.zero_addend is written only when it is not IEEE's, read back, and a bad value is an error

@@ -95,6 +95,16 @@ std::string differences(const ScalarUnit& hidden, const ScalarUnit& found) {
                      : same_without_ties(hidden.div.rounding.effective(), found.div.rounding.effective()),
        "div.rounding");
   note(same_without_ties(hidden.sqrt.effective(), found.sqrt.effective()), "sqrt.rounding");
+  // An approximate operation's bound is measured: no more than the hidden one (half-ulp steps).
+  const auto bounded = [](std::optional<model::UlpBound> hidden_bound, std::optional<model::UlpBound> found_bound) {
+    return hidden_bound.has_value() == found_bound.has_value() &&
+           (!hidden_bound || (found_bound->units <= hidden_bound->units && found_bound->units > 0));
+  };
+  const auto div_bound = [](const ScalarUnit& u) {
+    return u.div.method == model::DivMethod::approximate ? std::optional(u.div.max_error) : std::nullopt;
+  };
+  note(bounded(div_bound(hidden), div_bound(found)), "div.max_ulps");
+  note(bounded(hidden.sqrt_max_error, found.sqrt_max_error), "sqrt.max_ulps");
   if (!hidden.subnormals.flush_transfer) {
     note(hidden.subnormals.flush_input == found.subnormals.flush_input, "subnormals.input");
     note(hidden.subnormals.flush_output == found.subnormals.flush_output, "subnormals.output");
@@ -165,6 +175,25 @@ TEST(BlindScalar, RandomUnits) {
     if (!testing::in_sweep(std::size_t(trial))) continue;
     SCOPED_TRACE(fmt::format("trial {}", trial));
     expect_recovered(u, std::uint64_t(trial) + 1);
+  }
+}
+
+// A compiler's division and square root known by their bounds (model/scalar_unit.hpp, the x / y and
+// sqrt that OpenCL allows 2.5 and 3 ulp off): the division probe states an approximate division, the
+// rounding probes leave its rounding alone and state the square root approximate, each with a bound
+// measured no larger than the hidden one, and the validation holds every random result to them.
+// A correctly rounded unit stays correctly rounded (BuiltInUnits, RandomUnits).
+TEST(BlindScalar, ApproximateDivisionAndSquareRoot) {
+  for (const model::Format* f : {&model::binary32, &model::binary16}) {
+    ScalarUnit u = model::ieee_unit(*f);
+    u.name = "blind";
+    u.div = {model::DivMethod::approximate, model::UnitRounding::ieee(model::Rounding::rne), {640}};  // 2.5 ulp
+    u.sqrt_max_error = model::UlpBound{768};                                                            // 3 ulp
+    SCOPED_TRACE(model::describe(u));
+    const nlohmann::json profile = expect_recovered(u, 3);
+    EXPECT_EQ(profile["div"]["method"], "approximate") << profile.dump();
+    const nlohmann::json skipped = profile["validation"].value("not_validated", nlohmann::json::object());
+    EXPECT_FALSE(skipped.contains("div") || skipped.contains("sqrt")) << profile.dump();
   }
 }
 

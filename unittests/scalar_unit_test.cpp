@@ -11,6 +11,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <span>
 #include <vector>
 
 #include "model/scalar_unit.hpp"
@@ -810,7 +811,7 @@ TEST(ScalarUnitNan, DefaultNaN) {
   }
   // A reciprocal division's special cases and the binary16 formats' bits.
   ScalarUnit r = with(policy(NanPropagation::first, true, false, DefaultNan::all_ones));
-  r.div = {DivMethod::reciprocal, UnitRounding::chopped()};
+  r.div = {DivMethod::reciprocal, UnitRounding::chopped(), {}};
   EXPECT_EQ(unit_div(r, inf, inf).bits, 0x7fffffffu);
   EXPECT_EQ(default_nan(binary16, DefaultNan::negative_quiet), 0xfe00u);
   EXPECT_EQ(default_nan(e4m3, DefaultNan::all_ones), canonical_nan(e4m3));  // one NaN per sign
@@ -840,6 +841,63 @@ TEST(ScalarUnitNan, NamesAndDescription) {
 }
 
 }  // namespace nan_policy
+
+// --- Approximate division and square root (a bound, not an algorithm) --------------------------
+
+// The stand-in keeps the bound on every result, is not correctly rounded, and gives the IEEE results
+// of special operands; unit_accepts takes any result within the bound and nothing beyond it.
+TEST(ScalarUnitApproximate, StandInKeepsTheBound) {
+  ScalarUnit u = ieee_unit(binary32);
+  u.div = {DivMethod::approximate, UnitRounding::ieee(Rounding::rne), {640}};  // 2.5 ulp
+  u.sqrt_max_error = UlpBound{768};                                             // 3 ulp
+  EXPECT_EQ(to_string(u.div.max_error), "2.5");
+  EXPECT_EQ(ulp_bound(2.5), u.div.max_error);
+  EXPECT_EQ(ulp_bound(1.0001)->units, 257u);  // rounded up: a bound never shrinks
+  EXPECT_FALSE(ulp_bound(-1));
+  EXPECT_TRUE(approximate(u, Op::div) && approximate(u, Op::sqrt) && !approximate(u, Op::mul));
+  std::mt19937_64 rng(seed());
+  int off = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const std::uint64_t a = rng() & 0xffffffffu, b = rng() & 0xffffffffu;
+    const std::uint64_t x[] = {a, b};
+    const std::uint64_t q = unit_div(u, a, b).bits, r = unit_sqrt(u, a).bits;
+    ASSERT_TRUE(unit_accepts(u, Op::div, x, q, binary32)) << std::hex << a << " / " << b << " = " << q << " seed " << std::dec << seed();
+    ASSERT_TRUE(unit_accepts(u, Op::sqrt, std::span(x, 1), r, binary32)) << std::hex << "sqrt " << a << " = " << r;
+    off += q != div(binary32, {}, a, b).bits;
+  }
+  EXPECT_GT(off, 5000);  // most quotients are moved
+  // Special operands: IEEE. Within the bound and beyond it.
+  const std::uint64_t inf = 0x7f800000;
+  EXPECT_EQ(unit_div(u, f32(1.0f), 0).bits, inf);
+  EXPECT_EQ(unit_div(u, 0, f32(3.0f)).bits, 0u);
+  const std::uint64_t third[] = {f32(1.0f), f32(3.0f)};
+  const std::uint64_t cr = div(binary32, {}, third[0], third[1]).bits;
+  EXPECT_TRUE(unit_accepts(u, Op::div, third, cr + 2, binary32));   // 2.33 ulp
+  EXPECT_FALSE(unit_accepts(u, Op::div, third, cr + 3, binary32));  // 3.33 ulp
+  EXPECT_TRUE(unit_accepts(u, Op::div, third, cr - 2, binary32));   // -1.67 ulp
+  EXPECT_FALSE(unit_accepts(u, Op::div, third, inf, binary32));
+  const std::uint64_t by_zero[] = {f32(1.0f), 0};
+  EXPECT_FALSE(unit_accepts(u, Op::div, by_zero, f32(1e38f), binary32));  // specials are exact
+  // A correctly rounded unit accepts its own bits only.
+  const ScalarUnit ieee = ieee_unit(binary32);
+  EXPECT_TRUE(unit_accepts(ieee, Op::div, third, cr, binary32));
+  EXPECT_FALSE(unit_accepts(ieee, Op::div, third, cr + 1, binary32));
+  EXPECT_NE(describe(u).find("DIVISION: approximate, within 2.5 ulp"), std::string::npos) << describe(u);
+  EXPECT_NE(describe(u).find("SQUARE ROOT: approximate, within 3 ulp"), std::string::npos) << describe(u);
+}
+
+// Output flushing holds for the approximation too: no subnormal result where the operation flushes.
+TEST(ScalarUnitApproximate, FlushedResultsStayFlushed) {
+  ScalarUnit u = ieee_unit(binary32);
+  u.div = {DivMethod::approximate, UnitRounding::ieee(Rounding::rne), {640}};
+  u.subnormals.flush_output = true;
+  std::mt19937_64 rng(seed());
+  for (int i = 0; i < 2000; ++i) {
+    const std::uint64_t a = 0x00800000u + (rng() & 0x7fffff), b = 0x3f800000u + (rng() & 0x7fffff);  // tiny / [1, 2)
+    const std::uint64_t q = unit_div(u, a, b).bits;
+    EXPECT_NE(classify(binary32, q), Class::subnormal) << std::hex << a << " / " << b;
+  }
+}
 
 }  // namespace
 }  // namespace gp::model

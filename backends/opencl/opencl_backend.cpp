@@ -98,6 +98,10 @@ const OpenClVariant kVariants[] = {
     {"+denorms-are-zero", "-cl-denorms-are-zero"},
     {"+fast-relaxed-math", "-cl-fast-relaxed-math"},
 };
+// Only for devices that claim CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT: the option is invalid elsewhere.
+// It concerns binary32 alone (binary64's x/y and sqrt are always correctly rounded).
+const OpenClVariant kCorrectlyRoundedDivideSqrt = {"+correctly-rounded-divide-sqrt",
+                                                   "-cl-fp32-correctly-rounded-divide-sqrt"};
 
 // Work-group size of the kernels, where the device allows it: a small multiple of every SIMD width.
 constexpr std::size_t kLocalSize = 64;
@@ -309,6 +313,9 @@ Expected<std::vector<std::unique_ptr<Device>>> OpenClBackend::enumerate() {
           std::vector<std::unique_ptr<Device>> variants;
           for (const OpenClVariant& v : kVariants)
             variants.push_back(std::make_unique<OpenClDevice>(context, platforms[p], p, d, v));
+          if ((found[d].getInfo<CL_DEVICE_SINGLE_FP_CONFIG>() & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0)
+            variants.push_back(
+                std::make_unique<OpenClDevice>(context, platforms[p], p, d, kCorrectlyRoundedDivideSqrt));
           std::move(variants.begin(), variants.end(), std::back_inserter(devices));
         } catch (const cl::Error& err) {
           problems_.push_back(fmt::format("{}, device {}: {}", name, d, cl_error(err).message));

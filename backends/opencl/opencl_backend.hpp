@@ -1,11 +1,14 @@
 // The OpenCL backend: every device of every platform the ICD loader finds
 // (PoCL, rusticl, Clover, vendor drivers), through the C++ bindings.
 //
-// Each device appears three times, as builds of its programs with different compiler options, so
-// that the report of each shows what the flag changes:
-//   opencl:<platform>:<n>                     no build options
-//   opencl:<platform>:<n>+denorms-are-zero    -cl-denorms-are-zero
-//   opencl:<platform>:<n>+fast-relaxed-math   -cl-fast-relaxed-math
+// Each device appears three or four times, as builds of its programs with different compiler
+// options, so that the report of each shows what the flag changes:
+//   opencl:<platform>:<n>                                  no build options
+//   opencl:<platform>:<n>+denorms-are-zero                 -cl-denorms-are-zero
+//   opencl:<platform>:<n>+fast-relaxed-math                -cl-fast-relaxed-math
+//   opencl:<platform>:<n>+correctly-rounded-divide-sqrt    -cl-fp32-correctly-rounded-divide-sqrt,
+//       where CL_DEVICE_SINGLE_FP_CONFIG has CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT: binary32 x/y and
+//       sqrt correctly rounded, where the plain build may be 2.5 and 3 ulp off
 // Kernels come from kernel_source() (backends/kernel_source.hpp), FP_CONTRACT OFF but for `mad`;
 // each (device, variant, source) is built once. Every OpenCL error becomes an Error naming the call
 // and the code; a build failure carries the build log.
@@ -28,8 +31,8 @@ namespace gp::backends {
 
 // A build of a device's programs: the id suffix and the compiler options.
 struct OpenClVariant {
-  std::string suffix;   // "", "+denorms-are-zero", "+fast-relaxed-math"
-  std::string options;  // "", "-cl-denorms-are-zero", "-cl-fast-relaxed-math"
+  std::string suffix;   // "", "+denorms-are-zero", ... (see above)
+  std::string options;  // "", "-cl-denorms-are-zero", ...
 };
 
 // What the variants of one device share: its context, queue and limits.

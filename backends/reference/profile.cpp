@@ -359,6 +359,15 @@ class Reader {
     }
     return true;
   }
+  // "max_ulps": an approximate operation's bound (model/scalar_unit.hpp).
+  Expected<bool> ulp_bound(std::optional<model::UlpBound>& out) const {
+    if (const json* v = find("max_ulps")) {
+      const auto b = v->is_number() ? model::ulp_bound(v->get<double>()) : std::nullopt;
+      if (!b) return Error{fmt::format("{}: must be a number of ulps, 0 or more and below 2^23", at("max_ulps"))};
+      out = *b;
+    }
+    return true;
+  }
   Expected<bool> optional_int(const char* key, std::optional<int>& out) const {
     if (const json* v = find(key)) {
       if (v->is_null()) {
@@ -432,9 +441,7 @@ json unit_to_json(const model::ScalarUnit& u) {
               {"correction", u.mul.correction}}},
             {"fma", {{"fused", u.fma_fused}}},
             {"mad", {{"fused", u.mad_fused}}},
-            {"div",
-             {{"method", u.div.method == model::DivMethod::reciprocal ? "reciprocal" : "correctly_rounded"},
-              {"rounding", rounding_json(u.div.rounding)}}},
+            {"div", {{"method", model::name(u.div.method)}, {"rounding", rounding_json(u.div.rounding)}}},
             {"sqrt", {{"rounding", rounding_json(u.sqrt)}}},
             {"cvt", {{"rounding", rounding_json(u.convert)}}},
             {"subnormals",
@@ -442,6 +449,9 @@ json unit_to_json(const model::ScalarUnit& u) {
               {"output", flush_name(u.subnormals.flush_output)},
               {"transfer", flush_name(u.subnormals.flush_transfer)}}},
             {"nan", {{"canonical", u.nan.canonical}, {"quiet_on_transfer", u.nan.quiet_on_transfer}}}};
+  // An approximate operation's bound (model/scalar_unit.hpp), only where it has one.
+  if (u.div.method == model::DivMethod::approximate) j["div"]["max_ulps"] = model::ulps(u.div.max_error);
+  if (u.sqrt_max_error) j["sqrt"]["max_ulps"] = model::ulps(*u.sqrt_max_error);
   // The NaN keys beyond those two only where they differ from the IEEE unit's.
   const model::NanPolicy ieee_nan;
   json& nan = j["nan"];
@@ -513,24 +523,28 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
   if (const json* v = top.find("div")) {
     const Reader r(*v, top.at("div"));
     GP_TRY(r.check_object());
-    GP_TRY(r.only({"method", "rounding", "subnormals"}));
+    GP_TRY(r.only({"method", "rounding", "max_ulps", "subnormals"}));
     GP_TRY(r.rounding("rounding", u.div.rounding));
     if (const json* m = r.find("method")) {
-      if (*m == "reciprocal") {
-        u.div.method = model::DivMethod::reciprocal;
-      } else if (*m == "correctly_rounded") {
-        u.div.method = model::DivMethod::correctly_rounded;
-      } else {
-        return Error{fmt::format("{}: must be \"correctly_rounded\" or \"reciprocal\"", r.at("method"))};
-      }
+      const auto method = m->is_string() ? model::find_div_method(m->get<std::string>()) : std::nullopt;
+      if (!method)
+        return Error{fmt::format("{}: must be \"correctly_rounded\", \"reciprocal\" or \"approximate\"", r.at("method"))};
+      u.div.method = *method;
     }
+    std::optional<model::UlpBound> bound;
+    GP_TRY(r.ulp_bound(bound));
+    if (bound.has_value() != (u.div.method == model::DivMethod::approximate))
+      return Error{fmt::format("{}: max_ulps goes with the method \"approximate\", and only there", top.at("div"))};
+    if (bound) u.div.max_error = *bound;
   }
   for (const char* key : {"sqrt", "cvt"}) {
     if (const json* v = top.find(key)) {
       const Reader r(*v, top.at(key));
+      const bool is_sqrt = std::string_view(key) == "sqrt";
       GP_TRY(r.check_object());
-      GP_TRY(r.only({"rounding", "subnormals"}));
-      GP_TRY(r.rounding("rounding", std::string_view(key) == "sqrt" ? u.sqrt : u.convert));
+      GP_TRY(is_sqrt ? r.only({"rounding", "max_ulps", "subnormals"}) : r.only({"rounding", "subnormals"}));
+      GP_TRY(r.rounding("rounding", is_sqrt ? u.sqrt : u.convert));
+      if (is_sqrt) GP_TRY(r.ulp_bound(u.sqrt_max_error));
     }
   }
   if (const json* v = top.find("subnormals")) {
