@@ -213,12 +213,7 @@ TEST(MmaIdentify, RandomParameterSets) {
   for (int i = 0; i < sets; ++i) {
     const Drawn x = draw(rng, i);
     if (!testing::in_sweep(std::size_t(i))) continue;
-    backends::Profile p;
-    p.name = fmt::format("random-{}", i);
-    p.device_name = x.label;
-    p.vendor = "test";
-    p.mma = {x.mc};
-    backends::ReferenceDevice dev(p, {{x.mc.instruction, x.cfg}});
+    backends::ReferenceDevice dev = testing::device_of(x, i);
     std::printf("  %s\n", x.label.c_str());
     expect_identified(dev, x.mc, x.cfg, x.label);
   }

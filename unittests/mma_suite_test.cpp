@@ -103,12 +103,7 @@ TEST(MmaLayout, RandomUnitsOfTheModelPass) {
   const int sets = testing::drawn_count(300, 1000);
   for (int i = 0; i < sets; ++i) {
     const testing::Drawn x = testing::draw(rng, i);
-    backends::Profile p;
-    p.name = fmt::format("random-{}", i);
-    p.device_name = x.label;
-    p.vendor = "test";
-    p.mma = {x.mc};
-    backends::ReferenceDevice dev(p, {{x.mc.instruction, x.cfg}});
+    backends::ReferenceDevice dev = testing::device_of(x, i);
     const audit::Finding f = mma::LayoutCheck().run(dev, x.mc, audit::ProbeContext{audit::Tier::quick, kSeed + std::uint64_t(i)});
     EXPECT_EQ(f.status, audit::Status::ok) << x.label << ": " << f.message;
   }

@@ -13,6 +13,7 @@
 #include "backends/device.hpp"
 #include "model/mma_algorithms.hpp"
 #include "backends/reference/profile.hpp"
+#include "backends/reference/reference_backend.hpp"
 
 namespace gp::testing {
 
@@ -74,6 +75,16 @@ inline Drawn draw(std::mt19937_64& rng, int index) {
                                           backends::parameters_json(cfg, K).dump(), K, mc.name());
     return {mc, cfg, label};
   }
+}
+
+// The hidden unit as a virtual device: a profile of its one configuration.
+inline backends::ReferenceDevice device_of(const Drawn& x, int index) {
+  backends::Profile p;
+  p.name = fmt::format("random-{}", index);
+  p.device_name = x.label;
+  p.vendor = "test";
+  p.mma = {x.mc};
+  return backends::ReferenceDevice(p, {{x.mc.instruction, x.cfg}});
 }
 
 }  // namespace gp::testing

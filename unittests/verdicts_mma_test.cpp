@@ -82,12 +82,7 @@ TEST_P(RandomSets, VerdictsAreTrue) {
   for (int i = 0; i < kRandomSets; ++i) {
     const int index = GetParam() * kRandomSets + i;
     const testing::Drawn x = testing::draw(rng, index);
-    backends::Profile p;
-    p.name = fmt::format("random-{}", index);
-    p.device_name = x.label;
-    p.vendor = "test";
-    p.mma = {x.mc};
-    backends::ReferenceDevice dev(p, {{x.mc.instruction, x.cfg}});
+    backends::ReferenceDevice dev = testing::device_of(x, index);
     testing::expect_true_verdicts(testing::run_mma(dev, seed(), kValidationTiles), x.mc, x.cfg, x.label);
   }
 }
