@@ -14,14 +14,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "audit/result.hpp"
 #include "backends/device.hpp"
 #include "backends/driver_call.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/stop_signal.hpp"
+#include "input/input_error.hpp"
+#include "input/json_input.hpp"
 
 extern char** environ;
 
@@ -72,14 +72,13 @@ void report_fatal_signals(int fd) {
 
 int run_worker(const std::string& request_file, int fd) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a parent killed outright takes its child along
-  json request;
-  try {
-    std::ifstream in(request_file);
-    request = json::parse(in);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "gpuparanoia worker: {}: {}\n", request_file, e.what());
+  input::InputError err;
+  const std::optional<json> read = input::read_json_file(request_file, err);
+  if (!read) {
+    fmt::print(stderr, "{}", input::error_line(err.text()));
     return kExitBadInput;
   }
+  const json& request = *read;
   backends::BackendOptions options;
   for (const std::string& f : request.value("profile_files", std::vector<std::string>{})) options.profile_files.emplace_back(f);
   auto all = backends::all_backends(options);
@@ -248,8 +247,9 @@ audit::Tally run_contained(const DeviceRun& run, audit::ResultDocument& doc, con
                                  [&](const json& c) { return c.value("config", "") == target; });
     (mma ? f.config : f.format) = target;
     const bool resumable = !probe.empty() && !doc.holds(probe, target);
-    if (!resumable) f.message += probe.empty() ? ", before any probe ran" : fmt::format(", after {} on {}", probe, target);
-    if (!resumable) f.message += "; the device's run ends here";
+    if (!resumable)
+      f.message += (probe.empty() ? ", before any probe ran" : fmt::format(", after {} on {}", probe, target)) +
+                   "; the device's run ends here";
     if (mma) audit::end_configuration(doc, target, end.why);
     doc.add(f);
     if (!resumable) break;
