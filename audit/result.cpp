@@ -138,16 +138,17 @@ void ResultDocument::replace(std::size_t i, nlohmann::json finding) {
   if (listener_) changed({{"replace", i}, {"finding", doc_["findings"].at(i)}});
 }
 
-bool ResultDocument::holds(std::string_view probe, std::string_view target) const {
+const nlohmann::json* ResultDocument::held(std::string_view probe, std::string_view target) const {
   const auto field = [](const nlohmann::json& f, const char* key) {
     const auto it = f.find(key);
     return it != f.end() && it->is_string() ? it->get_ref<const std::string&>() : std::string();
   };
-  return std::any_of(doc_["findings"].begin(), doc_["findings"].end(), [&](const nlohmann::json& f) {
-    if (!probe.empty() && field(f, "probe") != probe) return false;
+  for (const nlohmann::json& f : doc_["findings"]) {
+    if (!probe.empty() && field(f, "probe") != probe) continue;
     const std::string format = field(f, "format"), config = field(f, "config");
-    return target.empty() ? format.empty() && config.empty() : format == target || config == target;
-  });
+    if (target.empty() ? format.empty() && config.empty() : format == target || config == target) return &f;
+  }
+  return nullptr;
 }
 
 void ResultDocument::changed(nlohmann::json event) {

@@ -38,7 +38,9 @@ class ResultDocument {
   std::size_t findings() const { return doc_["findings"].size(); }
   // Whether a finding of `probe` (any probe when empty) has `target` as its format or configuration
   // ("" for neither): a run that resumes a document skips the work it holds.
-  bool holds(std::string_view probe, std::string_view target) const;
+  bool holds(std::string_view probe, std::string_view target) const { return held(probe, target) != nullptr; }
+  // The first such finding, or null.
+  const nlohmann::json* held(std::string_view probe, std::string_view target) const;
 
   // A device's run in a child process (cli/contained_run.hpp) mirrors its document into the
   // parent's: each change is an event, {"add": finding} or {"replace": i, "finding": finding}, with

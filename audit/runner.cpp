@@ -4,6 +4,7 @@
 #include "backends/api_accuracy.hpp"
 #include "tests_mma/layout.hpp"
 #include "tests_mma/suite.hpp"
+#include "tests_scalar/compiler.hpp"
 #include "tests_scalar/suite.hpp"
 
 #include <fmt/format.h>
@@ -39,6 +40,7 @@ void Tally::add(Status s) {
 
 std::vector<std::string_view> finding_ids() {
   std::vector<std::string_view> ids;
+  for (const ScalarProbe* p : scalar::canaries()) ids.push_back(p->id());
   for (const ScalarProbe* p : scalar::probes()) ids.push_back(p->id());
   ids.push_back(mma::LayoutCheck().id());
   for (const MmaProbe* p : mma::probes()) ids.push_back(p->id());
@@ -49,8 +51,9 @@ std::vector<std::string_view> finding_ids() {
 Finding finding_of(std::string_view id) {
   Finding f;
   f.probe = id;
-  for (const ScalarProbe* p : scalar::probes())
-    if (p->id() == id) f.title = p->title(), f.source = p->source();
+  for (const auto list : {scalar::canaries(), scalar::probes()})
+    for (const ScalarProbe* p : list)
+      if (p->id() == id) f.title = p->title(), f.source = p->source();
   for (const MmaProbe* p : mma::probes())
     if (p->id() == id) f.title = p->title(), f.source = p->source();
   if (id == mma::LayoutCheck().id()) f.title = mma::LayoutCheck().title(), f.source = mma::LayoutCheck().source();
@@ -101,6 +104,35 @@ Finding run_one(const Probe& probe, backends::Device& device, const Target& targ
   return f;
 }
 
+// The device as a probe sees it, noting the first expression whose compiled code the canaries
+// found altered.
+class Witness final : public backends::Device {
+ public:
+  Witness(backends::Device& inner, const scalar::CompiledCode& compiled) : inner_(&inner), compiled_(&compiled) {}
+  const backends::DeviceInfo& info() const override { return inner_->info(); }
+  const backends::Capabilities& caps() const override { return inner_->caps(); }
+  Expected<std::vector<std::uint64_t>> scalar(const backends::ScalarBatch& b) override {
+    if (altered_.empty() && b.expr) altered_ = compiled_->altered(*b.expr);
+    return inner_->scalar(b);
+  }
+  Expected<std::vector<std::uint64_t>> mma(const backends::MmaBatch& b) override { return inner_->mma(b); }
+  const std::string& altered() const { return altered_; }
+
+ private:
+  backends::Device* inner_;
+  const scalar::CompiledCode* compiled_;
+  std::string altered_;
+};
+
+// A finding whose expressions the compiler altered: its outputs are the compiled code's, so it
+// states nothing of the unit (no profile), keeps what it measured, and says why.
+void explained_by_compiler(Finding& f, const std::string& why) {
+  if (f.status != Status::ok) return;
+  f.parameters = {{"conclusion", "inconclusive"}, {"as_measured", f.verdict}};
+  f.verdict = "inconclusive: " + why;
+  f.profile = nlohmann::json::object();
+}
+
 }  // namespace
 
 Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, ResultDocument& doc,
@@ -116,12 +148,33 @@ Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, Re
     for (const ScalarProbe* p : scalar::probes())
       if (selected(settings, p->id()) && p->applies(*f) && !doc.holds(p->id(), f->name)) jobs.push_back({p, f});
   const ProbeContext ctx{settings.tier, settings.seed};
+  // The canaries first, on every format, whatever the probes selected (reported where selected):
+  // what they find the compiler alters, a probe's finding says instead of describing the unit. One
+  // held by the document (a resumed run) is not run again.
+  scalar::CompiledCode compiled;
+  for (const model::Format* f : device.caps().formats)
+    for (const ScalarProbe* canary : scalar::canaries()) {
+      if (!canary->applies(*f) || settings.stopped()) continue;
+      if (const nlohmann::json* held = doc.held(canary->id(), f->name)) {
+        compiled.learn(*held);
+        continue;
+      }
+      if (progress) progress(canary->id(), f->name, 0, jobs.size());
+      Finding c = run_one(*canary, device, *f, ctx);
+      c.format = f->name;
+      compiled.learn(to_json(c));
+      if (!selected(settings, canary->id())) continue;
+      tally.add(c.status);
+      doc.add(c);
+    }
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     if (settings.stopped()) break;  // the profile of what was done is still assembled
     const auto [probe, format] = jobs[i];
     if (progress) progress(probe->id(), format->name, i, jobs.size());
-    Finding f = run_one(*probe, device, *format, ctx);
+    Witness witness(device, compiled);
+    Finding f = run_one(*probe, compiled.empty() ? device : witness, *format, ctx);
     f.format = format->name;
+    if (!witness.altered().empty()) explained_by_compiler(f, witness.altered());
     // A driver's x / y and sqrt are what its compiler made of them, within what its API allows.
     const std::string_view id = probe->id();
     if (f.status == Status::ok && f.message.empty() && (id.starts_with("scalar.div.") || id.starts_with("scalar.sqrt.")))

@@ -540,7 +540,10 @@ TEST(VulkanCommandLine, QuickScalarSuiteOnVulkan0) {
 // result is complete and holds every finding a run without the crash has.
 TEST(VulkanCommandLine, ADriverCrashEndsOnlyTheProbeItHit) {
   if (!find_device("vulkan:0")) GTEST_SKIP() << find_device("vulkan:0").error().message;
-  const std::string args = "run --device vulkan:0 --suite scalar --probe 'scalar.*.ulp_error' --quick --seed 1 --json {json}";
+  // The compiler canaries run first whatever is selected; selected, they are reported in both runs.
+  const std::string args =
+      "run --device vulkan:0 --suite scalar --probe 'scalar.*.ulp_error' --probe 'scalar.compiler.*' --quick --seed 1 "
+      "--json {json}";
   const testing::CliRun run = testing::run_cli(args, "gpuparanoia-vulkan-crash", "GPUPARANOIA_CRASH_IN=vkCreateComputePipelines:3");
   const testing::CliRun plain = testing::run_cli(args, "gpuparanoia-vulkan-no-crash");
   EXPECT_EQ(run.exit_status, 1) << run.tail();
