@@ -132,4 +132,26 @@ std::string comparison_markdown(const Comparison& c) {
   return out;
 }
 
+std::vector<Difference> changed_findings(const json& base, const json& variant) {
+  std::vector<Difference> v;
+  for (Difference& d : compare_results(base, variant).differences)
+    if (!d.where.starts_with("profile.") && d.where.find(" parameters.") == std::string::npos &&
+        (d.where.ends_with(" verdict") || d.where.ends_with(" status") || d.a == absent || d.b == absent))
+      v.push_back(std::move(d));
+  return v;
+}
+
+std::string variant_text(const std::string& base_id, const std::string& mode, const std::vector<Difference>& changed,
+                         bool markdown) {
+  std::string out = fmt::format("{}Against {}: the same unit, its kernels compiled with {}: ", markdown ? "## " : "", base_id, mode);
+  out += changed.empty() ? "no finding differs"
+                         : fmt::format("{} finding{} differ{}, each the compiler's float mode, not the unit's", changed.size(),
+                                       changed.size() == 1 ? "" : "s", changed.size() == 1 ? "s" : "");
+  out += markdown ? "\n\n" : "\n";
+  for (const Difference& d : changed)
+    out += markdown ? fmt::format("- `{}`: {} → {}\n", input::escaped(d.where, false), d.a, d.b)
+                    : fmt::format("  {}: {} -> {}\n", input::escaped(d.where, false), d.a, d.b);
+  return out;
+}
+
 }  // namespace gp::audit

@@ -23,6 +23,13 @@ struct Comparison {
 };
 
 Comparison compare_results(const nlohmann::json& a, const nlohmann::json& b);
+// The findings whose status or verdict differ between a device and one of its variants (the same
+// unit, its kernels compiled in another float mode: every difference is the compiler's), and those
+// one side lacks; their parameters and the profile follow from them.
+std::vector<Difference> changed_findings(const nlohmann::json& base, const nlohmann::json& variant);
+// The account of them in a variant's report ("## " heading in Markdown), after its own.
+std::string variant_text(const std::string& base_id, const std::string& mode, const std::vector<Difference>& changed,
+                         bool markdown);
 std::string comparison_text(const Comparison& c);
 std::string comparison_markdown(const Comparison& c);
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <random>
 
+#include "audit/compare.hpp"
 #include "audit/report.hpp"
 #include "audit/runner.hpp"
 #include "backends/device.hpp"
@@ -265,6 +266,8 @@ int run_audit(const RunArgs& a) {
   };
   // Real devices first, the reference backend's virtual ones apart: they audit the model itself.
   std::vector<std::string> summary, reference;
+  // Real devices' results, for their variants' account of what the float mode changed.
+  std::map<std::string, nlohmann::json, std::less<>> bases;
   for (backends::Device* d : *chosen) {
     audit::ResultDocument doc(*d, GPUPARANOIA_VERSION_STRING, settings.to_json());
     const bool first = d == chosen->front();
@@ -294,10 +297,24 @@ int run_audit(const RunArgs& a) {
     else doc.finish();
     if (tty) fmt::print(stderr, "\r\033[K");
     if (doc.write_error()) write_error(*doc.write_error());
-    const std::string text = audit::text_report(doc.json());
+    // A variant (vulkan:0+rte) is its device's unit compiled in another float mode: what differs
+    // from the device's own run is the compiler's, said in its reports and the summary.
+    const std::string& id = d->info().id;
+    const std::size_t plus = id.find('+');
+    std::string text = audit::text_report(doc.json()), markdown = audit::markdown_report(doc.json()), against;
+    if (plus == std::string::npos) {
+      if (!is_reference(*d)) bases[id] = doc.json();
+    } else if (const auto base = bases.find(std::string_view(id).substr(0, plus)); base != bases.end()) {
+      const auto changed = audit::changed_findings(base->second, doc.json());
+      text += "\n" + audit::variant_text(base->first, id.substr(plus), changed, false);
+      markdown += "\n" + audit::variant_text(base->first, id.substr(plus), changed, true);
+      against = changed.empty() ? fmt::format("{} changes no finding of {}", id.substr(plus), base->first)
+                                : fmt::format("{} changes {} finding{} of {}: the compiler's float mode", id.substr(plus),
+                                              changed.size(), changed.size() == 1 ? "" : "s", base->first);
+    }
     fmt::print("{}\n", text);
     if (!out_stem.empty()) {
-      for (const auto& [ext, content] : {std::pair{".md", audit::markdown_report(doc.json())}, std::pair{".txt", text}})
+      for (const auto& [ext, content] : {std::pair{".md", markdown}, std::pair{".txt", text}})
         if (auto ok = audit::write_atomically(out_stem + ext, content); !ok) write_error(ok.error());
     }
     errors += t.error;
@@ -305,6 +322,7 @@ int run_audit(const RunArgs& a) {
     lines.push_back(fmt::format("{:<40} {:>4} ok {:>4} unsupported {:>4} error", d->info().id, t.ok, t.unsupported,
                                 t.error));
     for (const std::string& h : audit::headline_lines(doc.json())) lines.push_back("    " + h);
+    if (!against.empty()) lines.push_back("    " + against);
     if (stop_signal()) break;
   }
   fmt::print("Summary (seed {}):\n", settings.seed);

@@ -573,6 +573,27 @@ TEST(OpenClCommandLine, DriverProbesOnEveryDevice) {
     EXPECT_GT(ok, 10) << d->info().id;
     EXPECT_TRUE(std::filesystem::exists(dir / (slug + ".md")));
     EXPECT_TRUE(std::filesystem::exists(dir / (slug + ".txt")));
+    // A variant's reports say what its float mode changed against its device's own run: flushing
+    // subnormals, +denorms-are-zero changes the subnormal findings.
+    const std::string& id = d->info().id;
+    if (id.find('+') == std::string::npos) continue;
+    std::ifstream text_file(dir / (slug + ".txt"));
+    const std::string text((std::istreambuf_iterator<char>(text_file)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find(fmt::format("Against {}: the same unit, its kernels compiled with {}: ", id.substr(0, id.find('+')),
+                                    id.substr(id.find('+')))),
+              std::string::npos)
+        << id;
+    // Where the flag flushes subnormals (PoCL; rusticl ignores it), the subnormal finding is among them.
+    const auto flush_verdict = [&](const std::string& stem) {
+      std::ifstream f(dir / (stem + ".json"));
+      const nlohmann::json result = nlohmann::json::parse(f);
+      for (const auto& finding : result["findings"])
+        if (finding["probe"] == "scalar.subnormals.flush" && finding["format"] == "binary32") return finding.value("verdict", "");
+      return std::string();
+    };
+    const bool flushing = flush_verdict(slug) != flush_verdict(audit::slug(id.substr(0, id.find('+'))));
+    EXPECT_EQ(text.find("  scalar.subnormals.flush [binary32] verdict: SUBNORMALS: ") != std::string::npos, flushing) << text;
+    EXPECT_NE(run.output.find(fmt::format("    {} change", id.substr(id.find('+')))), std::string::npos) << run.tail();
   }
 }
 
