@@ -600,6 +600,26 @@ struct LostDriver {
   }
 };
 
+// fp8 cooperative matrices on Hopper are named after the emulated row that models them (NVIDIA
+// emulates fp8 with conversions to binary16 and the binary16 tensor core), whatever M and N; other
+// devices, formats or K are not.
+TEST(VulkanMmaOffer, HopperFp8IsNamedAfterItsEmulation) {
+  MmaConfig c{16, 16, 32, &model::e4m3, &model::e5m2, &model::binary32, &model::binary32, "subgroup", ""};
+  EXPECT_EQ(vulkan::emulated_instruction("NVIDIA H100 80GB HBM3", 0x10de, c), "hopper:QMMA.16832.F32.E4M3.E5M2");
+  EXPECT_EQ(vulkan::emulated_instruction("NVIDIA GH200 480GB", 0x10de, c), "hopper:QMMA.16832.F32.E4M3.E5M2");
+  EXPECT_EQ(vulkan::emulated_instruction("NVIDIA H20", 0x10de, c), "hopper:QMMA.16832.F32.E4M3.E5M2");
+  c.k = 16;
+  c.c = c.d = &model::binary16;
+  EXPECT_EQ(vulkan::emulated_instruction("NVIDIA H200", 0x10de, c), "hopper:QMMA.16816.F16.E4M3.E5M2");
+  EXPECT_EQ(vulkan::emulated_instruction("NVIDIA GeForce RTX 4090", 0x10de, c), "");
+  EXPECT_EQ(vulkan::emulated_instruction("NVIDIA H100 PCIe", 0x1002, c), "");
+  EXPECT_EQ(vulkan::emulated_instruction("NVIDIA H1000", 0x10de, c), "");
+  c.k = 64;
+  EXPECT_EQ(vulkan::emulated_instruction("NVIDIA H100 PCIe", 0x10de, c), "") << "no row of that K";
+  const MmaConfig f16{16, 8, 16, &model::binary16, &model::binary16, &model::binary32, &model::binary32, "subgroup", ""};
+  EXPECT_EQ(vulkan::emulated_instruction("NVIDIA H100 PCIe", 0x10de, f16), "") << "native, not emulated";
+}
+
 // The MMA pipelines' workgroup is one subgroup whose size is required wherever the device lets a
 // compute pipeline require one (Vulkan 1.3 or VK_EXT_subgroup_size_control), also where the minimum
 // and the maximum agree (lavapipe); full subgroups only where that is valid for the LocalSize.

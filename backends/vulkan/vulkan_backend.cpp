@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <regex>
 
 #include "backends/kernel_source.hpp"
 #include "backends/utf8.hpp"
@@ -11,6 +12,7 @@
 #include "backends/vulkan/float_controls.hpp"
 #include "backends/vulkan/glsl_compiler.hpp"
 #include "backends/vulkan/vulkan_context.hpp"
+#include "model/mma_instructions.hpp"
 
 namespace gp::backends {
 
@@ -197,15 +199,32 @@ MmaOffer mma_offer(const DeviceFacts& f, const FloatControlMode* mode) {
       left_out.push_back(name + " (listed twice)");
       continue;
     }
+    c.instruction = emulated_instruction(f.properties.deviceName, f.properties.vendorID, c);
     offer.configs.push_back(c);
   }
   offer.description = fmt::format("cooperative matrices: {} of {} configurations audited", offer.configs.size(), f.coopmat.size());
+  if (std::any_of(offer.configs.begin(), offer.configs.end(), [](const MmaConfig& c) { return !c.instruction.empty(); }))
+    offer.description += "; fp8 configurations emulated by the driver (NVIDIA: conversions to binary16 and the binary16 "
+                         "tensor core), each named after the row that models it";
   if (!left_out.empty()) offer.description += fmt::format("; left out: {}", fmt::join(left_out, "; "));
   if (offer.configs.empty()) offer.unsupported = offer.description;
   return offer;
 }
 
 }  // namespace
+
+std::string emulated_instruction(std::string_view device_name, std::uint32_t vendor_id, const MmaConfig& config) {
+  static const std::regex hopper(R"(\bG?H(100|200|800|20)\b)");
+  const auto fp8 = [](const model::Format* x) { return x == &model::e4m3 || x == &model::e5m2; };
+  if (vendor_id != 0x10de || !fp8(config.a) || !fp8(config.b) ||
+      !std::regex_search(std::string(device_name), hopper))
+    return "";
+  for (const model::MmaInstruction& row : model::all_mma_instructions())
+    if (row.emulated && row.arch == "hopper" && row.k == config.k && row.config.a == config.a &&
+        row.config.b == config.b && row.config.c == config.c && row.config.d == config.d)
+      return row.id();
+  return "";
+}
 
 Expected<Context*> Gpu::get_context() {
   if (context) return context.get();

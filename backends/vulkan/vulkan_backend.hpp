@@ -34,6 +34,13 @@ namespace gp::backends {
 namespace vulkan {
 struct Gpu;
 struct FloatControlMode;
+
+// The model's row for a configuration that the driver runs as something else, by the device's name:
+// fp8 on Hopper (H100, H200, H800, H20, GH200), which NVIDIA emulates with conversions to binary16
+// and the binary16 tensor core (as its fp8 mma.sync): the emulated hopper row of the same K and
+// formats ("hopper:QMMA.16832.F32.E4M3.E4M3"), whatever M and N (a tile of several instructions);
+// "" for any other.
+std::string emulated_instruction(std::string_view device_name, std::uint32_t vendor_id, const MmaConfig& config);
 }  // namespace vulkan
 
 class VulkanDevice final : public Device {
