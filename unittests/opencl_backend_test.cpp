@@ -502,6 +502,34 @@ TEST(OpenClBackend, ProgramsAreBuiltOncePerSource) {
   EXPECT_EQ(*plain->scalar({&add, x}), std::vector<std::uint64_t>{0x40400000});
 }
 
+// run --code: each program's OpenCL C source and the device's binary, in the device's folder; nothing
+// without it. On PoCL and rusticl, each where installed.
+TEST(OpenClBackend, SourcesAndBinariesAreKept) {
+  if (!devices()) GTEST_SKIP() << "no OpenCL device: " << devices().error().message;
+  EXPECT_EQ(any_device()->info().code, "");
+  const std::filesystem::path dir = testing::fresh_folder("gpuparanoia-opencl-code", "kept");
+  OpenClBackend keeping({.code = dir});
+  auto found = keeping.enumerate();
+  ASSERT_TRUE(found) << found.error().message;
+  const Expr e = binary(Node::add, model::binary32);
+  const std::vector<std::uint64_t> x = {0x3f800000, 0x40000000};
+  std::vector<std::string> checked;
+  for (const char* platform : {"Portable Computing Language", "rusticl"}) {
+    const int p = platform_index(platform);
+    const auto d = std::find_if(found->begin(), found->end(),
+                                [&](const auto& dev) { return dev->info().id == fmt::format("opencl:{}:0", p); });
+    if (p < 0 || d == found->end()) continue;
+    ASSERT_TRUE((*d)->scalar({&e, x}));
+    EXPECT_EQ((*d)->info().code, (dir / file_stem((*d)->info().id)).string());
+    EXPECT_NE(testing::kept_code(**d, e.to_string(), ".cl").find("gp_eval"), std::string::npos) << (*d)->info().id;
+    const std::string binary = testing::kept_code(**d, e.to_string(), ".bin");
+    EXPECT_FALSE(binary.empty()) << (*d)->info().id;
+    checked.push_back(fmt::format("{} ({}: {} bytes of binary)", (*d)->info().id, platform, binary.size()));
+  }
+  if (checked.empty()) GTEST_SKIP() << "neither PoCL nor rusticl has a device here";
+  fmt::print("kept: {}\n", fmt::join(checked, "; "));
+}
+
 TEST(OpenClBackend, FailuresAreErrorsNotCrashes) {
   OpenClDevice* d = any_device();
   if (!d) GTEST_SKIP() << (devices() ? "no device" : devices().error().message);
