@@ -78,14 +78,16 @@ json to_json(const backends::DeviceInfo& info, const backends::Capabilities& cap
     if (!c.instruction.empty()) item["instruction"] = c.instruction;
     mma.push_back(item);
   }
-  return {{"id", info.id},
-          {"backend", info.backend},
-          {"name", info.name},
-          {"vendor", info.vendor},
-          {"driver", info.driver},
-          {"api", info.api},
-          {"description", info.description},
-          {"capabilities", {{"formats", formats}, {"float_controls", caps.float_controls}, {"mma", mma}}}};
+  json j = {{"id", info.id},
+            {"backend", info.backend},
+            {"name", info.name},
+            {"vendor", info.vendor},
+            {"driver", info.driver},
+            {"api", info.api},
+            {"description", info.description},
+            {"capabilities", {{"formats", formats}, {"float_controls", caps.float_controls}, {"mma", mma}}}};
+  if (!info.code.empty()) j["code"] = info.code;  // run --code: where its kernels' compiled code is
+  return j;
 }
 
 ResultDocument::ResultDocument(const backends::Device& device, std::string tool_version,

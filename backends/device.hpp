@@ -105,6 +105,8 @@ class Backend {
 
 struct BackendOptions {
   std::vector<std::filesystem::path> profile_files;  // user profiles for the reference backend
+  // Where the API backends keep their kernels' compiled code (kernel_code.hpp); empty: nowhere.
+  std::filesystem::path code;
 };
 
 // Every backend compiled in, the reference backend first.

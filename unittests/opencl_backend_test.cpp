@@ -17,6 +17,7 @@
 #include <set>
 
 #include "audit/result.hpp"
+#include "audit/result_check.hpp"
 #include "model/ops.hpp"
 #include "model/value.hpp"
 #include "tests_scalar/ulp.hpp"
@@ -564,6 +565,36 @@ TEST(OpenClBackend, ErrorCodesHaveNames) {
   EXPECT_EQ(opencl_error_name(CL_INVALID_WORK_GROUP_SIZE), "CL_INVALID_WORK_GROUP_SIZE");
   EXPECT_EQ(opencl_error_name(CL_PLATFORM_NOT_FOUND_KHR), "CL_PLATFORM_NOT_FOUND_KHR");
   EXPECT_EQ(opencl_error_name(-12345), "error -12345");
+}
+
+// `run --code DIR`: each device keeps its kernels in its own folder, and its result and report say
+// where.
+TEST(OpenClKernelCode, RunKeepsEachDevicesCodeAndSaysWhere) {
+  if (!devices()) GTEST_SKIP() << "no OpenCL device: " << devices().error().message;
+  const std::string plain = any_device()->info().id, variant = plain + "+denorms-are-zero";
+  const std::filesystem::path dir = testing::fresh_folder("gpuparanoia-opencl-code", "cli");
+  const testing::CliRun run = testing::run_cli(
+      fmt::format("run --device '{}' --device '{}' --probe scalar.add.rounding --quick --seed 1 --code '{}' --out '{}'",
+                  plain, variant, (dir / "code").string(), (dir / "out").string()),
+      "gpuparanoia-opencl-code-cli");
+  ASSERT_EQ(run.exit_status, 0) << run.tail();
+  for (const std::string& id : {plain, variant}) {
+    const nlohmann::json doc = testing::read_json(dir / "out" / (audit::slug(id) + ".json"));
+    const std::filesystem::path folder = dir / "code" / file_stem(id);
+    ASSERT_TRUE(doc.is_object()) << id;
+    EXPECT_EQ(doc["device"].value("code", ""), folder.string());
+    EXPECT_FALSE(audit::check_result(doc)) << id << ": the result check refuses the key";
+    std::size_t sources = 0, binaries = 0;
+    for (const auto& f : std::filesystem::directory_iterator(folder)) {
+      sources += f.path().extension() == ".cl";
+      binaries += f.path().extension() == ".bin" && f.file_size() > 0;
+    }
+    EXPECT_GT(sources, 0u) << folder;
+    EXPECT_EQ(binaries, sources) << folder;
+    std::ifstream md(dir / "out" / (audit::slug(id) + ".md"));
+    const std::string report(std::istreambuf_iterator<char>(md), {});
+    EXPECT_NE(report.find("| compiled kernels | " + folder.string() + " |"), std::string::npos) << report;
+  }
 }
 
 // The command line on every OpenCL device and variant: the driver probes (unittests/cli_run.hpp) run,
