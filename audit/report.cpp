@@ -152,6 +152,7 @@ std::string markdown_report(const json& doc) {
   out += "| | |\n|---|---|\n";
   for (const char* key : {"backend", "vendor", "driver", "api", "description"})
     if (!str(dev, key).empty()) out += fmt::format("| {} | {} |\n", key, str(dev, key));
+  if (!str(dev, "code").empty()) out += fmt::format("| compiled kernels | {} |\n", str(dev, "code"));
   out += fmt::format("| tool | gpuparanoia {} |\n| started | {} |\n| duration | {:.1f} s |\n\n",
                      str(member(doc, "tool"), "version"), str(doc, "started"), number_member(doc, "duration_s"));
   for (const auto& [target, findings] : by_target(doc)) {

@@ -6,12 +6,9 @@
 #include <fmt/format.h>
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <span>
 
 namespace gp::audit {
@@ -81,14 +78,16 @@ json to_json(const backends::DeviceInfo& info, const backends::Capabilities& cap
     if (!c.instruction.empty()) item["instruction"] = c.instruction;
     mma.push_back(item);
   }
-  return {{"id", info.id},
-          {"backend", info.backend},
-          {"name", info.name},
-          {"vendor", info.vendor},
-          {"driver", info.driver},
-          {"api", info.api},
-          {"description", info.description},
-          {"capabilities", {{"formats", formats}, {"float_controls", caps.float_controls}, {"mma", mma}}}};
+  json j = {{"id", info.id},
+            {"backend", info.backend},
+            {"name", info.name},
+            {"vendor", info.vendor},
+            {"driver", info.driver},
+            {"api", info.api},
+            {"description", info.description},
+            {"capabilities", {{"formats", formats}, {"float_controls", caps.float_controls}, {"mma", mma}}}};
+  if (!info.code.empty()) j["code"] = info.code;  // run --code: where its kernels' compiled code is
+  return j;
 }
 
 ResultDocument::ResultDocument(const backends::Device& device, std::string tool_version,
@@ -197,21 +196,10 @@ void ResultDocument::interrupt(std::string_view signal) {
   write_outputs(true);
 }
 
-namespace {
-std::string describe_errno(const std::filesystem::path& path, std::string_view what) {
-  return fmt::format("cannot {} {}: {}", what, path.string(), std::strerror(errno));
-}
-
-bool is_special_file(const std::filesystem::path& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
-}
-}  // namespace
-
 Expected<bool> ResultDocument::write_to(std::filesystem::path path) {
-  if (is_special_file(path)) {
+  if (backends::is_special_file(path)) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return Error{describe_errno(path, "open")};
+    if (fd < 0) return backends::file_error(path, "open");
     ::close(fd);
     outputs_.push_back({std::move(path), true});
     return true;
@@ -235,73 +223,6 @@ void ResultDocument::write_outputs(bool at_end) {
 
 std::string dump(const nlohmann::json& doc) {
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
-bool write_all_of(int fd, std::string_view text) {
-  while (!text.empty()) {
-    const ssize_t n = ::write(fd, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    text.remove_prefix(std::size_t(n));
-  }
-  return true;
-}
-
-namespace {
-
-Expected<bool> write_in_place(const std::filesystem::path& path, std::string_view text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) return Error{describe_errno(path, "open")};
-  const bool ok = write_all_of(fd, text);
-  const int saved = errno;
-  if (::close(fd) != 0 || !ok) {
-    if (!ok) errno = saved;
-    return Error{describe_errno(path, "write")};
-  }
-  return true;
-}
-
-// The mode a new file gets from open(2): 0666 less the umask (mkstemp creates 0600).
-mode_t new_file_mode() {
-  static const mode_t mask = [] {
-    const mode_t m = ::umask(0);
-    ::umask(m);
-    return m;
-  }();
-  return 0666 & ~mask;
-}
-
-}  // namespace
-
-Expected<bool> write_atomically(const std::filesystem::path& path, std::string_view text) {
-  if (is_special_file(path)) return write_in_place(path, text);
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
-  std::string tmp = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
-  const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) return Error{describe_errno(path, "write")};
-  // A file replaced keeps its mode; a new one gets the mode open(2) would give it.
-  struct stat st {};
-  const mode_t mode = ::stat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : new_file_mode();
-  const bool ok = ::fchmod(fd, mode) == 0 && write_all_of(fd, text) && ::fsync(fd) == 0;
-  const int saved = errno;
-  const bool closed = ::close(fd) == 0;
-  if (!ok || !closed || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    if (!ok) errno = saved;
-    const Error e{describe_errno(path, "write")};
-    ::unlink(tmp.c_str());
-    return e;
-  }
-  return true;
-}
-
-Expected<bool> claim_file(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd >= 0) {
-    ::close(fd);
-    return true;
-  }
-  if (errno == EEXIST) return false;
-  return Error{describe_errno(path, "create")};
 }
 
 std::string slug(std::string_view id) {

@@ -13,6 +13,7 @@
 
 #include "audit/finding.hpp"
 #include "backends/device.hpp"
+#include "backends/file_write.hpp"
 
 namespace gp::audit {
 
@@ -86,20 +87,10 @@ class ResultDocument {
 // with U+FFFD instead of throwing: a result is never lost to a byte.
 std::string dump(const nlohmann::json& doc);
 
-// Writes text to path so that readers never see half a file and a failure loses nothing: a
-// temporary file unique to the call in the same folder, every write checked, fsync, then rename
-// over path. On failure the temporary is removed, the previous file is untouched, and the Error
-// names the path. A path that exists and is not a regular file (/dev/stdout, a pipe, /dev/full)
-// cannot be replaced: it is written in place, and every write and the close are checked.
-Expected<bool> write_atomically(const std::filesystem::path& path, std::string_view text);
-
-// write(2) until all of text is written (it may write less than asked, or be interrupted by a
-// signal); false on an error.
-bool write_all_of(int fd, std::string_view text);
-
-// Creates path exclusively (O_EXCL): false when it exists already, an Error when it cannot be
-// created. Concurrent runs into one folder claim their file names this way.
-Expected<bool> claim_file(const std::filesystem::path& path);
+// The result files are written through these (backends/file_write.hpp).
+using backends::claim_file;
+using backends::write_all_of;
+using backends::write_atomically;
 
 // "ref:nvidia-g70" -> "ref-nvidia-g70": a name usable as a file name.
 std::string slug(std::string_view id);

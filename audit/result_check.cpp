@@ -101,7 +101,8 @@ const Shape& result_shape() {
       {"duration_s", of(Kind::number)},
       {"device", object({{"id", of(Kind::string)}, {"backend", of(Kind::string)}, {"name", of(Kind::string)},
                          {"driver", of(Kind::string)}, {"api", of(Kind::string)}, {"vendor", of(Kind::string)},
-                         {"description", of(Kind::string)}, {"capabilities", of(Kind::object)}})},
+                         {"description", of(Kind::string)}, {"capabilities", of(Kind::object)},
+                         {"code", of(Kind::string)}})},
       {"findings", required(array(finding))},
       {"profile", object({{"scalar", object({{"*", unit}})}, {"mma", array(mma)}})},
   });

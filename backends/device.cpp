@@ -45,16 +45,16 @@ Expected<std::vector<std::unique_ptr<Backend>>> all_backends(const BackendOption
   std::vector<std::unique_ptr<Backend>> v;
   v.push_back(std::make_unique<ReferenceBackend>(options.profile_files));
 #ifdef GPUPARANOIA_HAVE_OPENGL
-  v.push_back(std::make_unique<OpenGLBackend>());
+  v.push_back(std::make_unique<OpenGLBackend>(OpenGLBackend::Options{.code = options.code}));
 #endif
 #ifdef GPUPARANOIA_HAVE_OPENCL
-  v.push_back(std::make_unique<OpenClBackend>());
+  v.push_back(std::make_unique<OpenClBackend>(OpenClBackend::Options{.code = options.code}));
 #endif
 #ifdef GPUPARANOIA_HAVE_VULKAN
-  v.push_back(std::make_unique<VulkanBackend>());
+  v.push_back(std::make_unique<VulkanBackend>(VulkanBackend::Options{.code = options.code}));
 #endif
 #ifdef GPUPARANOIA_HAVE_CUDA
-  v.push_back(std::make_unique<CudaBackend>());
+  v.push_back(std::make_unique<CudaBackend>(CudaBackend::Options{.code = options.code}));
 #endif
   return v;
 }

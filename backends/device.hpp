@@ -31,6 +31,8 @@ struct DeviceInfo {
   // What a source published of the device, by "<probe id> <format or config>" (the 7800GTX log's
   // error bounds): reports show it beside the probe's own finding.
   std::map<std::string, std::string> published;
+  // The folder its kernels' compiled code is kept in (kernel_code.hpp), "" when none is kept.
+  std::string code;
 };
 
 // An MMA configuration: D (MxN, d format) = A (MxK, a) * B (KxN, b) + C (MxN, c).
@@ -103,6 +105,8 @@ class Backend {
 
 struct BackendOptions {
   std::vector<std::filesystem::path> profile_files;  // user profiles for the reference backend
+  // Where the API backends keep their kernels' compiled code (kernel_code.hpp); empty: nowhere.
+  std::filesystem::path code;
 };
 
 // Every backend compiled in, the reference backend first.

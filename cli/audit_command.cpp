@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 
 struct RunArgs {
   std::vector<std::string> devices, probes, configs, profile_files;
-  std::string suite = "all", out_dir, json_file;
+  std::string suite = "all", out_dir, json_file, code_dir;
   bool quick = false, full = false;
   std::uint64_t seed = 0;
   bool seed_set = false;
@@ -45,10 +45,12 @@ struct Found {
   std::vector<Unavailable> unavailable;  // backends that found nothing, and why
 };
 
-Expected<Found> find_devices(const std::vector<std::string>& profile_files) {
+// `code`: where the devices keep their kernels' compiled code (run --code), "" for nowhere.
+Expected<Found> find_devices(const std::vector<std::string>& profile_files, const std::string& code = "") {
   Found found;
   backends::BackendOptions options;
   for (const std::string& f : profile_files) options.profile_files.emplace_back(f);
+  options.code = code;
   auto backends = backends::all_backends(options);
   if (!backends) return backends.error();
   for (auto& b : *backends) {
@@ -168,13 +170,14 @@ Expected<std::string> claim_outputs(const fs::path& dir, const std::string& slug
   return Error{fmt::format("cannot write into {}: {}.json to {}-1000.json are taken", dir.string(), slug, slug)};
 }
 
-// --out DIR exists or is created; --json FILE's folder exists.
+// --out DIR and --code DIR exist or are created; --json FILE's folder exists.
 Expected<bool> check_output_folders(const RunArgs& a) {
   std::error_code ec;
-  if (!a.out_dir.empty()) {
-    fs::create_directories(a.out_dir, ec);
-    if (ec || !fs::is_directory(a.out_dir))
-      return Error{fmt::format("cannot write into {}: {}", a.out_dir, ec ? ec.message() : "not a folder")};
+  for (const std::string& dir : {a.out_dir, a.code_dir}) {
+    if (dir.empty()) continue;
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir))
+      return Error{fmt::format("cannot write into {}: {}", dir, ec ? ec.message() : "not a folder")};
   }
   if (!a.json_file.empty()) {
     const fs::path parent = fs::path(a.json_file).parent_path();
@@ -235,7 +238,7 @@ std::string open_outputs(const RunArgs& a, const backends::Device& d, audit::Res
 }
 
 int run_audit(const RunArgs& a) {
-  auto found = find_devices(a.profile_files);
+  auto found = find_devices(a.profile_files, a.code_dir);
   if (!found) {
     fmt::print(stderr, "{}", input::error_line(found.error().message));
     return kExitBadInput;
@@ -291,7 +294,7 @@ int run_audit(const RunArgs& a) {
       t.unsupported += m.unsupported;
       t.error += m.error;
     } else {
-      t = run_contained({d->info().id, d->info().backend, settings, a.profile_files}, doc, progress);
+      t = run_contained({d->info().id, d->info().backend, settings, a.profile_files, a.code_dir}, doc, progress);
     }
     if (stop_signal()) doc.interrupt(signal_name(stop_signal()));
     else doc.finish();
@@ -364,6 +367,9 @@ void add_audit_commands(CLI::App& app, int& exit_code) {
   run->add_option("--out", a->out_dir,
                   "Write <device>.json, .md and .txt into this folder (<device>-2.* where a name is taken)");
   run->add_option("--json", a->json_file, "Write the JSON result of the (single) device here");
+  run->add_option("--code", a->code_dir,
+                  "Keep the compiled code of each kernel (SPIR-V, driver binaries, CUBIN) in this folder, one "
+                  "folder per device, where the driver gives it");
   CLI::Option* quick = run->add_flag("--quick", a->quick, "Fewer random cases");
   run->add_flag("--full", a->full, "Exhaustive where a probe can be")->excludes(quick);
   run->add_option("--seed", a->seed, "Seed of the random cases")->each([a](const std::string&) { a->seed_set = true; });

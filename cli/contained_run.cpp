@@ -81,6 +81,7 @@ int run_worker(const std::string& request_file, int fd) {
   const json& request = *read;
   backends::BackendOptions options;
   for (const std::string& f : request.value("profile_files", std::vector<std::string>{})) options.profile_files.emplace_back(f);
+  options.code = request.value("code", "");
   auto all = backends::all_backends(options);
   if (!all) return kExitBadInput;
   const std::string id = request.value("device", ""), backend = request.value("backend", "");
@@ -152,6 +153,7 @@ ChildEnd run_child(const DeviceRun& run, audit::ResultDocument& doc, const audit
                         {"backend", run.backend},
                         {"settings", run.settings.to_json()},
                         {"profile_files", run.profile_files},
+                        {"code", run.code_dir},
                         {"document", {{"findings", doc.json()["findings"]}, {"profile", doc.json()["profile"]}}}};
   const bool written = audit::write_all_of(request_fd, line_of(request));
   ::close(request_fd);

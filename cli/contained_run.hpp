@@ -21,6 +21,7 @@ struct DeviceRun {
   std::string device_id, backend;  // DeviceInfo's id and backend
   audit::RunSettings settings;     // settings.stop is the parent's alone
   std::vector<std::string> profile_files;
+  std::string code_dir;  // run --code: where the device keeps its kernels' code, "" for nowhere
 };
 
 // Runs the scalar and MMA suites of the device in children until done or stopped (stop_signal(),

@@ -14,15 +14,27 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "backends/device.hpp"
+#include "backends/kernel_code.hpp"
 #include "model/ops.hpp"
 #include "unittests/cli_run.hpp"
 
 namespace gp::testing {
+
+// What a device kept of a kernel's code (run --code, backends/kernel_code.hpp): the file
+// <label's file stem><suffix> of its folder, "" when there is none.
+inline std::string kept_code(const backends::Device& d, std::string_view label, std::string_view suffix) {
+  std::ifstream in(std::filesystem::path(d.info().code) / (backends::file_stem(label) + std::string(suffix)),
+                   std::ios::binary);
+  return in ? std::string(std::istreambuf_iterator<char>(in), {}) : std::string();
+}
 
 // An integer as raw bits of f (exact: the tiles hold small integers only).
 inline std::uint64_t integer(const model::Format& f, int v) {

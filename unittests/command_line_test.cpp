@@ -104,6 +104,7 @@ TEST(Outputs, AnUnwritableTargetIsFourAndNamed) {
       {{"--json", "/dev/full"}, "/dev/full"},
       {{"--json", (file / "r.json").string()}, (file / "r.json").string()},
       {{"--out", (file / "results").string()}, (file / "results").string()},
+      {{"--code", (file / "code").string()}, (file / "code").string()},
   };
   int i = 0;
   for (const auto& c : cases) {

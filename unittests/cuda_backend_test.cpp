@@ -8,15 +8,15 @@
 // evaluated thread by thread from the kernels' own index expressions, place every element of A, B,
 // C and D once per thread group, and wgmma's copy of B fills its shared memory; the configurations
 // of each compute capability name instructions of the MMA-Sim table with their K and formats, every
-// row a Hopper or Blackwell GPU runs through mma.sync or wgmma among them; the images written for
-// GPUPARANOIA_CUDA_CUBIN_DIR are named after their configuration and written whole; `gpuparanoia
-// devices` says why there is no CUDA device and goes on. Skipped, saying why, where libnvrtc cannot
+// row a Hopper or Blackwell GPU runs through mma.sync or wgmma among them; `gpuparanoia devices`
+// says why there is no CUDA device and goes on. Skipped, saying why, where libnvrtc cannot
 // be loaded.
 //
 // With a GPU (skipped elsewhere with enumerate()'s reason): exact integer tiles through every
 // configuration, which is what checks the fragment layouts against the hardware, batches split over
-// launches, errors as values, the intrinsics against the model, modules compiled once, and the quick
-// scalar and MMA suites from the command line with no probe in `error`.
+// launches, errors as values, the intrinsics against the model, modules compiled once, the images
+// kept by `run --code`, and the quick scalar and MMA suites from the command line with no probe in
+// `error`.
 #include "backends/cuda/cuda_backend.hpp"
 
 #include <fmt/format.h>
@@ -459,36 +459,6 @@ TEST(CudaMmaConfigurations, InstructionsAreTheTablesWithTheirShapeAndFormats) {
   fmt::print("instructions named: {}\n", named.size());
 }
 
-// ---- The images written for GPUPARANOIA_CUDA_CUBIN_DIR ----
-
-TEST(CudaCubinDump, FileNamesAreSanitisedConfigurationNames) {
-  EXPECT_EQ(cuda::image_file_name("64x8x16:binary16,binary16,binary32,binary32", {90, true, true}),
-            "64x8x16_binary16_binary16_binary32_binary32.sm_90a.cubin");
-  EXPECT_EQ(cuda::image_file_name("add(x/y) é", {120, false}), "add_x_y____.compute_120.ptx");  // é: two bytes
-  const std::string long_label(1000, 'x'), other = long_label + "y";
-  const std::string a = cuda::image_file_name(long_label, {90, true}), b = cuda::image_file_name(other, {90, true});
-  EXPECT_LT(a.size(), 200u);
-  EXPECT_NE(a, b);  // cut, yet told apart by the hash of the whole
-}
-
-TEST(CudaCubinDump, FilesAreWrittenWholeOrNotAtAll) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / fmt::format("gpuparanoia-cubin-{}", ::getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string bytes("\x7f" "ELF\0\1\2", 7);
-  ASSERT_FALSE(cuda::write_file_atomically(dir.string(), "k.sm_90.cubin", bytes));
-  ASSERT_FALSE(cuda::write_file_atomically(dir.string(), "k.sm_90.cubin", bytes));  // replaced
-  std::ifstream in(dir / "k.sm_90.cubin", std::ios::binary);
-  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), bytes);
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);  // no temporary left
-  // A folder that does not exist: an Error naming the file, nothing thrown.
-  const auto failed = cuda::write_file_atomically((dir / "absent").string(), "k.cubin", bytes);
-  ASSERT_TRUE(failed);
-  EXPECT_NE(failed->message.find("k.cubin"), std::string::npos) << failed->message;
-  std::filesystem::remove_all(dir);
-}
-
 // ---- The driver, where there is one ----
 
 struct Found {
@@ -622,6 +592,27 @@ TEST(CudaScalar, ModulesAreLoadedOncePerSourceAndBatchesSplit) {
   EXPECT_EQ(d->modules_loaded(), 1u);
   ASSERT_TRUE(d->scalar({&mul, x}));
   EXPECT_EQ(d->modules_loaded(), 2u);
+}
+
+// run --code: each image loaded is kept once, as CUBIN (PTX where the driver compiles it), named
+// after its expression and target.
+TEST(CudaScalar, ImagesAreKeptWithTheirTarget) {
+  if (!gpu()) GTEST_SKIP() << no_gpu();
+  const std::filesystem::path dir = testing::fresh_folder("gpuparanoia-cuda-code", "kept");
+  Found keeping = find({.code = dir});
+  Device& d = *keeping.devices.at(0);
+  if (!d.caps().has(binary32)) GTEST_SKIP() << "cuda:0 runs no kernel: " << d.info().description;
+  const Expr add = binary(Node::add, binary32);
+  const std::vector<std::uint64_t> x = {0x3f800000, 0x3f800000};
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(d.scalar({&add, x}));
+  ASSERT_EQ(d.info().code, (dir / "cuda_0").string());
+  std::vector<std::filesystem::path> kept;
+  for (const auto& f : std::filesystem::directory_iterator(d.info().code)) kept.push_back(f.path());
+  ASSERT_EQ(kept.size(), 1u);
+  const std::string name = kept[0].filename().string();
+  EXPECT_TRUE(name.starts_with(file_stem(add.to_string()) + ".")) << name;
+  EXPECT_TRUE(name.ends_with(".cubin") || name.ends_with(".ptx")) << name;
+  EXPECT_GT(std::filesystem::file_size(kept[0]), 0u);
 }
 
 // A driver whose first launch fails with a sticky error (CUDA_ERROR_ILLEGAL_ADDRESS), as a kernel

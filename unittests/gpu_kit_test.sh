@@ -6,7 +6,8 @@
 # - gpu-audit with no NVIDIA device says so (exit 1) and still records the environment;
 # - gpu-audit on the software Vulkan device in place of an NVIDIA one: a budget too short to start a
 #   phase leaves them to the next call (exit 75), the next call does them (exit 0: a complete quick
-#   result, summary.md with its table row), a third finds nothing left (exit 0, the result untouched).
+#   result, summary.md with its table row, the kernels' SPIR-V in machine/code), a third finds nothing
+#   left (exit 0, the result untouched).
 #   With the lavapipe 26 fixture (GPUPARANOIA_LAVAPIPE26_ICD, README) the device has cooperative
 #   matrices: each configuration is a phase of its own, its row in summary.md, its layout check run
 #   first and listed there.
@@ -60,6 +61,8 @@ for f in quick/vulkan-0-scalar.md quick/vulkan-0-scalar.txt environment.md machi
   [ -s "$work/out/$f" ] || fail "no $f"
 done
 grep -q "^| vulkan:0 | " "$work/out/summary.md" || fail "summary.md has no row of vulkan:0"
+ls "$work/out/machine/code/vulkan_0/"*.spv >/dev/null 2>&1 || fail "no SPIR-V kept in machine/code/vulkan_0 (run --code)"
+grep -q '"code": ".*machine/code/vulkan_0"' "$result" || fail "the result does not say where its kernels' code is"
 if [ -n "$icd" ]; then
   configs=$(awk '/^[^ ]/ {id = $1} id == "vulkan:0" && $1 == "mma:"' "$work/out/machine/devices.txt" | wc -l)
   [ "$configs" -gt 0 ] || fail "the lavapipe 26 device lists no cooperative matrix"

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "audit/result.hpp"
+#include "audit/result_check.hpp"
 #include "model/ops.hpp"
 #include "model/value.hpp"
 #include "tests_scalar/ulp.hpp"
@@ -502,6 +503,34 @@ TEST(OpenClBackend, ProgramsAreBuiltOncePerSource) {
   EXPECT_EQ(*plain->scalar({&add, x}), std::vector<std::uint64_t>{0x40400000});
 }
 
+// run --code: each program's OpenCL C source and the device's binary, in the device's folder; nothing
+// without it. On PoCL and rusticl, each where installed.
+TEST(OpenClBackend, SourcesAndBinariesAreKept) {
+  if (!devices()) GTEST_SKIP() << "no OpenCL device: " << devices().error().message;
+  EXPECT_EQ(any_device()->info().code, "");
+  const std::filesystem::path dir = testing::fresh_folder("gpuparanoia-opencl-code", "kept");
+  OpenClBackend keeping({.code = dir});
+  auto found = keeping.enumerate();
+  ASSERT_TRUE(found) << found.error().message;
+  const Expr e = binary(Node::add, model::binary32);
+  const std::vector<std::uint64_t> x = {0x3f800000, 0x40000000};
+  std::vector<std::string> checked;
+  for (const char* platform : {"Portable Computing Language", "rusticl"}) {
+    const int p = platform_index(platform);
+    const auto d = std::find_if(found->begin(), found->end(),
+                                [&](const auto& dev) { return dev->info().id == fmt::format("opencl:{}:0", p); });
+    if (p < 0 || d == found->end()) continue;
+    ASSERT_TRUE((*d)->scalar({&e, x}));
+    EXPECT_EQ((*d)->info().code, (dir / file_stem((*d)->info().id)).string());
+    EXPECT_NE(testing::kept_code(**d, e.to_string(), ".cl").find("gp_eval"), std::string::npos) << (*d)->info().id;
+    const std::string binary = testing::kept_code(**d, e.to_string(), ".bin");
+    EXPECT_FALSE(binary.empty()) << (*d)->info().id;
+    checked.push_back(fmt::format("{} ({}: {} bytes of binary)", (*d)->info().id, platform, binary.size()));
+  }
+  if (checked.empty()) GTEST_SKIP() << "neither PoCL nor rusticl has a device here";
+  fmt::print("kept: {}\n", fmt::join(checked, "; "));
+}
+
 TEST(OpenClBackend, FailuresAreErrorsNotCrashes) {
   OpenClDevice* d = any_device();
   if (!d) GTEST_SKIP() << (devices() ? "no device" : devices().error().message);
@@ -536,6 +565,36 @@ TEST(OpenClBackend, ErrorCodesHaveNames) {
   EXPECT_EQ(opencl_error_name(CL_INVALID_WORK_GROUP_SIZE), "CL_INVALID_WORK_GROUP_SIZE");
   EXPECT_EQ(opencl_error_name(CL_PLATFORM_NOT_FOUND_KHR), "CL_PLATFORM_NOT_FOUND_KHR");
   EXPECT_EQ(opencl_error_name(-12345), "error -12345");
+}
+
+// `run --code DIR`: each device keeps its kernels in its own folder, and its result and report say
+// where.
+TEST(OpenClKernelCode, RunKeepsEachDevicesCodeAndSaysWhere) {
+  if (!devices()) GTEST_SKIP() << "no OpenCL device: " << devices().error().message;
+  const std::string plain = any_device()->info().id, variant = plain + "+denorms-are-zero";
+  const std::filesystem::path dir = testing::fresh_folder("gpuparanoia-opencl-code", "cli");
+  const testing::CliRun run = testing::run_cli(
+      fmt::format("run --device '{}' --device '{}' --probe scalar.add.rounding --quick --seed 1 --code '{}' --out '{}'",
+                  plain, variant, (dir / "code").string(), (dir / "out").string()),
+      "gpuparanoia-opencl-code-cli");
+  ASSERT_EQ(run.exit_status, 0) << run.tail();
+  for (const std::string& id : {plain, variant}) {
+    const nlohmann::json doc = testing::read_json(dir / "out" / (audit::slug(id) + ".json"));
+    const std::filesystem::path folder = dir / "code" / file_stem(id);
+    ASSERT_TRUE(doc.is_object()) << id;
+    EXPECT_EQ(doc["device"].value("code", ""), folder.string());
+    EXPECT_FALSE(audit::check_result(doc)) << id << ": the result check refuses the key";
+    std::size_t sources = 0, binaries = 0;
+    for (const auto& f : std::filesystem::directory_iterator(folder)) {
+      sources += f.path().extension() == ".cl";
+      binaries += f.path().extension() == ".bin" && f.file_size() > 0;
+    }
+    EXPECT_GT(sources, 0u) << folder;
+    EXPECT_EQ(binaries, sources) << folder;
+    std::ifstream md(dir / "out" / (audit::slug(id) + ".md"));
+    const std::string report(std::istreambuf_iterator<char>(md), {});
+    EXPECT_NE(report.find("| compiled kernels | " + folder.string() + " |"), std::string::npos) << report;
+  }
 }
 
 // The command line on every OpenCL device and variant: the driver probes (unittests/cli_run.hpp) run,

@@ -28,6 +28,7 @@
 #include "backends/opengl/opengl_backend.hpp"
 #include "model/ops.hpp"
 #include "model/value.hpp"
+#include "unittests/backend_checks.hpp"
 #include "unittests/cli_run.hpp"
 
 namespace gp::backends {
@@ -319,6 +320,25 @@ TEST_F(OpenGL, FailuresAreErrors) {
 
 // The context is made current for each call: another thread may use the device, and devices of a
 // second enumeration (same EGL displays) live beside the first and go without harming it.
+// run --code: each compute shader's source, and the program binary where the driver has a format
+// for it (llvmpipe does, through Mesa's shader cache); nothing without it.
+TEST_F(OpenGL, SourcesAndBinariesAreKept) {
+  EXPECT_EQ(gl().devices.front()->info().code, "");
+  const std::filesystem::path dir = testing::fresh_folder("gpuparanoia-opengl-code", "kept");
+  auto found = OpenGLBackend({.code = dir}).enumerate();
+  ASSERT_TRUE(found) << found.error().message;
+  Device& d = *found->front();
+  const Expr e = binary(Node::add, binary32);
+  ASSERT_EQ(evaluate(d, e, {0x3f800000, 0x40000000}), std::vector<std::uint64_t>{0x40400000});
+  EXPECT_EQ(d.info().code, (dir / file_stem(d.info().id)).string());
+  EXPECT_NE(testing::kept_code(d, e.to_string(), ".comp").find("#version"), std::string::npos);
+  const std::string binary = testing::kept_code(d, e.to_string(), ".bin");
+  fmt::print("{} ({}): {} bytes of program binary\n", d.info().id, d.info().name, binary.size());
+  if (llvmpipe(d)) {
+    EXPECT_FALSE(binary.empty()) << "llvmpipe gives its programs' binaries through Mesa's shader cache";
+  }
+}
+
 TEST_F(OpenGL, CallsFromAnyThreadAndRepeatedEnumeration) {
   Device& d = *gl().devices.front();
   const Expr e = binary(Node::mul, binary32);

@@ -15,6 +15,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <random>
@@ -30,6 +32,7 @@
 #include "backends/vulkan/vulkan_context.hpp"
 #include "model/ops.hpp"
 #include "model/value.hpp"
+#include "unittests/backend_checks.hpp"
 #include "unittests/cli_run.hpp"
 #include "unittests/newer_spirv_val.hpp"
 
@@ -371,6 +374,33 @@ TEST(VulkanScalar, BatchesSplitOverBuffersAndDispatches) {
   auto none = d.scalar({&e, {}});
   ASSERT_TRUE(none) << none.error().message;
   EXPECT_TRUE(none->empty());
+}
+
+// run --code: each pipeline's SPIR-V module as submitted (a variant's with its mode), in the
+// device's folder, and what the driver made of it where it has VK_KHR_pipeline_executable_properties
+// (lavapipe has not); nothing without it.
+TEST(VulkanScalar, ModulesAreKept) {
+  if (!vulkan_devices()) GTEST_SKIP() << "no Vulkan device: " << vulkan_devices().error().message;
+  EXPECT_EQ(vulkan_devices()->front()->info().code, "");
+  const std::filesystem::path dir = testing::fresh_folder("gpuparanoia-vulkan-code", "kept");
+  auto found = VulkanBackend({.code = dir}).enumerate();
+  ASSERT_TRUE(found) << found.error().message;
+  const Expr e = binary(Node::add, binary32);
+  const std::vector<std::uint64_t> x = {0x3f800000, 0x40000000};
+  for (const auto& d : *found) {
+    if (!d->caps().has(binary32)) continue;
+    ASSERT_TRUE(d->scalar({&e, x})) << d->info().id;
+    EXPECT_EQ(d->info().code, (dir / file_stem(d->info().id)).string());
+    const std::string spv = testing::kept_code(*d, e.to_string(), ".spv");
+    ASSERT_GE(spv.size(), 20u) << d->info().id << ": no module kept";  // the header's five words at least
+    std::uint32_t magic = 0;
+    std::memcpy(&magic, spv.data(), sizeof magic);
+    EXPECT_EQ(magic, 0x07230203u) << d->info().id;
+    const std::string executables = testing::kept_code(*d, e.to_string(), ".executables.txt");
+    fmt::print("{}: {} bytes of SPIR-V, {}\n", d->info().id, spv.size(),
+               executables.empty() ? "no executables (no VK_KHR_pipeline_executable_properties)"
+                                   : executables.substr(0, executables.find('\n')));
+  }
 }
 
 TEST(VulkanScalar, FailuresAreErrors) {

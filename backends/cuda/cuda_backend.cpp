@@ -2,15 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cctype>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <functional>
 
 #include "backends/driver_call.hpp"
 #include "backends/kernel_source.hpp"
@@ -80,37 +73,6 @@ std::vector<std::string> cuda::scalar_options(const std::string& fp16_include) {
   return options;
 }
 
-std::string cuda::image_file_name(std::string_view label, const Target& target) {
-  constexpr std::size_t kept = 160;  // file names stay within 255 bytes
-  std::string name(label.substr(0, std::min(label.size(), kept)));
-  if (label.size() > kept) name += fmt::format("-{:016x}", std::hash<std::string_view>{}(label));
-  for (char& ch : name)
-    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != '-') ch = '_';
-  return fmt::format("{}.{}.{}", name, target.name(), target.cubin ? "cubin" : "ptx");
-}
-
-std::optional<Error> cuda::write_file_atomically(const std::string& dir, const std::string& name,
-                                                 std::string_view bytes) {
-  const std::filesystem::path path = std::filesystem::path(dir) / name;
-  std::filesystem::path temporary = path;
-  temporary += fmt::format(".{}.tmp", ::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      return Error{fmt::format("cannot write {}", temporary.string())};
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (!ec) return std::nullopt;
-  std::filesystem::remove(temporary, ec);
-  return Error{fmt::format("cannot rename {} to {}", temporary.string(), path.string())};
-}
-
 // A kernel over n items (tuples, tiles): `inputs` and `output` hold the whole batch, item-major;
 // the kernel's parameters are the buffers' addresses, `leading`, then the count of the launch.
 struct CudaDevice::Launch {
@@ -122,7 +84,8 @@ struct CudaDevice::Launch {
 };
 
 Expected<std::unique_ptr<CudaDevice>> CudaDevice::create(const cuda::DriverApi& api, const cuda::Compiler& compiler,
-                                                         int index, std::uint64_t max_launch_bytes) {
+                                                         int index, std::uint64_t max_launch_bytes,
+                                                         const std::filesystem::path& code) {
   CUdevice device = 0;
   char name[256] = {};
   int major = 0, minor = 0, version = 0;
@@ -143,6 +106,8 @@ Expected<std::unique_ptr<CudaDevice>> CudaDevice::create(const cuda::DriverApi& 
   d->target_ = cuda::target_for(arch, compiler.archs);
   DeviceInfo& info = d->info_;
   info.id = fmt::format("cuda:{}", index);
+  d->code_ = KernelCode(code, info.id);
+  if (d->code_.on()) info.code = d->code_.folder().string();
   info.backend = "cuda";
   info.name = valid_utf8(name);
   info.vendor = "NVIDIA";
@@ -268,9 +233,7 @@ Expected<CUfunction> CudaDevice::function(const std::string& source, const char*
   Expected<CUfunction> made = [&]() -> Expected<CUfunction> {
     auto image = cuda::compile(source, target, options);
     if (!image) return image.error();
-    if (const char* dir = std::getenv("GPUPARANOIA_CUDA_CUBIN_DIR"); dir && *dir)
-      if (auto failed = cuda::write_file_atomically(dir, cuda::image_file_name(label, target), image->bytes))
-        fmt::print(stderr, "gpuparanoia: warning: GPUPARANOIA_CUDA_CUBIN_DIR: {}\n", failed->message);
+    code_.keep(label, fmt::format(".{}.{}", target.name(), target.cubin ? "cubin" : "ptx"), image->bytes);
     // The driver's JIT log says why it rejects a PTX image.
     std::string log(8192, '\0');
     CUjit_option keys[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -389,7 +352,7 @@ Expected<std::vector<std::unique_ptr<Device>>> CudaBackend::enumerate() {
   if (!compiler) return compiler.error();
   std::vector<std::unique_ptr<Device>> devices;
   for (int i = 0; i < count; ++i) {
-    auto d = CudaDevice::create(**api, *compiler, i, options_.max_launch_bytes);
+    auto d = CudaDevice::create(**api, *compiler, i, options_.max_launch_bytes, options_.code);
     if (!d) return Error{fmt::format("cuda:{}: {}", i, d.error().message)};
     devices.push_back(std::move(*d));
   }

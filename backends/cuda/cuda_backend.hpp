@@ -20,15 +20,13 @@
 // carries NVRTC's log, a PTX that the driver rejects its JIT log); a batch larger than the launch
 // limit runs as several launches.
 //
-// GPUPARANOIA_CUDA_CUBIN_DIR (opt-in): every image the backend loads, of an MMA configuration or a
-// scalar expression, is also written to that folder, as
-// "<configuration or expression>.<target>.cubin" (".ptx" where the driver compiles it), every
-// character outside [A-Za-z0-9._-] replaced by '_', so that cuobjdump or nvdisasm can say which
-// instructions ran. Each file is written to a temporary file then renamed; a failure is a warning on
-// stderr, never an error of the batch.
+// With `run --code DIR` (kernel_code.hpp), every image the backend loads, of an MMA configuration or
+// a scalar expression, is kept as "<label>.<target>.cubin" (".ptx" where the driver compiles it), so
+// that cuobjdump or nvdisasm can say which instructions ran.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -40,6 +38,7 @@
 #include "backends/cuda/cuda_api.hpp"
 #include "backends/cuda/mma_source.hpp"
 #include "backends/device.hpp"
+#include "backends/kernel_code.hpp"
 
 namespace gp::backends {
 
@@ -50,19 +49,15 @@ namespace cuda {
 // cuda_fp16.h where there is one.
 std::vector<std::string> scalar_options(const std::string& fp16_include);
 
-// The file name of an image of `label` (a configuration's or an expression's name) for the target:
-// "<label>.<target>.cubin" or ".ptx", sanitised; a label too long for a file name is cut and ends
-// with a hash of the whole.
-std::string image_file_name(std::string_view label, const Target& target);
-// Writes the bytes to dir/name through a temporary file renamed over it; an Error saying what failed.
-std::optional<Error> write_file_atomically(const std::string& dir, const std::string& name, std::string_view bytes);
 }  // namespace cuda
 
 class CudaDevice final : public Device {
  public:
-  // Queries device `index` of the driver; errors become an Error at the enumeration.
+  // Queries device `index` of the driver; errors become an Error at the enumeration. Its kernels'
+  // code is kept under `code` (kernel_code.hpp) unless empty.
   static Expected<std::unique_ptr<CudaDevice>> create(const cuda::DriverApi& api, const cuda::Compiler& compiler,
-                                                      int index, std::uint64_t max_launch_bytes);
+                                                      int index, std::uint64_t max_launch_bytes,
+                                                      const std::filesystem::path& code = {});
   ~CudaDevice() override;
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;
@@ -79,7 +74,7 @@ class CudaDevice final : public Device {
       : api_(api), device_(device), max_launch_bytes_(max_launch_bytes) {}
   void add_capabilities(const cuda::Compiler& compiler, int arch, std::vector<std::string>& notes);
   Expected<CUcontext> context();
-  // `label` names the image written to GPUPARANOIA_CUDA_CUBIN_DIR.
+  // `label` names the image kept (kernel_code.hpp).
   Expected<CUfunction> function(const std::string& source, const char* name, const std::vector<std::string>& options,
                                 const cuda::Target& target, std::string_view label);
   // One kernel over n items in launches within the byte limit (see the .cpp).
@@ -96,6 +91,7 @@ class CudaDevice final : public Device {
   DeviceInfo info_;
   Capabilities caps_;
   std::vector<cuda::MmaKernel> mma_;  // the kernels of caps_.mma, in the same order
+  KernelCode code_;
   CUcontext context_ = nullptr;
   std::optional<Error> context_error_;  // no context, or the context lost: every batch fails with it
   std::map<std::string, Expected<CUfunction>> functions_;  // by kernel source
@@ -107,6 +103,7 @@ class CudaBackend final : public Backend {
   struct Options {
     // Caps the bytes of one launch's buffers (0: 256 MiB), so that tests can make a batch split.
     std::uint64_t max_launch_bytes = 0;
+    std::filesystem::path code = {};  // where the kernels' code is kept (kernel_code.hpp); empty: nowhere
   };
   explicit CudaBackend(Options options) : options_(options) {}
   CudaBackend() : CudaBackend(Options{}) {}

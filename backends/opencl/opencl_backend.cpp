@@ -177,10 +177,13 @@ std::shared_ptr<const OpenClContext> OpenClContext::create(const cl::Device& dev
 }
 
 OpenClDevice::OpenClDevice(std::shared_ptr<const OpenClContext> cl, const cl::Platform& platform,
-                           std::size_t platform_index, std::size_t device_index, OpenClVariant variant)
+                           std::size_t platform_index, std::size_t device_index, OpenClVariant variant,
+                           const std::filesystem::path& code)
     : cl_(std::move(cl)), variant_(std::move(variant)) {
   const cl::Device& d = cl_->device;
   info_.id = fmt::format("opencl:{}:{}{}", platform_index, device_index, variant_.suffix);
+  code_ = KernelCode(code, info_.id);
+  if (code_.on()) info_.code = code_.folder().string();
   info_.backend = "opencl";
   info_.name = trimmed(d.getInfo<CL_DEVICE_NAME>());
   info_.vendor = trimmed(d.getInfo<CL_DEVICE_VENDOR>());
@@ -212,11 +215,14 @@ Expected<cl::Kernel> OpenClDevice::kernel_for(const Expr& e) {
   auto source = kernel_source(e, Language::opencl_c, cl_->local_size);
   if (!source) return source.error();
   if (const auto it = kernels_.find(*source); it != kernels_.end()) return it->second;
+  const std::string label = e.to_string();
+  code_.keep(label, ".cl", *source);  // before the build: a compiler that crashes leaves it too
   cl::Program program(cl_->context, *source);
   Expected<cl::Kernel> built = [&]() -> Expected<cl::Kernel> {
     try {
       const DriverCall building("clBuildProgram");
       program.build(std::vector<cl::Device>{cl_->device}, variant_.options.c_str());
+      if (code_.on()) keep_binary(program, label);
       return cl::Kernel(program, "gp_eval");
     } catch (const cl::Error& err) {
       std::string log;
@@ -231,6 +237,22 @@ Expected<cl::Kernel> OpenClDevice::kernel_for(const Expr& e) {
   }();
   kernels_.emplace(std::move(*source), built);
   return built;
+}
+
+void OpenClDevice::keep_binary(const cl::Program& program, const std::string& label) const {
+  try {
+    // The program has one device: one binary (CL_PROGRAM_BINARY_SIZES, then CL_PROGRAM_BINARIES).
+    const DriverCall getting("clGetProgramInfo");
+    const std::vector<std::vector<unsigned char>> binaries = program.getInfo<CL_PROGRAM_BINARIES>();
+    if (binaries.empty() || binaries.front().empty()) {
+      fmt::print(stderr, "gpuparanoia: warning: {} gives no binary of '{}'\n", info_.id, label);
+      return;
+    }
+    const std::vector<unsigned char>& b = binaries.front();
+    code_.keep(label, ".bin", std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
+  } catch (const cl::Error& err) {
+    fmt::print(stderr, "gpuparanoia: warning: the binary of '{}' on {}: {}\n", label, info_.id, cl_error(err).message);
+  }
 }
 
 // Splits the batch so that its two buffers together stay within the device's allocation limit;
@@ -312,10 +334,10 @@ Expected<std::vector<std::unique_ptr<Device>>> OpenClBackend::enumerate() {
           const auto context = OpenClContext::create(found[d], options_.max_buffer_bytes);
           std::vector<std::unique_ptr<Device>> variants;
           for (const OpenClVariant& v : kVariants)
-            variants.push_back(std::make_unique<OpenClDevice>(context, platforms[p], p, d, v));
+            variants.push_back(std::make_unique<OpenClDevice>(context, platforms[p], p, d, v, options_.code));
           if ((found[d].getInfo<CL_DEVICE_SINGLE_FP_CONFIG>() & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0)
             variants.push_back(
-                std::make_unique<OpenClDevice>(context, platforms[p], p, d, kCorrectlyRoundedDivideSqrt));
+                std::make_unique<OpenClDevice>(context, platforms[p], p, d, kCorrectlyRoundedDivideSqrt, options_.code));
           std::move(variants.begin(), variants.end(), std::back_inserter(devices));
         } catch (const cl::Error& err) {
           problems_.push_back(fmt::format("{}, device {}: {}", name, d, cl_error(err).message));

@@ -11,13 +11,16 @@
 //       sqrt correctly rounded, where the plain build may be 2.5 and 3 ulp off
 // Kernels come from kernel_source() (backends/kernel_source.hpp), FP_CONTRACT OFF but for `mad`;
 // each (device, variant, source) is built once. Every OpenCL error becomes an Error naming the call
-// and the code; a build failure carries the build log.
+// and the code; a build failure carries the build log. With `run --code DIR` (kernel_code.hpp), each
+// program's OpenCL C source is kept before its build, and the device's binary
+// (CL_PROGRAM_BINARIES: PoCL's, rusticl's, a vendor's) after it.
 //
 // rusticl lists its devices only when RUSTICL_ENABLE names its drivers: when the variable is unset,
 // enumerate() sets it to "llvmpipe" before the first OpenCL call (a user's own value is kept).
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,6 +29,7 @@
 #include <CL/opencl.hpp>
 
 #include "backends/device.hpp"
+#include "backends/kernel_code.hpp"
 
 namespace gp::backends {
 
@@ -51,8 +55,9 @@ struct OpenClContext {
 class OpenClDevice final : public Device {
  public:
   // Queries the device; throws cl::Error (enumerate() reports it).
+  // Its kernels' code is kept under `code` unless empty.
   OpenClDevice(std::shared_ptr<const OpenClContext> cl, const cl::Platform& platform, std::size_t platform_index,
-               std::size_t device_index, OpenClVariant variant);
+               std::size_t device_index, OpenClVariant variant, const std::filesystem::path& code = {});
   const DeviceInfo& info() const override { return info_; }
   const Capabilities& caps() const override { return caps_; }
   Expected<std::vector<std::uint64_t>> scalar(const ScalarBatch& batch) override;
@@ -62,12 +67,15 @@ class OpenClDevice final : public Device {
 
  private:
   Expected<cl::Kernel> kernel_for(const Expr& e);
+  // Keeps the binary of a program built (kernel_code.hpp).
+  void keep_binary(const cl::Program& program, const std::string& label) const;
   std::vector<std::uint64_t> run(cl::Kernel& kernel, const Expr& e, std::span<const std::uint64_t> operands);
 
   std::shared_ptr<const OpenClContext> cl_;
   OpenClVariant variant_;
   DeviceInfo info_;
   Capabilities caps_;
+  KernelCode code_;
   std::map<std::string, Expected<cl::Kernel>> kernels_;  // by kernel source
 };
 
@@ -77,6 +85,7 @@ class OpenClBackend final : public Backend {
     // Caps the bytes of a batch's buffers below the device's limit (0: the device's), so that
     // tests can make a batch split.
     std::uint64_t max_buffer_bytes = 0;
+    std::filesystem::path code = {};  // where the kernels' code is kept (kernel_code.hpp); empty: nowhere
   };
   explicit OpenClBackend(Options options);
   OpenClBackend() : OpenClBackend(Options{}) {}

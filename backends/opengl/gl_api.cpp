@@ -26,6 +26,7 @@ Expected<GlApi> load() {
 #undef GP_GL_EGL
 #define GP_GL_EXTENSION(type, name) api.name = reinterpret_cast<type>(get(#name));
   GP_EGL_EXTENSION_FUNCTIONS(GP_GL_EXTENSION)
+  GP_GL_OPTIONAL_FUNCTIONS(GP_GL_EXTENSION)
 #undef GP_GL_EXTENSION
 #define GP_GL_GL(type, name)                                                                          \
   if (!(api.name = reinterpret_cast<type>(get(#name))))                                               \

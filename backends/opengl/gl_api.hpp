@@ -42,6 +42,11 @@ namespace gp::backends {
   X(PFNGLBINDBUFFERBASEPROC, glBindBufferBase) X(PFNGLBUFFERDATAPROC, glBufferData)                    \
   X(PFNGLGETBUFFERSUBDATAPROC, glGetBufferSubData) X(PFNGLDISPATCHCOMPUTEPROC, glDispatchCompute)      \
   X(PFNGLMEMORYBARRIERPROC, glMemoryBarrier)
+
+// Those the backend does without: null where eglGetProcAddress gives none (GL 4.1's program
+// binaries, which only `run --code` asks for).
+#define GP_GL_OPTIONAL_FUNCTIONS(X)                                                                      \
+  X(PFNGLGETPROGRAMBINARYPROC, glGetProgramBinary) X(PFNGLPROGRAMPARAMETERIPROC, glProgramParameteri)
 // clang-format on
 
 #define GP_GL_POINTER(type, name) type name = nullptr;
@@ -50,6 +55,7 @@ struct GlApi {
   GP_EGL_FUNCTIONS(GP_GL_POINTER)
   GP_EGL_EXTENSION_FUNCTIONS(GP_GL_POINTER)
   GP_GL_FUNCTIONS(GP_GL_POINTER)
+  GP_GL_OPTIONAL_FUNCTIONS(GP_GL_POINTER)
 };
 #undef GP_GL_POINTER
 

@@ -44,8 +44,10 @@ std::string info_log(GLuint object, GetIv get_iv, GetLog get_log) {
 
 }  // namespace
 
-OpenGLDevice::OpenGLDevice(std::string id, std::unique_ptr<EglContext> context) : context_(std::move(context)) {
+OpenGLDevice::OpenGLDevice(std::string id, std::unique_ptr<EglContext> context, const std::filesystem::path& code)
+    : context_(std::move(context)), code_(code, id) {
   info_.id = std::move(id);
+  if (code_.on()) info_.code = code_.folder().string();
   info_.backend = "opengl";
   info_.description = fmt::format("{}; EGL library {}", context_->route(), gl().library);
   const CurrentContext current(*context_);
@@ -108,7 +110,7 @@ Expected<std::vector<std::uint64_t>> OpenGLDevice::run_kernel(const std::string&
   // An error left by an earlier failed call is not this call's (GL_CONTEXT_LOST may repeat: bounded).
   for (int i = 0; i < 8 && gl().glGetError() != GL_NO_ERROR; ++i) {
   }
-  auto program_id = program(source);
+  auto program_id = program(source, e.to_string());
   if (!program_id) return Error{fmt::format("{}: the kernel of '{}': {}", info_.id, e.to_string(), program_id.error().message)};
   const std::size_t in_words = inputs * std::size_t(words_per_value(*e.input_format));
   const std::size_t out_words = std::size_t(words_per_value(*e.output_format));
@@ -138,8 +140,9 @@ Expected<std::vector<std::uint64_t>> OpenGLDevice::run_kernel(const std::string&
   return from_words(*e.output_format, results);
 }
 
-Expected<std::uint32_t> OpenGLDevice::program(const std::string& source) {
+Expected<std::uint32_t> OpenGLDevice::program(const std::string& source, const std::string& label) {
   if (const auto it = programs_.find(source); it != programs_.end()) return it->second;
+  code_.keep(label, ".comp", source);  // before the compilation: a compiler that crashes leaves it too
   const GLuint shader = gl().glCreateShader(GL_COMPUTE_SHADER);
   const char* text = source.c_str();
   gl().glShaderSource(shader, 1, &text, nullptr);
@@ -154,6 +157,7 @@ Expected<std::uint32_t> OpenGLDevice::program(const std::string& source) {
   }
   const GLuint p = gl().glCreateProgram();
   gl().glAttachShader(p, shader);
+  if (code_.on() && gl().glProgramParameteri) gl().glProgramParameteri(p, GL_PROGRAM_BINARY_RETRIEVABLE_HINT, GL_TRUE);
   const DriverCall linking("glLinkProgram");
   gl().glLinkProgram(p);
   gl().glDeleteShader(shader);
@@ -163,8 +167,29 @@ Expected<std::uint32_t> OpenGLDevice::program(const std::string& source) {
     gl().glDeleteProgram(p);
     return Error{"GLSL link failed: " + log};
   }
+  if (code_.on()) keep_binary(p, label);
   programs_.emplace(source, p);
   return p;
+}
+
+// The program's binary in the driver's own format, where it has one (GL_NUM_PROGRAM_BINARY_FORMATS).
+void OpenGLDevice::keep_binary(GLuint program, const std::string& label) const {
+  GLint formats = 0, length = 0;
+  gl().glGetIntegerv(GL_NUM_PROGRAM_BINARY_FORMATS, &formats);
+  if (!gl().glGetProgramBinary || formats <= 0) return;  // the source alone
+  gl().glGetProgramiv(program, GL_PROGRAM_BINARY_LENGTH, &length);
+  std::string binary(std::size_t(std::max(length, 0)), '\0');
+  GLsizei written = 0;
+  GLenum format = 0;
+  const DriverCall getting("glGetProgramBinary");
+  if (length > 0) gl().glGetProgramBinary(program, length, &written, &format, binary.data());
+  binary.resize(std::size_t(std::max(written, 0)));
+  if (const GLenum error = gl().glGetError(); error != GL_NO_ERROR || binary.empty()) {
+    fmt::print(stderr, "gpuparanoia: warning: {} gives no program binary of '{}'{}\n", info_.id, label,
+               error != GL_NO_ERROR ? " (" + gl_error_name(error) + ")" : "");
+    return;
+  }
+  code_.keep(label, ".bin", binary);
 }
 
 Expected<std::vector<std::uint64_t>> OpenGLDevice::mma(const MmaBatch&) {
@@ -176,7 +201,8 @@ Expected<std::vector<std::unique_ptr<Device>>> OpenGLBackend::enumerate() {
   if (!contexts) return contexts.error();
   std::vector<std::unique_ptr<Device>> devices;
   for (auto& c : *contexts)
-    devices.push_back(std::make_unique<OpenGLDevice>("opengl:" + std::to_string(devices.size()), std::move(c)));
+    devices.push_back(
+        std::make_unique<OpenGLDevice>("opengl:" + std::to_string(devices.size()), std::move(c), options_.code));
   return devices;
 }
 

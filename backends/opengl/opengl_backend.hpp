@@ -3,14 +3,18 @@
 //   opengl:<n>  one device per EGL device that gives a GL 4.3 core context (or Mesa's surfaceless
 //               platform when none does): binary32, and binary64 where the context has doubles.
 // OpenGL has no float-controls query and no cooperative-matrix operations: caps() names neither.
+// With `run --code DIR` (kernel_code.hpp), each compute shader's source is kept before it compiles,
+// and the linked program's binary (glGetProgramBinary, GL 4.1) where the driver has a binary format.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
 
 #include "backends/device.hpp"
+#include "backends/kernel_code.hpp"
 
 namespace gp::backends {
 
@@ -18,7 +22,8 @@ class EglContext;
 
 class OpenGLDevice final : public Device {
  public:
-  OpenGLDevice(std::string id, std::unique_ptr<EglContext> context);
+  // Its kernels' code is kept under `code` unless empty.
+  OpenGLDevice(std::string id, std::unique_ptr<EglContext> context, const std::filesystem::path& code = {});
   ~OpenGLDevice() override;
   const DeviceInfo& info() const override { return info_; }
   const Capabilities& caps() const override { return caps_; }
@@ -33,11 +38,14 @@ class OpenGLDevice final : public Device {
   std::size_t max_dispatch_tuples(const Expr& e) const;
 
  private:
-  Expected<std::uint32_t> program(const std::string& source);
+  // The linked program of a source, made once; `label` names its code kept.
+  Expected<std::uint32_t> program(const std::string& source, const std::string& label);
+  void keep_binary(std::uint32_t program, const std::string& label) const;
 
   std::unique_ptr<EglContext> context_;
   DeviceInfo info_;
   Capabilities caps_;
+  KernelCode code_;
   int local_size_ = 64;
   std::uint64_t max_groups_ = 0, max_block_bytes_ = 0;
   std::uint32_t buffers_[2] = {0, 0};                // operands, results
@@ -46,8 +54,16 @@ class OpenGLDevice final : public Device {
 
 class OpenGLBackend final : public Backend {
  public:
+  struct Options {
+    std::filesystem::path code = {};  // where the kernels' code is kept (kernel_code.hpp); empty: nowhere
+  };
+  explicit OpenGLBackend(Options options) : options_(std::move(options)) {}
+  OpenGLBackend() : OpenGLBackend(Options{}) {}
   std::string name() const override { return "opengl"; }
   Expected<std::vector<std::unique_ptr<Device>>> enumerate() override;
+
+ private:
+  Options options_;
 };
 
 }  // namespace gp::backends

@@ -20,6 +20,11 @@ const char* resolve_instance(Api& api, VkInstance instance) {
 }
 
 #undef GP_VK_RESOLVE
+#define GP_VK_RESOLVE_IF_ANY(f) api.f = reinterpret_cast<PFN_##f>(api.vkGetInstanceProcAddr(instance, GP_VK_STRING(f)));
+
+void resolve_extensions(Api& api, VkInstance instance) { GP_VK_EXTENSION_FUNCTIONS(GP_VK_RESOLVE_IF_ANY) }
+
+#undef GP_VK_RESOLVE_IF_ANY
 
 Expected<Api> load() {
   auto library = open_library("GPUPARANOIA_VULKAN_LIBRARY", {"libvulkan.so.1"});
@@ -48,6 +53,7 @@ Expected<Api> instance_api(const Api& global, VkInstance instance) {
   Api api = global;
   if (const char* missing = resolve_instance(api, instance))
     return Error{fmt::format("{} gives no {} for the instance", api.library, missing)};
+  resolve_extensions(api, instance);
   return api;
 }
 

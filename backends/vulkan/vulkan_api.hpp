@@ -28,6 +28,12 @@ namespace gp::backends::vulkan {
   X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool) X(vkAllocateDescriptorSets)                     \
   X(vkUpdateDescriptorSets) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants)      \
   X(vkCmdDispatch) X(vkCmdPipelineBarrier)
+
+// Those of extensions the backend does without: null where the loader gives none. Callable only on
+// a device that enabled the extension (VK_KHR_pipeline_executable_properties, for `run --code`).
+#define GP_VK_EXTENSION_FUNCTIONS(X)                                                                     \
+  X(vkGetPipelineExecutablePropertiesKHR) X(vkGetPipelineExecutableStatisticsKHR)                      \
+  X(vkGetPipelineExecutableInternalRepresentationsKHR)
 // clang-format on
 
 #define GP_VK_POINTER(f) PFN_##f f = nullptr;
@@ -40,6 +46,7 @@ struct Api {
   PFN_vkCreateInstance vkCreateInstance = nullptr;
   PFN_vkEnumerateInstanceVersion vkEnumerateInstanceVersion = nullptr;
   GP_VK_INSTANCE_FUNCTIONS(GP_VK_POINTER)
+  GP_VK_EXTENSION_FUNCTIONS(GP_VK_POINTER)
 };
 
 #undef GP_VK_POINTER
@@ -48,7 +55,8 @@ struct Api {
 // not: "libvulkan.so.1 not found ...".
 Expected<const Api*> loader();
 
-// The global table with every instance function of `instance` filled in, or the first one missing.
+// The global table with every instance function of `instance` filled in, or the first one missing;
+// the extensions' where the loader has them.
 Expected<Api> instance_api(const Api& global, VkInstance instance);
 
 }  // namespace gp::backends::vulkan

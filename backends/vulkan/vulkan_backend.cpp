@@ -11,6 +11,7 @@
 #include "backends/vulkan/coopmat_spirv.hpp"
 #include "backends/vulkan/float_controls.hpp"
 #include "backends/vulkan/glsl_compiler.hpp"
+#include "backends/vulkan/pipeline_executables.hpp"
 #include "backends/vulkan/vulkan_context.hpp"
 #include "model/mma_instructions.hpp"
 
@@ -25,6 +26,7 @@ struct Gpu {
   DeviceFacts facts;
   std::unique_ptr<Context> context;
   std::optional<Error> context_error;
+  bool keep_code = false;  // `run --code`: pipelines capture their executables where the device can
 
   Expected<Context*> get_context();
 };
@@ -80,8 +82,9 @@ std::string version_name(std::uint32_t v) {
   return fmt::format("{}.{}.{}", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v));
 }
 
-// The features the backend uses, of those the device offers.
-Features features_to_enable(const Features& offered) {
+// The features the backend uses, of those the device offers; pipelineExecutableInfo only to keep
+// the kernels' code, since capturing it may cost the driver time.
+Features features_to_enable(const Features& offered, bool keep_code) {
   Features e;
   e.has_v12 = offered.has_v12;
   e.has_v13 = offered.has_v13;
@@ -104,6 +107,8 @@ Features features_to_enable(const Features& offered) {
   e.bfloat16.shaderBFloat16CooperativeMatrix = offered.bfloat16.shaderBFloat16CooperativeMatrix;
   e.float8.shaderFloat8 = offered.float8.shaderFloat8;
   e.float8.shaderFloat8CooperativeMatrix = offered.float8.shaderFloat8CooperativeMatrix;
+  e.has_executables = keep_code && offered.has_executables && offered.executables.pipelineExecutableInfo;
+  e.executables.pipelineExecutableInfo = e.has_executables;
   return e;
 }
 
@@ -234,7 +239,9 @@ Expected<Context*> Gpu::get_context() {
   if (facts.features.has_bfloat16) extensions.push_back(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
   if (facts.features.has_float8) extensions.push_back(VK_EXT_SHADER_FLOAT8_EXTENSION_NAME);
   if (facts.features.has_subgroup_size_control) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-  auto made = Context::create(instance, facts, features_to_enable(facts.features), extensions);
+  const Features enable = features_to_enable(facts.features, keep_code);
+  if (enable.has_executables) extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  auto made = Context::create(instance, facts, enable, extensions);
   if (!made) {
     context_error = made.error();
     return made.error();
@@ -247,10 +254,13 @@ Expected<Context*> Gpu::get_context() {
 
 using namespace vulkan;
 
-VulkanDevice::VulkanDevice(std::shared_ptr<Gpu> gpu, std::size_t index, const FloatControlMode* mode)
+VulkanDevice::VulkanDevice(std::shared_ptr<Gpu> gpu, std::size_t index, const FloatControlMode* mode,
+                           const std::filesystem::path& code)
     : gpu_(std::move(gpu)), mode_(mode) {
   const DeviceFacts& f = gpu_->facts;
   info_.id = fmt::format("vulkan:{}{}", index, mode ? "+" + std::string(mode->name) : "");
+  code_ = KernelCode(code, info_.id);
+  if (code_.on()) info_.code = code_.folder().string();
   info_.backend = "vulkan";
   info_.name = valid_utf8(f.properties.deviceName);
   info_.vendor = vendor_name(f.properties.vendorID);
@@ -289,9 +299,28 @@ Expected<std::vector<std::uint32_t>> VulkanDevice::with_mode(Expected<std::vecto
   return request_mode(*spirv, *mode_, *offered);
 }
 
-// The pipeline cache's key of a kernel: the variant's mode, then what makes the module.
-std::string VulkanDevice::pipeline_key(const std::string& kernel) const {
-  return std::string(mode_ ? mode_->name : "") + "\n" + kernel;
+// The pipeline cache's key of a kernel: the variant's mode, then what makes the module. A pipeline
+// made here keeps its module, and what the driver made of it where the context captures that.
+Expected<const Pipeline*> VulkanDevice::pipeline(Context& context, const std::string& kernel, std::string_view label,
+                                                 const std::function<Expected<std::vector<std::uint32_t>>()>& spirv,
+                                                 const PipelineOptions& options) {
+  bool made = false;
+  auto p = context.pipeline(std::string(mode_ ? mode_->name : "") + "\n" + kernel, [&] {
+    auto module = spirv();
+    made = true;
+    if (module) code_.keep(label, ".spv", {reinterpret_cast<const char*>(module->data()), module->size() * 4});
+    return module;
+  }, options);
+  if (!p || !made || !code_.on() || !context.captures_executables()) return p;
+  const auto executables = pipeline_executables(**p, file_stem(label));
+  if (!executables) {
+    fmt::print(stderr, "gpuparanoia: warning: {}: what the driver made of '{}' is not kept: {}\n", info_.id, label,
+               executables.error().message);
+    return p;
+  }
+  code_.keep(label, ".executables.txt", executables->text);
+  for (const auto& [suffix, bytes] : executables->binaries) code_.keep(label, suffix, bytes);
+  return p;
 }
 
 Expected<std::vector<std::uint64_t>> VulkanDevice::scalar(const ScalarBatch& batch) {
@@ -302,8 +331,9 @@ Expected<std::vector<std::uint64_t>> VulkanDevice::scalar(const ScalarBatch& bat
   if (!source) return source.error();
   auto context = gpu_->get_context();
   if (!context) return context.error();
-  auto pipeline = (*context)->pipeline(
-      pipeline_key(*source), [&] { return with_mode(compile_compute_shader(*source), e.formats()); }, {.bindings = 2});
+  auto pipeline = this->pipeline(
+      **context, *source, e.to_string(), [&] { return with_mode(compile_compute_shader(*source), e.formats()); },
+      {.bindings = 2});
   if (!pipeline) return pipeline.error();
 
   const std::vector<std::uint32_t> operands = to_words(*e.input_format, batch.operands);
@@ -327,8 +357,8 @@ Expected<std::vector<std::uint64_t>> VulkanDevice::mma(const MmaBatch& batch) {
   if (!context) return context.error();
   // One tile per workgroup of one full subgroup, the size the device lists its configurations for.
   const std::uint32_t subgroup = gpu_->facts.subgroup_size;
-  auto pipeline = (*context)->pipeline(
-      pipeline_key("mma\n" + name), [&] { return with_mode(coopmat_module(cfg, subgroup), {cfg.a, cfg.b, cfg.c, cfg.d}); },
+  auto pipeline = this->pipeline(
+      **context, "mma\n" + name, name, [&] { return with_mode(coopmat_module(cfg, subgroup), {cfg.a, cfg.b, cfg.c, cfg.d}); },
       one_subgroup_per_workgroup(gpu_->facts, 4));
   if (!pipeline) return pipeline.error();
 
@@ -357,11 +387,11 @@ Expected<std::vector<std::unique_ptr<Device>>> VulkanBackend::enumerate() {
       limits.maxStorageBufferRange = std::uint32_t(std::min<std::uint64_t>(limits.maxStorageBufferRange, options_.max_buffer_bytes));
     if (options_.max_workgroups)
       limits.maxComputeWorkGroupCount[0] = std::min(limits.maxComputeWorkGroupCount[0], options_.max_workgroups);
-    auto gpu = std::make_shared<Gpu>(Gpu{*instance, std::move(*facts), nullptr, std::nullopt});
-    devices.push_back(std::make_unique<VulkanDevice>(gpu, i, nullptr));
+    auto gpu = std::make_shared<Gpu>(Gpu{*instance, std::move(*facts), nullptr, std::nullopt, !options_.code.empty()});
+    devices.push_back(std::make_unique<VulkanDevice>(gpu, i, nullptr, options_.code));
     if (!gpu->facts.float_controls) continue;
     for (const FloatControlMode& mode : float_control_modes()) {
-      auto variant = std::make_unique<VulkanDevice>(gpu, i, &mode);
+      auto variant = std::make_unique<VulkanDevice>(gpu, i, &mode, options_.code);
       if (!variant->caps().formats.empty()) devices.push_back(std::move(variant));
     }
   }

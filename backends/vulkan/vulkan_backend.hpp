@@ -18,9 +18,15 @@
 // subgroup, the module from coopmat_module(). Integer configurations are named in the description
 // only: the model has no integer formats, nor are saturating ones run. A variant runs the
 // configurations whose formats it computes in, the module requesting its mode for their widths.
+//
+// With `run --code DIR` (kernel_code.hpp), each pipeline's SPIR-V module, as submitted, is kept as
+// <label>.spv; where the device has VK_KHR_pipeline_executable_properties with
+// pipelineExecutableInfo, the logical device enables it and every pipeline captures what the driver
+// made of the module (pipeline_executables.hpp), kept as <label>.executables.txt and .bin files.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -28,12 +34,16 @@
 #include <vector>
 
 #include "backends/device.hpp"
+#include "backends/kernel_code.hpp"
 
 namespace gp::backends {
 
 namespace vulkan {
 struct Gpu;
 struct FloatControlMode;
+class Context;
+struct Pipeline;
+struct PipelineOptions;
 
 // The model's row for a configuration that the driver runs as something else, by the device's name:
 // fp8 on Hopper (H100, H200, H800, H20, GH200), which NVIDIA emulates with conversions to binary16
@@ -45,8 +55,10 @@ std::string emulated_instruction(std::string_view device_name, std::uint32_t ven
 
 class VulkanDevice final : public Device {
  public:
-  // `mode`: the float-control mode every kernel requests, or none.
-  VulkanDevice(std::shared_ptr<vulkan::Gpu> gpu, std::size_t index, const vulkan::FloatControlMode* mode);
+  // `mode`: the float-control mode every kernel requests, or none. Its kernels' code is kept under
+  // `code` unless empty.
+  VulkanDevice(std::shared_ptr<vulkan::Gpu> gpu, std::size_t index, const vulkan::FloatControlMode* mode,
+               const std::filesystem::path& code = {});
   const DeviceInfo& info() const override { return info_; }
   const Capabilities& caps() const override { return caps_; }
   Expected<std::vector<std::uint64_t>> scalar(const ScalarBatch& batch) override;
@@ -56,11 +68,16 @@ class VulkanDevice final : public Device {
   std::shared_ptr<vulkan::Gpu> gpu_;
   Expected<std::vector<std::uint32_t>> with_mode(Expected<std::vector<std::uint32_t>> spirv,
                                                  const std::vector<const model::Format*>& formats) const;
-  std::string pipeline_key(const std::string& kernel) const;
+  // The pipeline of `kernel` (what makes the module), made from spirv() on first use, its code then
+  // kept under `label`.
+  Expected<const vulkan::Pipeline*> pipeline(vulkan::Context& context, const std::string& kernel, std::string_view label,
+                                             const std::function<Expected<std::vector<std::uint32_t>>()>& spirv,
+                                             const vulkan::PipelineOptions& options);
 
   const vulkan::FloatControlMode* mode_;
   DeviceInfo info_;
   Capabilities caps_;
+  KernelCode code_;
 };
 
 class VulkanBackend final : public Backend {
@@ -73,6 +90,7 @@ class VulkanBackend final : public Backend {
     // Every message of the loader and the layers (VK_EXT_debug_utils), `error` for those of error
     // severity: the tests run the backend under the validation layers.
     std::function<void(bool error, std::string_view message)> debug_messages = {};
+    std::filesystem::path code = {};  // where the kernels' code is kept (kernel_code.hpp); empty: nowhere
   };
   explicit VulkanBackend(Options options) : options_(options) {}
   VulkanBackend() : VulkanBackend(Options{}) {}

@@ -34,8 +34,6 @@ void append(void**& next, bool present, T& s) {
   next = &s.pNext;
 }
 
-Error error(const char* call, VkResult r) { return Error{std::string(call) + " failed: " + result_name(r)}; }
-
 VKAPI_ATTR VkBool32 VKAPI_CALL pass_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT,
                                             const VkDebugUtilsMessengerCallbackDataEXT* data, void* messages) {
   (*static_cast<const DebugMessages*>(messages))(severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
@@ -44,6 +42,8 @@ VKAPI_ATTR VkBool32 VKAPI_CALL pass_message(VkDebugUtilsMessageSeverityFlagBitsE
 }
 
 }  // namespace
+
+Error call_failed(const char* call, VkResult r) { return Error{std::string(call) + " failed: " + result_name(r)}; }
 
 std::string result_name(VkResult r) {
   switch (r) {
@@ -72,7 +72,7 @@ Expected<std::shared_ptr<Instance>> Instance::create(DebugMessages messages) {
   const Api& vk = **global;
   std::uint32_t version = VK_API_VERSION_1_0;
   if (vk.vkEnumerateInstanceVersion)
-    if (const VkResult r = vk.vkEnumerateInstanceVersion(&version); r != VK_SUCCESS) return error("vkEnumerateInstanceVersion", r);
+    if (const VkResult r = vk.vkEnumerateInstanceVersion(&version); r != VK_SUCCESS) return call_failed("vkEnumerateInstanceVersion", r);
   if (version < VK_API_VERSION_1_1)
     return Error{fmt::format("the Vulkan loader {} offers only Vulkan 1.0; the backend needs 1.1", vk.library)};
   auto app = make<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
@@ -98,7 +98,7 @@ Expected<std::shared_ptr<Instance>> Instance::create(DebugMessages messages) {
   VkInstance instance = VK_NULL_HANDLE;
   if (const VkResult r = vk.vkCreateInstance(&info, nullptr, &instance); r != VK_SUCCESS) {
     if (r == VK_ERROR_INCOMPATIBLE_DRIVER) return Error{"no Vulkan driver is installed (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)"};
-    return error("vkCreateInstance", r);
+    return call_failed("vkCreateInstance", r);
   }
   auto api = instance_api(vk, instance);
   if (!api) {
@@ -113,7 +113,7 @@ Expected<std::shared_ptr<Instance>> Instance::create(DebugMessages messages) {
         vk.vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
     if (!create_messenger) return Error{"VK_EXT_debug_utils is enabled but vkCreateDebugUtilsMessengerEXT is missing"};
     if (const VkResult r = create_messenger(instance, &messenger, nullptr, &made->messenger_); r != VK_SUCCESS)
-      return error("vkCreateDebugUtilsMessengerEXT", r);
+      return call_failed("vkCreateDebugUtilsMessengerEXT", r);
   }
   return made;
 }
@@ -130,10 +130,10 @@ Expected<std::vector<VkPhysicalDevice>> Instance::physical_devices() const {
   const Api& vk = api_;
   std::uint32_t n = 0;
   if (const VkResult r = vk.vkEnumeratePhysicalDevices(instance_, &n, nullptr); r != VK_SUCCESS)
-    return error("vkEnumeratePhysicalDevices", r);
+    return call_failed("vkEnumeratePhysicalDevices", r);
   std::vector<VkPhysicalDevice> devices(n);
   if (const VkResult r = vk.vkEnumeratePhysicalDevices(instance_, &n, devices.data()); r != VK_SUCCESS && r != VK_INCOMPLETE)
-    return error("vkEnumeratePhysicalDevices", r);
+    return call_failed("vkEnumeratePhysicalDevices", r);
   devices.resize(n);
   if (devices.empty()) return Error{"the Vulkan loader found no device (no driver installed, such as Mesa's lavapipe)"};
   return devices;
@@ -150,6 +150,7 @@ VkPhysicalDeviceFeatures2* Features::link() {
   bfloat16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR;
   float8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT8_FEATURES_EXT;
   subgroup_size_control.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
+  executables.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR;
   void** next = &core.pNext;
   append(next, has_v12, v11);  // the Vulkan11 struct exists from Vulkan 1.2 on
   append(next, has_v12, v12);
@@ -158,6 +159,7 @@ VkPhysicalDeviceFeatures2* Features::link() {
   append(next, has_bfloat16, bfloat16);
   append(next, has_float8, float8);
   append(next, has_subgroup_size_control, subgroup_size_control);
+  append(next, has_executables, executables);
   *next = nullptr;
   return &core;
 }
@@ -177,11 +179,11 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
 
   std::uint32_t n = 0;
   if (const VkResult r = vk.vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, nullptr); r != VK_SUCCESS)
-    return error("vkEnumerateDeviceExtensionProperties", r);
+    return call_failed("vkEnumerateDeviceExtensionProperties", r);
   std::vector<VkExtensionProperties> extensions(n);
   if (const VkResult r = vk.vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, extensions.data());
       r != VK_SUCCESS && r != VK_INCOMPLETE)
-    return error("vkEnumerateDeviceExtensionProperties", r);
+    return call_failed("vkEnumerateDeviceExtensionProperties", r);
   for (std::uint32_t i = 0; i < n; ++i) f.extensions.emplace_back(extensions[i].extensionName);
 
   const bool v12 = f.api_version >= VK_API_VERSION_1_2, v13 = f.api_version >= VK_API_VERSION_1_3;
@@ -192,6 +194,7 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
   f.features.has_float8 = f.has_extension(VK_EXT_SHADER_FLOAT8_EXTENSION_NAME);
   // Vulkan 1.3 has it in its own struct, which may not be chained beside the extension's.
   f.features.has_subgroup_size_control = !v13 && f.has_extension(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  f.features.has_executables = f.has_extension(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   vk.vkGetPhysicalDeviceFeatures2(physical, f.features.link());
 
   auto properties = make<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
@@ -220,10 +223,10 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
         vk.vkGetInstanceProcAddr(instance.handle(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
     if (!get) return Error{"VK_KHR_cooperative_matrix is offered but vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR is missing"};
     if (const VkResult r = get(physical, &n, nullptr); r != VK_SUCCESS)
-      return error("vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", r);
+      return call_failed("vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", r);
     f.coopmat.assign(n, make<VkCooperativeMatrixPropertiesKHR>(VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR));
     if (const VkResult r = get(physical, &n, f.coopmat.data()); r != VK_SUCCESS && r != VK_INCOMPLETE)
-      return error("vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", r);
+      return call_failed("vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", r);
     f.coopmat.resize(n);
   }
 
@@ -288,22 +291,23 @@ Expected<std::unique_ptr<Context>> Context::create(std::shared_ptr<Instance> ins
   info.enabledExtensionCount = std::uint32_t(extensions.size());
   info.ppEnabledExtensionNames = extensions.data();
   if (const VkResult r = vk.vkCreateDevice(facts.physical, &info, nullptr, &c->device_); r != VK_SUCCESS)
-    return error("vkCreateDevice", r);
+    return call_failed("vkCreateDevice", r);
+  c->captures_executables_ = enable.has_executables && enable.executables.pipelineExecutableInfo;
   vk.vkGetDeviceQueue(c->device_, facts.queue_family, 0, &c->queue_);
   auto pool = make<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
   pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pool.queueFamilyIndex = facts.queue_family;
   if (const VkResult r = vk.vkCreateCommandPool(c->device_, &pool, nullptr, &c->command_pool_); r != VK_SUCCESS)
-    return error("vkCreateCommandPool", r);
+    return call_failed("vkCreateCommandPool", r);
   auto alloc = make<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
   alloc.commandPool = c->command_pool_;
   alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   alloc.commandBufferCount = 1;
   if (const VkResult r = vk.vkAllocateCommandBuffers(c->device_, &alloc, &c->commands_); r != VK_SUCCESS)
-    return error("vkAllocateCommandBuffers", r);
+    return call_failed("vkAllocateCommandBuffers", r);
   auto fence = make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
   if (const VkResult r = vk.vkCreateFence(c->device_, &fence, nullptr, &c->fence_); r != VK_SUCCESS)
-    return error("vkCreateFence", r);
+    return call_failed("vkCreateFence", r);
   return c;
 }
 
@@ -337,7 +341,7 @@ std::optional<Error> Context::failed(const char* call, VkResult r) {
   if (r == VK_ERROR_DEVICE_LOST || r == VK_TIMEOUT)
     lost_ = "device lost: " + std::string(call) +
             (r == VK_TIMEOUT ? " timed out (the device hangs)" : " reported VK_ERROR_DEVICE_LOST");
-  return error(call, r);
+  return call_failed(call, r);
 }
 
 Expected<Buffer> Context::buffer(VkDeviceSize bytes) {
@@ -347,7 +351,7 @@ Expected<Buffer> Context::buffer(VkDeviceSize bytes) {
   info.size = bytes;
   info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  if (const VkResult r = vk.vkCreateBuffer(device_, &info, nullptr, &b.buffer_); r != VK_SUCCESS) return error("vkCreateBuffer", r);
+  if (const VkResult r = vk.vkCreateBuffer(device_, &info, nullptr, &b.buffer_); r != VK_SUCCESS) return call_failed("vkCreateBuffer", r);
   VkMemoryRequirements req;
   vk.vkGetBufferMemoryRequirements(device_, b.buffer_, &req);
   VkPhysicalDeviceMemoryProperties mem;
@@ -366,10 +370,10 @@ Expected<Buffer> Context::buffer(VkDeviceSize bytes) {
   auto alloc = make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
   alloc.allocationSize = req.size;
   alloc.memoryTypeIndex = *type;
-  if (const VkResult r = vk.vkAllocateMemory(device_, &alloc, nullptr, &b.memory_); r != VK_SUCCESS) return error("vkAllocateMemory", r);
-  if (const VkResult r = vk.vkBindBufferMemory(device_, b.buffer_, b.memory_, 0); r != VK_SUCCESS) return error("vkBindBufferMemory", r);
+  if (const VkResult r = vk.vkAllocateMemory(device_, &alloc, nullptr, &b.memory_); r != VK_SUCCESS) return call_failed("vkAllocateMemory", r);
+  if (const VkResult r = vk.vkBindBufferMemory(device_, b.buffer_, b.memory_, 0); r != VK_SUCCESS) return call_failed("vkBindBufferMemory", r);
   void* data = nullptr;
-  if (const VkResult r = vk.vkMapMemory(device_, b.memory_, 0, VK_WHOLE_SIZE, 0, &data); r != VK_SUCCESS) return error("vkMapMemory", r);
+  if (const VkResult r = vk.vkMapMemory(device_, b.memory_, 0, VK_WHOLE_SIZE, 0, &data); r != VK_SUCCESS) return call_failed("vkMapMemory", r);
   b.data_ = static_cast<std::byte*>(data);
   return b;
 }
@@ -384,7 +388,7 @@ Expected<std::unique_ptr<Pipeline>> Context::make_pipeline(std::span<const std::
   module.pCode = spirv.data();
   const DriverCall vkCreateShaderModule_call("vkCreateShaderModule");
   if (const VkResult r = vk.vkCreateShaderModule(device_, &module, nullptr, &p->module); r != VK_SUCCESS)
-    return error("vkCreateShaderModule", r);
+    return call_failed("vkCreateShaderModule", r);
   std::vector<VkDescriptorSetLayoutBinding> bindings(options.bindings);
   for (std::uint32_t i = 0; i < options.bindings; ++i)
     bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
@@ -392,7 +396,7 @@ Expected<std::unique_ptr<Pipeline>> Context::make_pipeline(std::span<const std::
   set_layout.bindingCount = options.bindings;
   set_layout.pBindings = bindings.data();
   if (const VkResult r = vk.vkCreateDescriptorSetLayout(device_, &set_layout, nullptr, &p->set_layout); r != VK_SUCCESS)
-    return error("vkCreateDescriptorSetLayout", r);
+    return call_failed("vkCreateDescriptorSetLayout", r);
   const VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, 2 * sizeof(std::uint32_t)};
   auto layout = make<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
   layout.setLayoutCount = 1;
@@ -400,7 +404,7 @@ Expected<std::unique_ptr<Pipeline>> Context::make_pipeline(std::span<const std::
   layout.pushConstantRangeCount = 1;
   layout.pPushConstantRanges = &range;
   if (const VkResult r = vk.vkCreatePipelineLayout(device_, &layout, nullptr, &p->layout); r != VK_SUCCESS)
-    return error("vkCreatePipelineLayout", r);
+    return call_failed("vkCreatePipelineLayout", r);
   VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup{
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO, nullptr, options.required_subgroup_size};
   auto info = make<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
@@ -411,22 +415,24 @@ Expected<std::unique_ptr<Pipeline>> Context::make_pipeline(std::span<const std::
   info.stage.module = p->module;
   info.stage.pName = "main";
   info.layout = p->layout;
+  if (captures_executables_)
+    info.flags = VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR | VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR;
   const DriverCall vkCreateComputePipelines_call("vkCreateComputePipelines");
   if (const VkResult r = vk.vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &p->pipeline); r != VK_SUCCESS)
-    return error("vkCreateComputePipelines", r);
+    return call_failed("vkCreateComputePipelines", r);
   const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, options.bindings};
   auto pool = make<VkDescriptorPoolCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
   pool.maxSets = 1;
   pool.poolSizeCount = 1;
   pool.pPoolSizes = &size;
   if (const VkResult r = vk.vkCreateDescriptorPool(device_, &pool, nullptr, &p->pool); r != VK_SUCCESS)
-    return error("vkCreateDescriptorPool", r);
+    return call_failed("vkCreateDescriptorPool", r);
   auto set = make<VkDescriptorSetAllocateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
   set.descriptorPool = p->pool;
   set.descriptorSetCount = 1;
   set.pSetLayouts = &p->set_layout;
   if (const VkResult r = vk.vkAllocateDescriptorSets(device_, &set, &p->set); r != VK_SUCCESS)
-    return error("vkAllocateDescriptorSets", r);
+    return call_failed("vkAllocateDescriptorSets", r);
   return p;
 }
 

@@ -21,6 +21,8 @@ namespace gp::backends::vulkan {
 
 // "VK_ERROR_DEVICE_LOST", for messages.
 std::string result_name(VkResult r);
+// "<call> failed: VK_ERROR_DEVICE_LOST".
+Error call_failed(const char* call, VkResult r);
 
 // The messages of the loader and the layers (VK_EXT_debug_utils), `error` for those of error severity.
 using DebugMessages = std::function<void(bool error, std::string_view message)>;
@@ -61,9 +63,10 @@ struct Features {
   VkPhysicalDeviceShaderBfloat16FeaturesKHR bfloat16{};
   VkPhysicalDeviceShaderFloat8FeaturesEXT float8{};
   VkPhysicalDeviceSubgroupSizeControlFeatures subgroup_size_control{};  // before Vulkan 1.3: the extension's
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executables{};
   // Which structs the device knows: Vulkan 1.2 and 1.3 core, and the extensions.
   bool has_v12 = false, has_v13 = false, has_coopmat = false, has_bfloat16 = false, has_float8 = false,
-       has_subgroup_size_control = false;
+       has_subgroup_size_control = false, has_executables = false;
   VkPhysicalDeviceFeatures2* link();
 };
 
@@ -152,7 +155,9 @@ struct Binding {
 
 class Context {
  public:
-  // A logical device with `enable` features and `extensions`, and its compute queue.
+  // A logical device with `enable` features and `extensions`, and its compute queue. Where `enable`
+  // has pipelineExecutableInfo (VK_KHR_pipeline_executable_properties, in `extensions` too), every
+  // pipeline captures its statistics and internal representations (pipeline_executables.hpp).
   static Expected<std::unique_ptr<Context>> create(std::shared_ptr<Instance> instance, const DeviceFacts& facts,
                                                    Features enable, const std::vector<const char*>& extensions);
   Context(const Context&) = delete;
@@ -160,6 +165,8 @@ class Context {
   ~Context();
   // Why the device refuses work, when it is lost.
   const std::optional<std::string>& lost() const { return lost_; }
+  // Whether its pipelines capture their executables' statistics and internal representations.
+  bool captures_executables() const { return captures_executables_; }
 
   // The pipeline cached under `key`, made from the module `spirv()` returns on first use.
   Expected<const Pipeline*> pipeline(const std::string& key,
@@ -193,6 +200,7 @@ class Context {
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer commands_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
+  bool captures_executables_ = false;
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
   std::vector<Buffer> abandoned_;  // the buffers of the run the device was lost in
   // Why the device refuses work: "device lost: vkWaitForFences reported VK_ERROR_DEVICE_LOST".
