@@ -1,4 +1,6 @@
-// Errors cross module boundaries as values: Expected<T> holds a T or an Error with its message.
+// Errors cross module boundaries as values: Expected<T> holds a T or an Error with its message. It is
+// [[nodiscard]]: an error dropped unread does not compile. A call that only fails returns
+// std::optional<Error>, declared [[nodiscard]] where it is.
 #pragma once
 
 #include <string>
@@ -12,7 +14,7 @@ struct Error {
 };
 
 template <class T>
-class Expected {
+class [[nodiscard]] Expected {
  public:
   Expected(T value) : v_(std::move(value)) {}
   Expected(Error error) : v_(std::move(error)) {}

@@ -20,7 +20,7 @@ constexpr std::uint64_t kDefaultLaunchBytes = std::uint64_t{1} << 28;
 // within the grid's 2^31 - 1.
 constexpr std::size_t kMaxLaunchItems = std::size_t{1} << 30;
 
-std::optional<Error> check(const cuda::DriverApi& api, const char* call, CUresult r) {
+[[nodiscard]] std::optional<Error> check(const cuda::DriverApi& api, const char* call, CUresult r) {
   if (r == CUDA_SUCCESS) return std::nullopt;
   return cuda::driver_error(api, call, r);
 }

@@ -79,9 +79,9 @@ class CudaDevice final : public Device {
                                 const cuda::Target& target, std::string_view label);
   // One kernel over n items in launches within the byte limit (see the .cpp).
   struct Launch;
-  std::optional<Error> run(const Launch& launch, std::size_t n);
+  [[nodiscard]] std::optional<Error> run(const Launch& launch, std::size_t n);
   // check() that marks the context lost after a sticky error (context_error_).
-  std::optional<Error> checked(const char* call, CUresult r);
+  [[nodiscard]] std::optional<Error> checked(const char* call, CUresult r);
 
   const cuda::DriverApi& api_;
   CUdevice device_;

@@ -182,16 +182,16 @@ class Context {
   //
   // A lost context, when destroyed, destroys none of its Vulkan objects nor its instance: they are
   // kept, unreachable to the program but reachable to leak checkers, for the life of the process.
-  std::optional<Error> run(const Pipeline& pipeline, std::span<const Binding> bindings, std::size_t items,
+  [[nodiscard]] std::optional<Error> run(const Pipeline& pipeline, std::span<const Binding> bindings, std::size_t items,
                            std::uint32_t per_group);
 
  private:
   Context(std::shared_ptr<Instance> instance, DeviceFacts facts) : instance_(std::move(instance)), facts_(std::move(facts)) {}
   Expected<Buffer> buffer(VkDeviceSize bytes);
   Expected<std::unique_ptr<Pipeline>> make_pipeline(std::span<const std::uint32_t> spirv, const PipelineOptions& options);
-  std::optional<Error> submit(const Pipeline& pipeline, std::span<const Buffer> buffers, std::size_t items,
+  [[nodiscard]] std::optional<Error> submit(const Pipeline& pipeline, std::span<const Buffer> buffers, std::size_t items,
                               std::uint32_t per_group);
-  std::optional<Error> failed(const char* call, VkResult r);
+  [[nodiscard]] std::optional<Error> failed(const char* call, VkResult r);
 
   std::shared_ptr<Instance> instance_;
   DeviceFacts facts_;
