@@ -37,8 +37,10 @@ void compare_trees(const json& a, const json& b, const std::string& prefix, std:
   flatten(b, "", fb);
   for (const auto& [k, v] : fa) {
     const auto it = fb.find(k);
-    if (it == fb.end()) out.push_back({prefix + k, render(v), absent});
-    else if (it->second != v) out.push_back({prefix + k, render(v), render(it->second)});
+    if (it == fb.end())
+      out.push_back({prefix + k, render(v), absent});
+    else if (it->second != v)
+      out.push_back({prefix + k, render(v), render(it->second)});
   }
   for (const auto& [k, v] : fb)
     if (!fa.count(k)) out.push_back({prefix + k, absent, render(v)});
@@ -97,8 +99,9 @@ Comparison compare_results(const json& a, const json& b) {
     const json& g = *it->second;
     for (const char* field : {"status", "verdict", "message", "published"}) {
       const json &x = member(*f, field), &y = member(g, field);
-      if (x != y) c.differences.push_back({fmt::format("{} {}", key, field), x.is_null() ? absent : render(x),
-                                           y.is_null() ? absent : render(y)});
+      if (x != y)
+        c.differences.push_back(
+            {fmt::format("{} {}", key, field), x.is_null() ? absent : render(x), y.is_null() ? absent : render(y)});
     }
     compare_trees(member(*f, "parameters", none), member(g, "parameters", none), key + " parameters.", c.differences);
   }
@@ -110,7 +113,8 @@ Comparison compare_results(const json& a, const json& b) {
 
 std::string comparison_text(const Comparison& c) {
   std::string out = fmt::format("A: {}\nB: {}\n", c.a_name, c.b_name);
-  for (const Difference& d : c.differences) out += fmt::format("\n{}\n  A: {}\n  B: {}\n", input::escaped(d.where, false), d.a, d.b);
+  for (const Difference& d : c.differences)
+    out += fmt::format("\n{}\n  A: {}\n  B: {}\n", input::escaped(d.where, false), d.a, d.b);
   out += fmt::format("\n{} difference{} ({} findings compared)\n", c.differences.size(),
                      c.differences.size() == 1 ? "" : "s", c.compared_findings);
   return out;
@@ -127,7 +131,8 @@ std::string comparison_markdown(const Comparison& c) {
     return out;
   }
   out += "| where | A | B |\n|---|---|---|\n";
-  for (const Difference& d : c.differences) out += fmt::format("| `{}` | {} | {} |\n", input::escaped(d.where, false), cell(d.a), cell(d.b));
+  for (const Difference& d : c.differences)
+    out += fmt::format("| `{}` | {} | {} |\n", input::escaped(d.where, false), cell(d.a), cell(d.b));
   out += fmt::format("\n{} differences ({} findings compared).\n", c.differences.size(), c.compared_findings);
   return out;
 }
@@ -143,10 +148,11 @@ std::vector<Difference> changed_findings(const json& base, const json& variant) 
 
 std::string variant_text(const std::string& base_id, const std::string& mode, const std::vector<Difference>& changed,
                          bool markdown) {
-  std::string out = fmt::format("{}Against {}: the same unit, its kernels compiled with {}: ", markdown ? "## " : "", base_id, mode);
+  std::string out =
+      fmt::format("{}Against {}: the same unit, its kernels compiled with {}: ", markdown ? "## " : "", base_id, mode);
   out += changed.empty() ? "no finding differs"
-                         : fmt::format("{} finding{} differ{}, each the compiler's float mode, not the unit's", changed.size(),
-                                       changed.size() == 1 ? "" : "s", changed.size() == 1 ? "s" : "");
+                         : fmt::format("{} finding{} differ{}, each the compiler's float mode, not the unit's",
+                                       changed.size(), changed.size() == 1 ? "" : "s", changed.size() == 1 ? "s" : "");
   out += markdown ? "\n\n" : "\n";
   for (const Difference& d : changed)
     out += markdown ? fmt::format("- `{}`: {} → {}\n", input::escaped(d.where, false), d.a, d.b)

@@ -29,12 +29,12 @@ struct Finding {
   std::string title;
   std::string source;
   Status status = Status::ok;
-  std::string verdict;  // "ADDITION: chopped, 2 guard bits"
+  std::string verdict;                                   // "ADDITION: chopped, 2 guard bits"
   nlohmann::json parameters = nlohmann::json::object();  // everything the probe inferred
   // The part of the parameters that belongs to the device profile (its keys),
   // merged into profile.scalar[format] by the runner.
   nlohmann::json profile = nlohmann::json::object();
-  std::string message;  // why unsupported, what failed, or remarks
+  std::string message;    // why unsupported, what failed, or remarks
   std::string published;  // what a source published for this probe on this device (DeviceInfo::published)
   double duration_s = 0;
   std::vector<Observation> observations;

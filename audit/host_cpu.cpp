@@ -18,9 +18,10 @@ namespace {
 // conversions (F16C) and arithmetic (AVX512-FP16), bfloat16 conversions (AVX512-BF16, which flush
 // subnormals), the 2^-28 reciprocal estimates of AVX512-ER. AArch64: binary16 arithmetic (fphp,
 // asimdhp, asimdfhm), bfloat16 (bf16), scalable vectors (sve, sve2).
-constexpr std::string_view kRelevant[] = {
-    "sse4_1", "avx", "avx2", "fma", "fma4", "f16c", "avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512er",
-    "avx512_bf16", "avx512_fp16", "fphp", "asimdhp", "asimdfhm", "bf16", "sve", "sve2"};
+constexpr std::string_view kRelevant[] = {"sse4_1",   "avx",         "avx2",        "fma",      "fma4",
+                                          "f16c",     "avx512f",     "avx512dq",    "avx512bw", "avx512vl",
+                                          "avx512er", "avx512_bf16", "avx512_fp16", "fphp",     "asimdhp",
+                                          "asimdfhm", "bf16",        "sve",         "sve2"};
 
 HostCpu read_host_cpu() {
   HostCpu h;

@@ -224,12 +224,13 @@ std::vector<FormatHeadline> format_headlines(const json& doc) {
     const json& val = member(p, "validation", empty_object());
     const auto flush = [&](const char* k) { return string_member(sub, k, "?"); };
     const json& registers = member(p, "registers");
-    v.push_back({input::escaped(format, false) + (registers.is_null() ? "" : fmt::format(" (in {})", value_text(registers))),
-                 headline(p, "add"), headline(p, "mul"), headline(p, "div"), fused(p, "fma"), fused(p, "mad"),
-                 fmt::format("{}/{}/{}", flush("input"), flush("output"), flush("transfer")),
-                 val.empty() ? std::string("none")
-                             : fmt::format("{} mismatches in {}", integer_member(val, "mismatches"),
-                                           integer_member(val, "cases"))});
+    v.push_back(
+        {input::escaped(format, false) + (registers.is_null() ? "" : fmt::format(" (in {})", value_text(registers))),
+         headline(p, "add"), headline(p, "mul"), headline(p, "div"), fused(p, "fma"), fused(p, "mad"),
+         fmt::format("{}/{}/{}", flush("input"), flush("output"), flush("transfer")),
+         val.empty()
+             ? std::string("none")
+             : fmt::format("{} mismatches in {}", integer_member(val, "mismatches"), integer_member(val, "cases"))});
   }
   return v;
 }
@@ -266,8 +267,9 @@ std::vector<MmaHeadline> mma_headlines(const json& doc) {
     return member(doc, "no such finding");
   };
   for (const json& f : array_member(doc, "findings"))
-    if (str(f, "probe") == "mma.identify" &&
-        std::none_of(identified.begin(), identified.end(), [&](const json& e) { return str(e, "config") == str(f, "config"); }))
+    if (str(f, "probe") == "mma.identify" && std::none_of(identified.begin(), identified.end(), [&](const json& e) {
+          return str(e, "config") == str(f, "config");
+        }))
       v.push_back({str(f, "config"), "", str(f, "status") == "ok" ? str(f, "verdict") : str(f, "message"), "none",
                    row_text(member(member(f, "parameters"), "table")), ""});
   for (const json& e : identified) {
@@ -288,8 +290,8 @@ std::vector<MmaHeadline> mma_headlines(const json& doc) {
 std::vector<std::string> headline_lines(const json& doc) {
   std::vector<std::string> lines;
   for (const FormatHeadline& h : format_headlines(doc))
-    lines.push_back(fmt::format("{}: add {}; mul {}; div {}; fma() {}; a*b+c {}; subnormals {}; validation {}", h.format,
-                                h.add, h.mul, h.div, h.fma, h.mad, h.subnormals, h.validation));
+    lines.push_back(fmt::format("{}: add {}; mul {}; div {}; fma() {}; a*b+c {}; subnormals {}; validation {}",
+                                h.format, h.add, h.mul, h.div, h.fma, h.mad, h.subnormals, h.validation));
   for (const MmaHeadline& h : mma_headlines(doc))
     lines.push_back(fmt::format("{}: {} | {}{}", h.config, h.model, h.validation, h.row.empty() ? "" : " | " + h.row));
   return lines;
@@ -312,7 +314,9 @@ std::string results_table(const std::vector<json>& docs) {
     for (MmaHeadline& h : mma_headlines(doc)) rows.push_back({id, driver, std::move(h)});
   }
   if (rows.empty()) return out;
-  out += "\n| device | driver | MMA configuration | identified model | validation | MMA-Sim's row |\n|---|---|---|---|---|---|\n";
+  out +=
+      "\n| device | driver | MMA configuration | identified model | validation | MMA-Sim's row "
+      "|\n|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     // A configuration of no table row (a cooperative matrix) beside the instructions of the same
     // identified model (formats, algorithm, parameters) among the results shown.

@@ -56,14 +56,16 @@ json to_json(const Finding& f) {
     json predictions = json::object();
     std::size_t refuted = 0, standing = 0;
     for (const auto& [hypothesis, value] : o.predictions)
-      if ((value == o.output ? standing : refuted)++ < max_predictions / 2) predictions[hypothesis] = hex(value, o.output_bits);
+      if ((value == o.output ? standing : refuted)++ < max_predictions / 2)
+        predictions[hypothesis] = hex(value, o.output_bits);
     json item = {{"inputs", inputs}, {"output", hex(o.output, o.output_bits)}, {"predictions", predictions}};
-    if (predictions.size() < o.predictions.size()) item["predictions_omitted"] = o.predictions.size() - predictions.size();
+    if (predictions.size() < o.predictions.size())
+      item["predictions_omitted"] = o.predictions.size() - predictions.size();
     if (!o.note.empty()) item["note"] = o.note;
     obs.push_back(std::move(item));
   }
-  json j = {{"probe", f.probe},   {"format", f.format},   {"config", f.config},         {"title", f.title},
-            {"source", f.source}, {"status", name(f.status)}, {"verdict", f.verdict},     {"parameters", f.parameters},
+  json j = {{"probe", f.probe},     {"format", f.format},         {"config", f.config},   {"title", f.title},
+            {"source", f.source},   {"status", name(f.status)},   {"verdict", f.verdict}, {"parameters", f.parameters},
             {"message", f.message}, {"duration_s", f.duration_s}, {"observations", obs}};
   if (!f.published.empty()) j["published"] = f.published;
   if (f.observations.size() > max_observations) j["observations_omitted"] = f.observations.size() - max_observations;
@@ -90,8 +92,7 @@ json to_json(const backends::DeviceInfo& info, const backends::Capabilities& cap
   return j;
 }
 
-ResultDocument::ResultDocument(const backends::Device& device, std::string tool_version,
-                               nlohmann::json run_settings)
+ResultDocument::ResultDocument(const backends::Device& device, std::string tool_version, nlohmann::json run_settings)
     : start_(std::chrono::steady_clock::now()) {
   doc_ = {{"schema", kSchema},
           {"tool", {{"name", "gpuparanoia"}, {"version", tool_version}}},

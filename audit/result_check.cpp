@@ -68,30 +68,48 @@ const Shape& result_shape() {
   static const Shape rounding = object({{"rounding", of(Kind::string)}});
   static const Shape bounded = object({{"rounding", of(Kind::string)}, {"max_ulps", of(Kind::number)}});
   static const Shape unit = object({
-      {"add", object({{"rounding", of(Kind::string)}, {"guard_bits", of(Kind::count_or_null)}, {"sticky", of(Kind::boolean)}})},
+      {"add",
+       object(
+           {{"rounding", of(Kind::string)}, {"guard_bits", of(Kind::count_or_null)}, {"sticky", of(Kind::boolean)}})},
       {"sub", rounding},
-      {"mul", object({{"rounding", of(Kind::string)}, {"truncated_columns", of(Kind::count_or_null)},
+      {"mul", object({{"rounding", of(Kind::string)},
+                      {"truncated_columns", of(Kind::count_or_null)},
                       {"correction", of(Kind::count_or_null)}})},
       {"div", object({{"method", of(Kind::string)}, {"rounding", of(Kind::string)}, {"max_ulps", of(Kind::number)}})},
       {"sqrt", bounded},
       {"cvt", rounding},
       {"fma", object({{"fused", of(Kind::boolean)}, {"rounding", of(Kind::string)}})},
       {"mad", object({{"fused", of(Kind::boolean)}, {"rounding", of(Kind::string)}})},
-      {"subnormals", object({{"input", of(Kind::string)}, {"output", of(Kind::string)}, {"transfer", of(Kind::string)}})},
-      {"nan", object({{"canonical", of(Kind::boolean)}, {"quiet_on_transfer", of(Kind::boolean)}, {"propagation", of(Kind::string)},
-                      {"quiet", of(Kind::boolean)}, {"sub_flips", of(Kind::boolean)}, {"default", of(Kind::string)},
+      {"subnormals",
+       object({{"input", of(Kind::string)}, {"output", of(Kind::string)}, {"transfer", of(Kind::string)}})},
+      {"nan", object({{"canonical", of(Kind::boolean)},
+                      {"quiet_on_transfer", of(Kind::boolean)},
+                      {"propagation", of(Kind::string)},
+                      {"quiet", of(Kind::boolean)},
+                      {"sub_flips", of(Kind::boolean)},
+                      {"default", of(Kind::string)},
                       {"fma_order", of(Kind::string)}})},
       {"registers", of(Kind::string)},
       {"validation", object({{"cases", of(Kind::count)}, {"mismatches", of(Kind::count)}})},
   });
   static const Shape finding = object({
-      {"probe", of(Kind::string)}, {"format", of(Kind::string)}, {"config", of(Kind::string)},
-      {"title", of(Kind::string)}, {"source", of(Kind::string)}, {"status", of(Kind::string)},
-      {"verdict", of(Kind::string)}, {"message", of(Kind::string)}, {"published", of(Kind::string)},
-      {"parameters", of(Kind::object)}, {"duration_s", of(Kind::number)}, {"observations", of(Kind::array)},
+      {"probe", of(Kind::string)},
+      {"format", of(Kind::string)},
+      {"config", of(Kind::string)},
+      {"title", of(Kind::string)},
+      {"source", of(Kind::string)},
+      {"status", of(Kind::string)},
+      {"verdict", of(Kind::string)},
+      {"message", of(Kind::string)},
+      {"published", of(Kind::string)},
+      {"parameters", of(Kind::object)},
+      {"duration_s", of(Kind::number)},
+      {"observations", of(Kind::array)},
   });
   static const Shape mma = object({
-      {"config", of(Kind::string)}, {"algorithm", of(Kind::string)}, {"parameters", of(Kind::object)},
+      {"config", of(Kind::string)},
+      {"algorithm", of(Kind::string)},
+      {"parameters", of(Kind::object)},
       {"validation", object({{"tiles", of(Kind::count)}, {"mismatches", of(Kind::count)}})},
   });
   static const Shape doc = object({
@@ -99,9 +117,14 @@ const Shape& result_shape() {
       {"tool", object({{"version", of(Kind::string)}})},
       {"started", of(Kind::string)},
       {"duration_s", of(Kind::number)},
-      {"device", object({{"id", of(Kind::string)}, {"backend", of(Kind::string)}, {"name", of(Kind::string)},
-                         {"driver", of(Kind::string)}, {"api", of(Kind::string)}, {"vendor", of(Kind::string)},
-                         {"description", of(Kind::string)}, {"capabilities", of(Kind::object)},
+      {"device", object({{"id", of(Kind::string)},
+                         {"backend", of(Kind::string)},
+                         {"name", of(Kind::string)},
+                         {"driver", of(Kind::string)},
+                         {"api", of(Kind::string)},
+                         {"vendor", of(Kind::string)},
+                         {"description", of(Kind::string)},
+                         {"capabilities", of(Kind::object)},
                          {"code", of(Kind::string)}})},
       {"findings", required(array(finding))},
       {"profile", object({{"scalar", object({{"*", unit}})}, {"mma", array(mma)}})},
@@ -139,7 +162,8 @@ std::optional<input::InputError> check(const json& v, const Shape& s, const std:
 }  // namespace
 
 std::optional<input::InputError> check_result(const json& doc) {
-  if (!doc.is_object()) return input::InputError{"", 0, "", "not a gpuparanoia result (a JSON object with \"findings\")"};
+  if (!doc.is_object())
+    return input::InputError{"", 0, "", "not a gpuparanoia result (a JSON object with \"findings\")"};
   return check(doc, result_shape(), "");
 }
 

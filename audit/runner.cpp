@@ -19,7 +19,9 @@ nlohmann::json RunSettings::to_json() const {
   return {{"probes", probes},
           {"configs", configs},
           {"suite", suite},
-          {"tier", tier == Tier::quick ? "quick" : tier == Tier::standard ? "standard" : "full"},
+          {"tier", tier == Tier::quick      ? "quick"
+                   : tier == Tier::standard ? "standard"
+                                            : "full"},
           {"seed", seed}};
 }
 
@@ -34,9 +36,7 @@ RunSettings RunSettings::from_json(const nlohmann::json& j) {
   return s;
 }
 
-void Tally::add(Status s) {
-  (s == Status::ok ? ok : s == Status::unsupported ? unsupported : error) += 1;
-}
+void Tally::add(Status s) { (s == Status::ok ? ok : s == Status::unsupported ? unsupported : error) += 1; }
 
 std::vector<std::string_view> finding_ids() {
   std::vector<std::string_view> ids;
@@ -177,7 +177,8 @@ Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, Re
     if (!witness.altered().empty()) explained_by_compiler(f, witness.altered());
     // A driver's x / y and sqrt are what its compiler made of them, within what its API allows.
     const std::string_view id = probe->id();
-    if (f.status == Status::ok && f.message.empty() && (id.starts_with("scalar.div.") || id.starts_with("scalar.sqrt.")))
+    if (f.status == Status::ok && f.message.empty() &&
+        (id.starts_with("scalar.div.") || id.starts_with("scalar.sqrt.")))
       f.message = backends::compiled_operation_note(device.info(), device.caps(), *format,
                                                     id.starts_with("scalar.div.") ? model::Op::div : model::Op::sqrt);
     tally.add(f.status);
@@ -265,7 +266,8 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
       // then the document says so, and an interrupted run never shows an unjudged reading.
       Finding pending = f;
       if (pending.status == Status::ok) {
-        pending.verdict = std::string(kPending) + " decided from the candidate models once the configuration is identified";
+        pending.verdict =
+            std::string(kPending) + " decided from the candidate models once the configuration is identified";
         pending.parameters = nlohmann::json::object();
       }
       slots.push_back(doc.findings());
@@ -317,7 +319,8 @@ void unjudged(nlohmann::json& finding, std::string_view why) {
 void end_configuration(ResultDocument& doc, std::string_view config, std::string_view why) {
   for (std::size_t i = 0; i < doc.findings(); ++i) {
     nlohmann::json f = doc.json()["findings"][i];
-    if (f.value("config", "") != config || f.value("status", "") != "ok" || !f.value("verdict", "").starts_with(kPending))
+    if (f.value("config", "") != config || f.value("status", "") != "ok" ||
+        !f.value("verdict", "").starts_with(kPending))
       continue;
     unjudged(f, why);
     doc.replace(i, std::move(f));

@@ -16,7 +16,7 @@ struct RunSettings {
   // Globs on MMA configurations, each matched against the name and the instruction
   // ("16x8x16:binary16,binary16,binary32,binary32", "hopper:HMMA.16816.F32"); empty: every one.
   std::vector<std::string> configs;
-  std::string suite = "all";        // scalar, mma or all
+  std::string suite = "all";  // scalar, mma or all
   Tier tier = Tier::standard;
   std::uint64_t seed = 1;
   std::uint64_t mma_validation_tiles = 0;  // 0: the tier's (ProbeContext::validation_tiles)

@@ -41,7 +41,8 @@ void normalise_scalar_profile(json& p) {
   chop_if("mul", "truncated_columns");
 }
 
-void assemble_register_profiles(json& profiles, const json& findings, const std::vector<const model::Format*>& formats) {
+void assemble_register_profiles(json& profiles, const json& findings,
+                                const std::vector<const model::Format*>& formats) {
   for (const model::Format* f : formats) {
     int bits = 0;
     bool wider_range = false;
@@ -63,11 +64,15 @@ void assemble_register_profiles(json& profiles, const json& findings, const std:
     json& p = profiles[f->name];
     const json& r = profiles[reg->name];
     for (const char* key : {"add", "add_cascaded", "sub", "mul", "div", "sqrt", "fma", "mad"})
-      if (r.contains(key)) p[key] = r[key];
-      else p.erase(key);
+      if (r.contains(key))
+        p[key] = r[key];
+      else
+        p.erase(key);
     for (const char* key : {"input", "output"})
-      if (r.contains("subnormals") && r["subnormals"].contains(key)) p["subnormals"][key] = r["subnormals"][key];
-      else if (p.contains("subnormals")) p["subnormals"].erase(key);
+      if (r.contains("subnormals") && r["subnormals"].contains(key))
+        p["subnormals"][key] = r["subnormals"][key];
+      else if (p.contains("subnormals"))
+        p["subnormals"].erase(key);
     if (r.contains("nan") && r["nan"].contains("canonical")) p["nan"]["canonical"] = r["nan"]["canonical"];
     p["registers"] = reg->name;
   }
@@ -199,7 +204,8 @@ Finding validate_scalar_profile(backends::Device& device, const model::Format& f
       const bool both_nan = model::is_nan(model::classify(f, want)) && model::is_nan(model::classify(f, (*got)[i]));
       if (both_nan && !unit->nan.canonical) continue;
       // An approximate division or square root is checked against its bound, not the stand-in's bits.
-      if (const auto mop = model_op(op.node); mop && model::approximate(*unit, *mop) &&
+      if (const auto mop = model_op(op.node);
+          mop && model::approximate(*unit, *mop) &&
           model::unit_accepts(*unit, *mop, std::span(xi, std::size_t(e.inputs)), (*got)[i], f))
         continue;
       if (++bad <= 8) {
@@ -225,7 +231,8 @@ Finding validate_scalar_profile(backends::Device& device, const model::Format& f
     profile["validation"]["not_validated"] = not_validated;
     out.parameters["not_validated"] = not_validated;
     std::vector<std::string> what;
-    for (const auto& [op, why] : not_validated.items()) what.push_back(fmt::format("{} ({})", op, why.get<std::string>()));
+    for (const auto& [op, why] : not_validated.items())
+      what.push_back(fmt::format("{} ({})", op, why.get<std::string>()));
     out.verdict += fmt::format("; not validated: {}", fmt::join(what, "; "));
   }
   return out;

@@ -45,15 +45,18 @@ std::string alternatives(const std::set<std::string>& vs) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (!v.empty() && used == v.size()) ints.push_back(x);
-    else others.push_back(v);
+    if (!v.empty() && used == v.size())
+      ints.push_back(x);
+    else
+      others.push_back(v);
   }
   std::sort(ints.begin(), ints.end());
   std::vector<std::string> runs;
   for (std::size_t i = 0; i < ints.size();) {
     std::size_t k = i;
     while (k + 1 < ints.size() && ints[k + 1] == ints[k] + 1) ++k;
-    if (k >= i + 2) runs.push_back(fmt::format("{}..{}", ints[i], ints[k]));
+    if (k >= i + 2)
+      runs.push_back(fmt::format("{}..{}", ints[i], ints[k]));
     else
       for (std::size_t m = i; m <= k; ++m) runs.push_back(std::to_string(ints[m]));
     i = k + 1;
@@ -97,8 +100,9 @@ Judgement judge(const Question& q, std::span<const Candidate> survivors, std::sp
     // look (a parameter the description leaves out) would say the same thing thrice.
     std::vector<std::string> closest;
     for (std::size_t i = 0; i < misses.size() && closest.size() < 3; ++i) {
-      std::string m = misses[i].wrong ? fmt::format("{} ({} wrong, first {})", misses[i].model, misses[i].wrong, misses[i].first)
-                                      : fmt::format("{} (right here, wrong on other outputs of the unit)", misses[i].model);
+      std::string m = misses[i].wrong
+                          ? fmt::format("{} ({} wrong, first {})", misses[i].model, misses[i].wrong, misses[i].first)
+                          : fmt::format("{} (right here, wrong on other outputs of the unit)", misses[i].model);
       if (std::find(closest.begin(), closest.end(), m) == closest.end()) closest.push_back(std::move(m));
     }
     if (!closest.empty()) j.verdict += "; closest: " + joined(closest, "; ");
@@ -107,8 +111,10 @@ Judgement judge(const Question& q, std::span<const Candidate> survivors, std::sp
   std::map<std::string, nlohmann::json> answers;  // distinct non-null answers
   std::vector<Candidate> inapplicable;
   for (const Candidate& c : survivors) {
-    if (c.answer.is_null()) inapplicable.push_back(c);
-    else answers.emplace(c.answer.dump(), c.answer);
+    if (c.answer.is_null())
+      inapplicable.push_back(c);
+    else
+      answers.emplace(c.answer.dump(), c.answer);
   }
   if (answers.empty()) {
     j.conclusion = Conclusion::not_applicable;
@@ -141,8 +147,10 @@ Judgement judge(const Question& q, std::span<const Candidate> survivors, std::sp
   }
   for (const std::string& k : keys) {
     const auto& vs = values[k];
-    if (vs.size() == 1) shared.push_back(k + " " + *vs.begin());
-    else differ.push_back(k + " (" + alternatives(vs) + ")");
+    if (vs.size() == 1)
+      shared.push_back(k + " " + *vs.begin());
+    else
+      differ.push_back(k + " (" + alternatives(vs) + ")");
   }
   j.verdict = fmt::format("inconclusive: {}: the candidates that reproduce these outputs", q.about);
   if (!shared.empty()) j.verdict += " agree on " + joined(shared);

@@ -26,8 +26,8 @@ namespace gp::audit {
 
 // One candidate as a probe sees it.
 struct Candidate {
-  std::string model;                   // the model's name: "fda", "ieee", "chopped adder"
-  nlohmann::json parameters;           // the model's parameters, as the profile writes them
+  std::string model;          // the model's name: "fda", "ieee", "chopped adder"
+  nlohmann::json parameters;  // the model's parameters, as the profile writes them
   // The probe's question asked of this candidate: an object of named values ({"carry_bits": 3}),
   // or null when the question does not apply to this kind of unit.
   nlohmann::json answer;
@@ -35,9 +35,9 @@ struct Candidate {
 
 // Where the closest candidates went wrong, for the verdict when none is left.
 struct Miss {
-  std::string model;        // the candidate, as Candidate::model plus its parameters
-  std::size_t wrong = 0;    // observations it gets wrong
-  std::string first;        // the first of them: "1 + 2^-24: device 3f800000, model 3f800001"
+  std::string model;      // the candidate, as Candidate::model plus its parameters
+  std::size_t wrong = 0;  // observations it gets wrong
+  std::string first;      // the first of them: "1 + 2^-24: device 3f800000, model 3f800001"
 };
 
 enum class Conclusion { stated, inconclusive, not_applicable, unexplained };
@@ -54,8 +54,8 @@ struct Judgement {
 // accumulator"): the first is the verdict's head, the second the not-applicable/inconclusive
 // wording. `say` renders one answer in the probe's voice ("every carry kept up to 5 summands").
 struct Question {
-  std::string head;        // "CARRIES"
-  std::string about;       // "the carry-out bits of a fixed-point accumulator"
+  std::string head;   // "CARRIES"
+  std::string about;  // "the carry-out bits of a fixed-point accumulator"
   std::function<std::string(const nlohmann::json&)> say;
 };
 

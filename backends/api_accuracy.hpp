@@ -13,9 +13,9 @@
 namespace gp::backends {
 
 struct Allowance {
-  std::string api;            // "OpenCL", "Vulkan", "OpenGL", "CUDA"
+  std::string api;             // "OpenCL", "Vulkan", "OpenGL", "CUDA"
   std::optional<double> ulps;  // the bound, where the specification gives one number (0: correctly rounded)
-  std::string text;           // "2.5 ulp", "correctly rounded", "inherited from 1.0 / inversesqrt() (2 ulp)"
+  std::string text;            // "2.5 ulp", "correctly rounded", "inherited from 1.0 / inversesqrt() (2 ulp)"
 };
 
 // The allowance of op (div or sqrt) in format f on the device (its backend, and for OpenCL its build

@@ -16,7 +16,11 @@ namespace gp::backends {
 
 enum class Node : std::uint8_t {
   input,  // operand `arg[0]` of the tuple, loaded from its buffer in Expr::input_format
-  add, sub, mul, div, sqrt,
+  add,
+  sub,
+  mul,
+  div,
+  sqrt,
   fma,  // fma(a, b, c): the builtin
   mad,  // a * b + c as one source expression: contraction is the compiler's (and the unit's) choice
   neg,  // sign flip, exact
@@ -25,7 +29,7 @@ enum class Node : std::uint8_t {
 
 struct Instr {
   Node op;
-  std::uint8_t arg[3] = {0, 0, 0};  // input: operand index; otherwise indices of earlier instructions
+  std::uint8_t arg[3] = {0, 0, 0};        // input: operand index; otherwise indices of earlier instructions
   const model::Format* format = nullptr;  // the format the node computes in (cvt: the destination)
 };
 

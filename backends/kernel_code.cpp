@@ -49,7 +49,8 @@ bool KernelCode::keep(std::string_view label, std::string_view suffix, std::stri
   const auto written = ec ? Expected<bool>(Error{fmt::format("cannot make {}: {}", folder_.string(), ec.message())})
                           : write_atomically(path, bytes);
   if (written) return true;
-  fmt::print(stderr, "gpuparanoia: warning: the compiled code of '{}' is not kept: {}\n", label, written.error().message);
+  fmt::print(stderr, "gpuparanoia: warning: the compiled code of '{}' is not kept: {}\n", label,
+             written.error().message);
   return false;
 }
 

@@ -37,7 +37,8 @@ const char* type_name(Language lang, const model::Format& f) {
 // The value of word-buffer element `j` (an index expression) read as format f.
 std::string load(Language lang, const model::Format& f, const std::string& j) {
   if (&f == &model::binary32)
-    return fmt::format(spelling(lang, "uintBitsToFloat(operands[{}])", "as_float(operands[{}])", "__uint_as_float(operands[{}])"), j);
+    return fmt::format(
+        spelling(lang, "uintBitsToFloat(operands[{}])", "as_float(operands[{}])", "__uint_as_float(operands[{}])"), j);
   if (&f == &model::binary16)
     return fmt::format(spelling(lang, "unpackFloat2x16(operands[{}]).x", "as_half2(operands[{}]).s0",
                                 "__ushort_as_half((unsigned short)operands[{}])"),
@@ -51,16 +52,19 @@ std::string load(Language lang, const model::Format& f, const std::string& j) {
 // Statements writing `v`, of format f, to result element i.
 std::string store(Language lang, const model::Format& f, const std::string& v) {
   if (&f == &model::binary32)
-    return fmt::format(spelling(lang, "results[i] = floatBitsToUint({});", "results[i] = as_uint({});", "results[i] = __float_as_uint({});"), v);
+    return fmt::format(spelling(lang, "results[i] = floatBitsToUint({});", "results[i] = as_uint({});",
+                                "results[i] = __float_as_uint({});"),
+                       v);
   if (&f == &model::binary16)
     return fmt::format(spelling(lang, "results[i] = packFloat2x16(f16vec2({}, float16_t(0.0)));",
                                 "results[i] = as_uint((half2)({}, (half)0.0f));", "results[i] = __half_as_ushort({});"),
                        v);
-  return fmt::format(spelling(lang, "uvec2 w = unpackDouble2x32({}); results[2u * i] = w.x; results[2u * i + 1u] = w.y;",
-                              "uint2 w = as_uint2({}); results[2u * i] = w.s0; results[2u * i + 1u] = w.s1;",
-                              "double w = {}; results[2u * i] = (unsigned int)__double2loint(w); "
-                              "results[2u * i + 1u] = (unsigned int)__double2hiint(w);"),
-                     v);
+  return fmt::format(
+      spelling(lang, "uvec2 w = unpackDouble2x32({}); results[2u * i] = w.x; results[2u * i + 1u] = w.y;",
+               "uint2 w = as_uint2({}); results[2u * i] = w.s0; results[2u * i + 1u] = w.s1;",
+               "double w = {}; results[2u * i] = (unsigned int)__double2loint(w); "
+               "results[2u * i + 1u] = (unsigned int)__double2hiint(w);"),
+      v);
 }
 
 // The template of a language's kernel (shaders/).
@@ -95,9 +99,9 @@ struct CudaIntrinsic {
   const char* name[3];
 };
 constexpr CudaIntrinsic kCudaIntrinsics[] = {
-    {Node::add, {"__hadd_rn", "__fadd_rn", "__dadd_rn"}},  {Node::sub, {"__hsub_rn", "__fsub_rn", "__dsub_rn"}},
-    {Node::mul, {"__hmul_rn", "__fmul_rn", "__dmul_rn"}},  {Node::div, {"__hdiv", "__fdiv_rn", "__ddiv_rn"}},
-    {Node::sqrt, {"hsqrt", "__fsqrt_rn", "__dsqrt_rn"}},   {Node::fma, {"__hfma", "__fmaf_rn", "__fma_rn"}},
+    {Node::add, {"__hadd_rn", "__fadd_rn", "__dadd_rn"}}, {Node::sub, {"__hsub_rn", "__fsub_rn", "__dsub_rn"}},
+    {Node::mul, {"__hmul_rn", "__fmul_rn", "__dmul_rn"}}, {Node::div, {"__hdiv", "__fdiv_rn", "__ddiv_rn"}},
+    {Node::sqrt, {"hsqrt", "__fsqrt_rn", "__dsqrt_rn"}},  {Node::fma, {"__hfma", "__fmaf_rn", "__fma_rn"}},
 };
 
 const char* cuda_intrinsic(Node op, const model::Format& f) {
@@ -120,12 +124,13 @@ std::string converted(Language lang, const model::Format& to, const model::Forma
 // The value of an operation on its arguments' expressions.
 std::string operation(Language lang, Node op, const model::Format& f, const std::string* x) {
   if (op == Node::mad) return fmt::format("{} * {} + {}", x[0], x[1], x[2]);
-  if (op == Node::neg) return &f == &model::binary16 && lang == Language::cuda ? fmt::format("__hneg({})", x[0]) : "-" + x[0];
+  if (op == Node::neg)
+    return &f == &model::binary16 && lang == Language::cuda ? fmt::format("__hneg({})", x[0]) : "-" + x[0];
   if (lang == Language::cuda) {
     const char* name = cuda_intrinsic(op, f);
-    return arity(op) == 1 ? fmt::format("{}({})", name, x[0])
-                          : arity(op) == 2 ? fmt::format("{}({}, {})", name, x[0], x[1])
-                                           : fmt::format("{}({}, {}, {})", name, x[0], x[1], x[2]);
+    return arity(op) == 1   ? fmt::format("{}({})", name, x[0])
+           : arity(op) == 2 ? fmt::format("{}({}, {})", name, x[0], x[1])
+                            : fmt::format("{}({}, {}, {})", name, x[0], x[1], x[2]);
   }
   switch (op) {
     case Node::add: return fmt::format("{} + {}", x[0], x[1]);
@@ -180,13 +185,13 @@ Expected<std::string> kernel_source(const Expr& e, Language lang, int local_size
     if (in.op == Node::mad && lang == Language::opencl_c)
       body += fmt::format("  {} t{};\n  {{\n#pragma OPENCL FP_CONTRACT ON\n    t{} = {};\n  }}\n", type, i, i, value);
     else
-      body += fmt::format("  {}{} t{} = {};\n", glsl(lang) && in.op != Node::input && !has_mad[i] ? "precise " : "", type,
-                          i, value);
+      body += fmt::format("  {}{} t{} = {};\n", glsl(lang) && in.op != Node::input && !has_mad[i] ? "precise " : "",
+                          type, i, value);
   }
   body += fmt::format("  {}\n", store(lang, *e.output_format, fmt::format("t{}", e.code.size() - 1)));
-  return fill_template(kernel_template(lang), {{"EXTENSIONS", extensions(lang, half, dbl)},
-                                               {"LOCAL_SIZE", std::to_string(local_size)},
-                                               {"BODY", body}});
+  return fill_template(
+      kernel_template(lang),
+      {{"EXTENSIONS", extensions(lang, half, dbl)}, {"LOCAL_SIZE", std::to_string(local_size)}, {"BODY", body}});
 }
 
 int words_per_value(const model::Format& f) { return f.storage_bits > 32 ? 2 : 1; }

@@ -10,7 +10,7 @@
 namespace gp::backends {
 
 struct TemplateValue {
-  std::string_view name;   // "BODY" fills @BODY@
+  std::string_view name;  // "BODY" fills @BODY@
   std::string_view value;
 };
 

@@ -13,7 +13,8 @@ std::size_t sequence_length(std::string_view s) {
   if (b < 0x80) return 1;
   std::size_t n = 0;
   unsigned char low = 0x80, high = 0xbf;  // the range of the second byte
-  if (b >= 0xc2 && b <= 0xdf) n = 2;
+  if (b >= 0xc2 && b <= 0xdf)
+    n = 2;
   else if (b >= 0xe0 && b <= 0xef) {
     n = 3;
     if (b == 0xe0) low = 0xa0;   // overlong

@@ -38,12 +38,12 @@ void run_model(benchmark::State& state, const DotConfig& cfg) {
   const Dot dot(cfg);
   for (auto _ : state) {
     std::uint64_t acc = 0;
-    for (std::size_t i = 0; i < kDots; ++i)
-      acc += dot(d.c[i], {d.a.data() + i * kK, kK}, {d.b.data() + i * kK, kK});
+    for (std::size_t i = 0; i < kDots; ++i) acc += dot(d.c[i], {d.a.data() + i * kK, kK}, {d.b.data() + i * kK, kK});
     benchmark::DoNotOptimize(acc);
   }
   state.SetItemsProcessed(std::int64_t(state.iterations() * kDots));
-  state.counters["dot_adds_per_s"] = benchmark::Counter(double(state.iterations() * kDots), benchmark::Counter::kIsRate);
+  state.counters["dot_adds_per_s"] =
+      benchmark::Counter(double(state.iterations() * kDots), benchmark::Counter::kIsRate);
 }
 
 // The same dot products in host float from the same binary16 data (_Float16 widened to float).
@@ -67,7 +67,8 @@ void BM_fda_fp16_fp32_K16_host_float(benchmark::State& state) {
     benchmark::DoNotOptimize(acc);
   }
   state.SetItemsProcessed(std::int64_t(state.iterations() * kDots));
-  state.counters["dot_adds_per_s"] = benchmark::Counter(double(state.iterations() * kDots), benchmark::Counter::kIsRate);
+  state.counters["dot_adds_per_s"] =
+      benchmark::Counter(double(state.iterations() * kDots), benchmark::Counter::kIsRate);
 }
 
 void run_model(benchmark::State& state, const char* id) { run_model(state, find_mma_instruction(id)->config); }

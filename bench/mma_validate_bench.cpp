@@ -26,10 +26,13 @@ void BM_validate_16x16x16_binary16(benchmark::State& state, const char* instruct
   std::uint64_t mismatches = 0;
   for (auto _ : state) {
     auto v = mma::validate(dev, mc, cfg, tiles, 1);
-    if (!v) state.SkipWithError(v.error().message.c_str());
-    else mismatches += v->mismatches;
+    if (!v)
+      state.SkipWithError(v.error().message.c_str());
+    else
+      mismatches += v->mismatches;
   }
-  state.counters["tiles_per_s"] = benchmark::Counter(double(tiles) * double(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["tiles_per_s"] =
+      benchmark::Counter(double(tiles) * double(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["dots_per_s"] =
       benchmark::Counter(double(tiles) * 256 * double(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["mismatches"] = double(mismatches);

@@ -78,7 +78,8 @@ std::string instruction_family(std::string_view id) {
 // (ref:<arch>:<instruction>), which run when named: they are the model's own instructions.
 bool matches(const std::vector<std::string>& selectors, std::string_view id) {
   if (selectors.empty()) return !(id.rfind("ref:", 0) == 0 && !instruction_family(id).empty());
-  return std::any_of(selectors.begin(), selectors.end(), [&](const std::string& s) { return audit::glob_match(s, id); });
+  return std::any_of(selectors.begin(), selectors.end(),
+                     [&](const std::string& s) { return audit::glob_match(s, id); });
 }
 
 // Every device with its capabilities (devices --all).
@@ -107,9 +108,12 @@ void print_summary(const Found& found) {
   for (const auto& d : found.devices) {
     const std::string& id = d->info().id;
     const std::string family = instruction_family(id);
-    if (!is_reference(*d)) width = std::max(width, id.size());
-    else if (family.empty()) units.push_back(id);
-    else if (count[family]++ == 0) families.push_back(family);
+    if (!is_reference(*d))
+      width = std::max(width, id.size());
+    else if (family.empty())
+      units.push_back(id);
+    else if (count[family]++ == 0)
+      families.push_back(family);
   }
   for (const auto& d : found.devices) {
     if (is_reference(*d)) continue;
@@ -208,7 +212,8 @@ Expected<std::vector<backends::Device*>> choose_devices(const RunArgs& a, const 
         }))
       return Error{fmt::format("--config '{}' matches no MMA configuration of the devices selected", g)};
   if (!a.json_file.empty() && chosen.size() != 1)
-    return Error{fmt::format("--json writes one device's result; {} devices are selected (use --out DIR)", chosen.size())};
+    return Error{
+        fmt::format("--json writes one device's result; {} devices are selected (use --out DIR)", chosen.size())};
   return chosen;
 }
 
@@ -296,8 +301,10 @@ int run_audit(const RunArgs& a) {
     } else {
       t = run_contained({d->info().id, d->info().backend, settings, a.profile_files, a.code_dir}, doc, progress);
     }
-    if (stop_signal()) doc.interrupt(signal_name(stop_signal()));
-    else doc.finish();
+    if (stop_signal())
+      doc.interrupt(signal_name(stop_signal()));
+    else
+      doc.finish();
     if (tty) fmt::print(stderr, "\r\033[K");
     if (doc.write_error()) write_error(*doc.write_error());
     // A variant (vulkan:0+rte) is its device's unit compiled in another float mode: what differs
@@ -311,9 +318,10 @@ int run_audit(const RunArgs& a) {
       const auto changed = audit::changed_findings(base->second, doc.json());
       text += "\n" + audit::variant_text(base->first, id.substr(plus), changed, false);
       markdown += "\n" + audit::variant_text(base->first, id.substr(plus), changed, true);
-      against = changed.empty() ? fmt::format("{} changes no finding of {}", id.substr(plus), base->first)
-                                : fmt::format("{} changes {} finding{} of {}: the compiler's float mode", id.substr(plus),
-                                              changed.size(), changed.size() == 1 ? "" : "s", base->first);
+      against = changed.empty()
+                    ? fmt::format("{} changes no finding of {}", id.substr(plus), base->first)
+                    : fmt::format("{} changes {} finding{} of {}: the compiler's float mode", id.substr(plus),
+                                  changed.size(), changed.size() == 1 ? "" : "s", base->first);
     }
     fmt::print("{}\n", text);
     if (!out_stem.empty()) {
@@ -322,8 +330,8 @@ int run_audit(const RunArgs& a) {
     }
     errors += t.error;
     auto& lines = is_reference(*d) ? reference : summary;
-    lines.push_back(fmt::format("{:<40} {:>4} ok {:>4} unsupported {:>4} error", d->info().id, t.ok, t.unsupported,
-                                t.error));
+    lines.push_back(
+        fmt::format("{:<40} {:>4} ok {:>4} unsupported {:>4} error", d->info().id, t.ok, t.unsupported, t.error));
     for (const std::string& h : audit::headline_lines(doc.json())) lines.push_back("    " + h);
     if (!against.empty()) lines.push_back("    " + against);
     if (stop_signal()) break;
@@ -346,12 +354,15 @@ int run_audit(const RunArgs& a) {
 void add_audit_commands(CLI::App& app, int& exit_code) {
   auto profile_files = std::make_shared<std::vector<std::string>>();
   auto listing = std::make_shared<Listing>(Listing::summary);
-  CLI::App* devices = app.add_subcommand(
-      "devices", "List the devices found: real ones one a line, the reference devices by family");
-  devices->add_option("--profile-file", *profile_files, "Add the virtual devices of a profile file or result JSON (ref:<file stem>)");
-  CLI::Option* all = devices->add_flag_callback("--all", [listing] { *listing = Listing::all; },
-                                                "Every device with its capabilities");
-  devices->add_flag_callback("--json", [listing] { *listing = Listing::json; }, "Every device, as JSON for scripts")
+  CLI::App* devices =
+      app.add_subcommand("devices", "List the devices found: real ones one a line, the reference devices by family");
+  devices->add_option("--profile-file", *profile_files,
+                      "Add the virtual devices of a profile file or result JSON (ref:<file stem>)");
+  CLI::Option* all = devices->add_flag_callback(
+      "--all", [listing] { *listing = Listing::all; }, "Every device with its capabilities");
+  devices
+      ->add_flag_callback(
+          "--json", [listing] { *listing = Listing::json; }, "Every device, as JSON for scripts")
       ->excludes(all);
   devices->callback([profile_files, listing, &exit_code] { exit_code = list_devices(*profile_files, *listing); });
 
@@ -373,7 +384,8 @@ void add_audit_commands(CLI::App& app, int& exit_code) {
   CLI::Option* quick = run->add_flag("--quick", a->quick, "Fewer random cases");
   run->add_flag("--full", a->full, "Exhaustive where a probe can be")->excludes(quick);
   run->add_option("--seed", a->seed, "Seed of the random cases")->each([a](const std::string&) { a->seed_set = true; });
-  run->add_option("--profile-file", a->profile_files, "Add the virtual devices of a profile file or result JSON (ref:<file stem>)");
+  run->add_option("--profile-file", a->profile_files,
+                  "Add the virtual devices of a profile file or result JSON (ref:<file stem>)");
   run->callback([a, &exit_code] { exit_code = run_audit(*a); });
 }
 

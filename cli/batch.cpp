@@ -44,8 +44,7 @@ std::optional<std::string> stdin_unreadable() {
 }
 
 bool parse_hex_line(std::string_view line, long line_no, std::span<const model::Format* const> formats,
-                    std::size_t expected_fields,
-                    std::vector<std::uint64_t>& out, input::InputError& err) {
+                    std::size_t expected_fields, std::vector<std::uint64_t>& out, input::InputError& err) {
   out.clear();
   err.line = line_no;
   std::size_t i = 0;
@@ -79,7 +78,8 @@ bool parse_hex_line(std::string_view line, long line_no, std::span<const model::
   }
   if (out.size() != expected_fields) {
     err.field.clear();
-    err.what = fmt::format("expected {} field{}, found {}", expected_fields, expected_fields == 1 ? "" : "s", out.size());
+    err.what =
+        fmt::format("expected {} field{}, found {}", expected_fields, expected_fields == 1 ? "" : "s", out.size());
     return false;
   }
   return true;

@@ -30,8 +30,7 @@ std::optional<std::string> stdin_unreadable();
 // Splits one line into hex fields, each a bit pattern of its format (one format per field, or the
 // last one repeated). Returns false and fills err's line, field and what when the line is malformed.
 bool parse_hex_line(std::string_view line, long line_no, std::span<const model::Format* const> formats,
-                    std::size_t expected_fields,
-                    std::vector<std::uint64_t>& out, input::InputError& err);
+                    std::size_t expected_fields, std::vector<std::uint64_t>& out, input::InputError& err);
 
 // Number of whitespace-separated fields of a line.
 std::size_t count_fields(std::string_view line);

@@ -35,9 +35,7 @@ using nlohmann::json;
 // The descriptor the child writes its events to.
 constexpr int kEventsFd = 3;
 
-std::string line_of(const json& event) {
-  return event.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-}
+std::string line_of(const json& event) { return event.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"; }
 
 // ---- The child -------------------------------------------------------------------------------
 
@@ -80,7 +78,8 @@ int run_worker(const std::string& request_file, int fd) {
   }
   const json& request = *read;
   backends::BackendOptions options;
-  for (const std::string& f : request.value("profile_files", std::vector<std::string>{})) options.profile_files.emplace_back(f);
+  for (const std::string& f : request.value("profile_files", std::vector<std::string>{}))
+    options.profile_files.emplace_back(f);
   options.code = request.value("code", "");
   auto all = backends::all_backends(options);
   if (!all) return kExitBadInput;
@@ -123,10 +122,10 @@ int run_worker(const std::string& request_file, int fd) {
 
 // How one child ended, and what it was doing.
 struct ChildEnd {
-  bool clean = false;     // exit 0, or stopped by the signal the parent forwarded
-  std::string why;        // otherwise: "the driver crashed (SIGSEGV) in vkCreateComputePipelines"
-  json in_progress;       // the last progress event's {probe, target}, null before the first
-  bool bad_event = false; // an event the document refused (a broken child)
+  bool clean = false;      // exit 0, or stopped by the signal the parent forwarded
+  std::string why;         // otherwise: "the driver crashed (SIGSEGV) in vkCreateComputePipelines"
+  json in_progress;        // the last progress event's {probe, target}, null before the first
+  bool bad_event = false;  // an event the document refused (a broken child)
 };
 
 std::string ended_by(int status, const json& crash) {
@@ -228,7 +227,8 @@ ChildEnd run_child(const DeviceRun& run, audit::ResultDocument& doc, const audit
   stop_child_too(0);
   const bool stopped = forwarded && WIFEXITED(status) && WEXITSTATUS(status) >= kExitSignalBase;
   end.clean = crash.is_null() && !end.bad_event && WIFEXITED(status) && (WEXITSTATUS(status) == kExitOk || stopped);
-  if (!end.clean) end.why = end.bad_event ? "the process running the device sent a broken result" : ended_by(status, crash);
+  if (!end.clean)
+    end.why = end.bad_event ? "the process running the device sent a broken result" : ended_by(status, crash);
   return end;
 }
 

@@ -48,7 +48,8 @@ struct Shape {
 
 // The shape of --config MxNxK:a,b,c,d or of the four format options; why not, or "".
 std::string resolve_shape(const ShapeArgs& args, Shape& out) {
-  const bool formats = !args.a_format.empty() || !args.b_format.empty() || !args.c_format.empty() || !args.d_format.empty();
+  const bool formats =
+      !args.a_format.empty() || !args.b_format.empty() || !args.c_format.empty() || !args.d_format.empty();
   if (args.config.empty() == !formats)
     return "give either --config MxNxK:a,b,c,d or --a-format, --b-format, --c-format and --d-format";
   std::string names[4] = {args.a_format, args.b_format, args.c_format, args.d_format};
@@ -62,7 +63,8 @@ std::string resolve_shape(const ShapeArgs& args, Shape& out) {
     for (int i = 0; i < 3; ++i) {
       const auto [q, ec] = std::from_chars(p, end, dims[i]);
       if (ec != std::errc() || dims[i] < 1 || (i < 2 ? (q == end || *q != 'x') : q != end))
-        return fmt::format("--config: expected MxNxK:a,b,c,d (e.g. 16x8x16:binary16,binary16,binary32,binary32), got '{}'", s);
+        return fmt::format(
+            "--config: expected MxNxK:a,b,c,d (e.g. 16x8x16:binary16,binary16,binary32,binary32), got '{}'", s);
       p = q + 1;
     }
     if (dims[2] > model::kMaxDotK) return fmt::format("--config: K must lie in 1..{}", model::kMaxDotK);
@@ -81,7 +83,8 @@ std::string resolve_shape(const ShapeArgs& args, Shape& out) {
   const Format** slots[4] = {&out.cfg.a, &out.cfg.b, &out.cfg.c, &out.cfg.d};
   for (int i = 0; i < 4; ++i) {
     const auto f = model::find_format(names[i]);
-    if (!f) return fmt::format("{}'s format must be a known format, got '{}' (known: {})", what[i], names[i], format_names());
+    if (!f)
+      return fmt::format("{}'s format must be a known format, got '{}' (known: {})", what[i], names[i], format_names());
     *slots[i] = *f;
   }
   if (!args.scale_format.empty()) {
@@ -94,7 +97,8 @@ std::string resolve_shape(const ShapeArgs& args, Shape& out) {
   } else if (args.scale_block) {
     return "--scale-block needs --scale-format";
   }
-  if (!out.cfg.d->has_sign()) return fmt::format("d's format {} has no sign: not an output format the model fits", out.cfg.d->name);
+  if (!out.cfg.d->has_sign())
+    return fmt::format("d's format {} has no sign: not an output format the model fits", out.cfg.d->name);
   return "";
 }
 
@@ -141,7 +145,8 @@ class LineSource {
       if (r == LineRead::end) return false;
       ++line_no_;
       if (r == LineRead::too_long) {
-        error = input::InputError{name_, line_no_, "", fmt::format("longer than {} bytes", input::kMaxLineBytes)}.text();
+        error =
+            input::InputError{name_, line_no_, "", fmt::format("longer than {} bytes", input::kMaxLineBytes)}.text();
         return false;
       }
       const std::size_t first = line.find_first_not_of(" \t\r");
@@ -178,8 +183,8 @@ std::vector<const Format*> field_formats(const Shape& s, bool with_d) {
 }
 
 // Reads capture lines into the pool (K from the first line unless given). "" or the error.
-std::string read_captures(const std::vector<std::string>& files, Shape& shape, mma::Pool& pool, std::vector<Where>& where,
-                          std::istream& std_in = std::cin) {
+std::string read_captures(const std::vector<std::string>& files, Shape& shape, mma::Pool& pool,
+                          std::vector<Where>& where, std::istream& std_in = std::cin) {
   std::vector<const Format*> formats;
   std::vector<std::uint64_t> fields;
   input::InputError perr;
@@ -194,9 +199,10 @@ std::string read_captures(const std::vector<std::string>& files, Shape& shape, m
         const auto k = k_of_fields(shape, n, 1);
         if (!shape.k_given) {
           if (!k)
-            return input::InputError{src.name(), src.line_no(), "",
-                                     fmt::format("a capture line is c, K values of a and K of b{}, then d; found {} field{}",
-                                                 shape.scale ? ", their scale factors" : "", n, n == 1 ? "" : "s")}
+            return input::InputError{
+                src.name(), src.line_no(), "",
+                fmt::format("a capture line is c, K values of a and K of b{}, then d; found {} field{}",
+                            shape.scale ? ", their scale factors" : "", n, n == 1 ? "" : "s")}
                 .text();
           shape.cfg.k = *k;
         }
@@ -205,10 +211,11 @@ std::string read_captures(const std::vector<std::string>& files, Shape& shape, m
       }
       if (!parse_hex_line(line, src.line_no(), formats, formats.size(), fields, perr)) return perr.text();
       if (fields.size() != formats.size())
-        return input::InputError{src.name(), src.line_no(), "",
-                                 fmt::format("expected {} fields (c, {} a, {} b{}, d), found {}", formats.size(), shape.cfg.k,
-                                             shape.cfg.k, shape.scale ? fmt::format(", {} scale factors of a and of b", shape.scales()) : "",
-                                             fields.size())}
+        return input::InputError{
+            src.name(), src.line_no(), "",
+            fmt::format("expected {} fields (c, {} a, {} b{}, d), found {}", formats.size(), shape.cfg.k, shape.cfg.k,
+                        shape.scale ? fmt::format(", {} scale factors of a and of b", shape.scales()) : "",
+                        fields.size())}
             .text();
       mma::DotCase x;
       const auto K = std::size_t(shape.cfg.k), S = std::size_t(shape.scales());
@@ -242,9 +249,12 @@ std::string model_dot_options(const Shape& s, const DotConfig& c) {
     std::string opt = key;
     std::replace(opt.begin(), opt.end(), '_', '-');
     std::string value;
-    if (v.is_null()) value = "none";
-    else if (v.is_boolean()) value = v.get<bool>() ? "true" : "false";
-    else if (v.is_number()) value = v.dump();
+    if (v.is_null())
+      value = "none";
+    else if (v.is_boolean())
+      value = v.get<bool>() ? "true" : "false";
+    else if (v.is_number())
+      value = v.dump();
     else if (v.is_array()) {
       for (const json& x : v) value += (value.empty() ? "" : ",") + x.get<std::string>();
       if (value.empty()) continue;
@@ -276,7 +286,8 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   if (!(args.max_seconds >= 0 && args.max_seconds <= 1e6)) {  // NaN fails both
-    err << input::error_line(fmt::format("fit: --max-seconds takes 0 (no limit) to 1000000 seconds, got {}", args.max_seconds));
+    err << input::error_line(
+        fmt::format("fit: --max-seconds takes 0 (no limit) to 1000000 seconds, got {}", args.max_seconds));
     return kExitUsage;
   }
   mma::Pool pool;
@@ -290,15 +301,16 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
   const auto t0 = std::chrono::steady_clock::now();
   mma::Bounds bounds;
   if (args.max_seconds > 0)
-    bounds.deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(args.max_seconds));
+    bounds.deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                               std::chrono::duration<double>(args.max_seconds));
   const std::size_t n = std::size_t(args.discriminate.value_or(0));
   const mma::FitResult fitted = mma::fit(cfg, pool, bounds, n);
   const std::vector<DotConfig>& survivors = fitted.survivors;
   const std::uint64_t checked = fitted.checked;
   const bool stopped = !fitted.complete();
   if (checked == 0 && !stopped) {
-    err << input::error_line(fmt::format("fit: the model has no algorithm for {} x {} + {} -> {}", cfg.a->name, cfg.b->name,
-                                         cfg.c->name, cfg.d->name));
+    err << input::error_line(fmt::format("fit: the model has no algorithm for {} x {} + {} -> {}", cfg.a->name,
+                                         cfg.b->name, cfg.c->name, cfg.d->name));
     return kExitUsage;
   }
 
@@ -309,9 +321,10 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
               {"candidates_checked", checked}};
   if (shape.scale) doc["scale"] = {{"format", shape.scale->name}, {"block", shape.scale_block}};
   std::ostream& text = args.discriminate ? err : out;  // the discriminating lines take standard output
-  text << fmt::format("fit: {} lines, K = {}, {} x {} + {} -> {}{}\n", pool.size(), K, cfg.a->name, cfg.b->name,
-                      cfg.c->name, cfg.d->name,
-                      shape.scale ? fmt::format(", scale factors {} per {} products", shape.scale->name, shape.scale_block) : "");
+  text << fmt::format(
+      "fit: {} lines, K = {}, {} x {} + {} -> {}{}\n", pool.size(), K, cfg.a->name, cfg.b->name, cfg.c->name,
+      cfg.d->name,
+      shape.scale ? fmt::format(", scale factors {} per {} products", shape.scale->name, shape.scale_block) : "");
   json candidates = json::array();
   int code = kExitOk;
   std::vector<std::string> discriminating;
@@ -321,9 +334,10 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
     std::vector<std::vector<DotConfig>> members(k.rep.size());
     for (std::size_t i = 0; i < survivors.size(); ++i) members[k.class_of[i]].push_back(survivors[i]);
     json classes = json::array();
-    text << fmt::format("{} candidates checked in {:.1f} s; {} reproduce every line, in {} class{} (told apart on {} random inputs)\n",
-                        checked, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                        survivors.size(), k.rep.size(), k.rep.size() == 1 ? "" : "es", inputs.size());
+    text << fmt::format(
+        "{} candidates checked in {:.1f} s; {} reproduce every line, in {} class{} (told apart on {} random inputs)\n",
+        checked, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), survivors.size(),
+        k.rep.size(), k.rep.size() == 1 ? "" : "es", inputs.size());
     // Each class's best first, then the others, best first, 64 at most.
     std::vector<std::size_t> order = k.rep;
     for (std::size_t i = 0; i < survivors.size() && order.size() < 64; ++i)
@@ -344,8 +358,8 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
       // The text shows the first classes; the JSON has them all.
       if (r == kTextClasses) text << fmt::format("... and {} more classes (--json lists them)\n", k.rep.size() - r);
       if (r >= kTextClasses) continue;
-      text << fmt::format("class {}: {} candidate{}, first {}\n", r + 1, members[r].size(), members[r].size() == 1 ? "" : "s",
-                          mma::describe(cfg, best));
+      text << fmt::format("class {}: {} candidate{}, first {}\n", r + 1, members[r].size(),
+                          members[r].size() == 1 ? "" : "s", mma::describe(cfg, best));
       for (const auto& [key, v] : open.items()) text << fmt::format("  open: {} {}\n", key, v.get<std::string>());
       text << "  gpuparanoia model dot " << model_dot_options(shape, best) << "\n";
     }
@@ -361,10 +375,11 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
         lines.push_back({{"line", discriminating.back()}, {"predictions", pred}});
       }
       doc["discriminating"] = lines;
-      text << (k.rep.size() == 1 ? std::string("one class: no input to split it\n")
-                                 : fmt::format("{} input lines that split the classes written to standard output; run them "
-                                               "on the unit, add its outputs and fit again\n",
-                                               lines.size()));
+      text << (k.rep.size() == 1
+                   ? std::string("one class: no input to split it\n")
+                   : fmt::format("{} input lines that split the classes written to standard output; run them "
+                                 "on the unit, add its outputs and fit again\n",
+                                 lines.size()));
     }
   } else if (stopped) {
     code = kExitDifferences;
@@ -396,8 +411,8 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
                             {"model_dot", model_dot_options(shape, x.c)}});
       text << fmt::format("  {} of {} lines mispredicted by {}\n", x.misses, pool.size(), mma::describe(cfg, x.c));
       for (const json& l : firsts)
-        text << fmt::format("    {}:{}: captured {}, predicted {}\n", l["file"].get<std::string>(), l["line"].get<long>(),
-                            l["captured"].get<std::string>(), l["predicted"].get<std::string>());
+        text << fmt::format("    {}:{}: captured {}, predicted {}\n", l["file"].get<std::string>(),
+                            l["line"].get<long>(), l["captured"].get<std::string>(), l["predicted"].get<std::string>());
     }
     doc["survivors"] = 0;
     doc["classes"] = json::array();
@@ -406,9 +421,10 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
   if (fitted.out_of_time)
     text << fmt::format("incomplete: --max-seconds {} ran out before every candidate was checked\n", args.max_seconds);
   if (fitted.too_many)
-    text << fmt::format("incomplete: more than {} candidates reproduce every line, too many to class: capture more lines "
-                        "(the first {} are classed)\n",
-                        mma::kMaxFitSurvivors, mma::kMaxFitSurvivors);
+    text << fmt::format(
+        "incomplete: more than {} candidates reproduce every line, too many to class: capture more lines "
+        "(the first {} are classed)\n",
+        mma::kMaxFitSurvivors, mma::kMaxFitSurvivors);
   doc["candidates"] = candidates;
   doc["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const std::string& l : discriminating) out << l << "\n";
@@ -472,7 +488,8 @@ int run_convert(const ConvertArgs& args, std::istream& in, std::ostream& out, st
   const mma::MmaConfig& cfg = shape.cfg;
   for (const Format* f : {cfg.a, cfg.b, cfg.c, cfg.d})
     if (f->precision() > model::binary32.precision() || f->emax() > model::binary32.emax()) {
-      err << input::error_line(fmt::format("captures convert: the MATLAB layout holds binary32 values, not {}", f->name));
+      err << input::error_line(
+          fmt::format("captures convert: the MATLAB layout holds binary32 values, not {}", f->name));
       return kExitUsage;
     }
   const auto fail = [&](const std::string& source, long line, const std::string& what) {
@@ -529,13 +546,16 @@ int run_convert(const ConvertArgs& args, std::istream& in, std::ostream& out, st
       // a has ended: so must the others.
       for (auto [src, given] : {std::pair{&sb, true}, {&sd, true}, {&sc, !args.c.empty()}})
         if (given && src->next(lb, error))
-          return fail(src->name(), src->line_no(), fmt::format("has more lines than {} ({} lines there)", sa.name(), sa.line_no()));
+          return fail(src->name(), src->line_no(),
+                      fmt::format("has more lines than {} ({} lines there)", sa.name(), sa.line_no()));
       if (!error.empty()) return fail("", 0, error);
       break;
     }
     if (!gb || !gd || !gc)
-      return fail(!gb ? sb.name() : !gd ? sd.name() : sc.name(), 0,
-                  fmt::format("has fewer lines than {} ({} lines there)", sa.name(), sa.line_no()));
+      return fail(!gb   ? sb.name()
+                  : !gd ? sd.name()
+                        : sc.name(),
+                  0, fmt::format("has fewer lines than {} ({} lines there)", sa.name(), sa.line_no()));
     // a and b: K words each.
     std::vector<std::uint64_t> words[2];
     const Format* fmts[2] = {cfg.a, cfg.b};
@@ -564,7 +584,8 @@ int run_convert(const ConvertArgs& args, std::istream& in, std::ostream& out, st
     if (K == 0) K = int(words[0].size());
     for (int j = 0; j < 2; ++j)
       if (int(words[j].size()) != K || K < 1 || K > model::kMaxDotK)
-        return fail(srcs[j]->name(), srcs[j]->line_no(), fmt::format("expected {} words, found {}", K, words[j].size()));
+        return fail(srcs[j]->name(), srcs[j]->line_no(),
+                    fmt::format("expected {} words, found {}", K, words[j].size()));
     std::uint64_t c = 0;
     if (!args.c.empty()) {
       const auto v = parse_bits(lc);
@@ -596,9 +617,11 @@ void add_fit_commands(CLI::App& app, int& exit_code) {
       "fit", "The model's algorithms and parameters that reproduce captured dot products (lines 'c a.. b.. d' in hex)");
   add_shape_options(fit, fa->shape);
   fit->add_option("--json", fa->json, "Write the fit as JSON (schema gpuparanoia-fit/1) to this file");
-  fit->add_option("--discriminate", fa->discriminate,
-                  "Write up to N input lines that split the classes left to standard output (the report goes to standard error)");
-  fit->add_option("--max-seconds", fa->max_seconds, "Stop checking candidates after this time (the fit says it is incomplete)");
+  fit->add_option(
+      "--discriminate", fa->discriminate,
+      "Write up to N input lines that split the classes left to standard output (the report goes to standard error)");
+  fit->add_option("--max-seconds", fa->max_seconds,
+                  "Stop checking candidates after this time (the fit says it is incomplete)");
   fit->add_option("captures", fa->captures, "Capture files ('-': standard input)")->required();
   fit->callback([fa, &exit_code] {
     std::ios_base::sync_with_stdio(false);
@@ -614,8 +637,9 @@ void add_fit_commands(CLI::App& app, int& exit_code) {
   convert->add_option("--b", ca->b, "File of b: K binary32 bit patterns in hex per line");
   convert->add_option("--c", ca->c, "File of c: a binary32 value as 32 characters 0/1 per line (absent: c = 0)");
   convert->add_option("--d", ca->d, "File of d: the captured output as 32 characters 0/1 per line (binary16 widened)");
-  convert->add_option("--to-matlab", ca->to_matlab,
-                      "The other way: capture lines on standard input into a.txt, b.txt, c.txt and d.txt of this folder");
+  convert->add_option(
+      "--to-matlab", ca->to_matlab,
+      "The other way: capture lines on standard input into a.txt, b.txt, c.txt and d.txt of this folder");
   convert->callback([ca, &exit_code] {
     std::ios_base::sync_with_stdio(false);
     exit_code = run_convert(*ca, std::cin, std::cout, std::cerr);

@@ -38,8 +38,8 @@ int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, s
   }
   const auto rounding = model::find_rounding(a.rounding);
   if (!rounding) {
-    err << input::error_line(fmt::format("unknown rounding '{}' (known: {})", a.rounding,
-                                         names_of(model::all_roundings)));
+    err << input::error_line(
+        fmt::format("unknown rounding '{}' (known: {})", a.rounding, names_of(model::all_roundings)));
     return kExitUsage;
   }
   const model::Format& f = **fmt_;
@@ -47,8 +47,8 @@ int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, s
   if (*op == model::Op::cvt) {
     const auto src = model::find_format(a.from);
     if (!src) {
-      err << input::error_line(fmt::format("cvt needs --from with a known format, got '{}' (known: {})", a.from,
-                                           format_names()));
+      err << input::error_line(
+          fmt::format("cvt needs --from with a known format, got '{}' (known: {})", a.from, format_names()));
       return kExitUsage;
     }
     from = *src;
@@ -115,8 +115,7 @@ void add_model_commands(CLI::App& app, int& exit_code) {
       "scalar", "One correctly rounded operation per line of hex operands: results in hex, one per line");
   scalar->add_option("--format", args->format, "Format of the operation and its result")->required();
   scalar->add_option("--op", args->op, "add sub mul div sqrt fma cvt")->required();
-  scalar->add_option("--rounding", args->rounding, "rne rna rnz rnu rnd rno rz ru rd ra ro")
-      ->capture_default_str();
+  scalar->add_option("--rounding", args->rounding, "rne rna rnz rnu rnd rno rz ru rd ra ro")->capture_default_str();
   scalar->add_option("--ftz", args->ftz, "Flush subnormals to zero: in, out or in,out")->delimiter(',');
   scalar->add_option("--from", args->from, "Source format of cvt");
   scalar->add_flag("--saturate", args->saturate, "Overflow gives the largest finite value");

@@ -47,20 +47,28 @@ struct AlgorithmForm {
   int tree_k = 0;  // the tree algorithm's K, 0 for the others
 
   model::DotConfigOrError config(int k) const {
-    return model::dot_config_from_parameters(algorithm, *a, *b, *c, *d, k, parameters, model::ParameterSpelling::option);
+    return model::dot_config_from_parameters(algorithm, *a, *b, *c, *d, k, parameters,
+                                             model::ParameterSpelling::option);
   }
 };
 
 // The options of the --algorithm form as parameters; why one is malformed, or "".
 std::string parameters_of(const DotArgs& args, model::DotParameters& p) {
-  const std::pair<const char*, const std::optional<int>*> integers[] = {
-      {"F", &args.F}, {"block", &args.block}, {"group", &args.group}, {"scale_block", &args.scale_block},
-      {"out_fraction_bits", &args.out_fraction_bits}, {"carry_bits", &args.carry_bits}};
+  const std::pair<const char*, const std::optional<int>*> integers[] = {{"F", &args.F},
+                                                                        {"block", &args.block},
+                                                                        {"group", &args.group},
+                                                                        {"scale_block", &args.scale_block},
+                                                                        {"out_fraction_bits", &args.out_fraction_bits},
+                                                                        {"carry_bits", &args.carry_bits}};
   for (const auto& [key, v] : integers)
     if (*v) p[key] = std::int64_t(**v);
-  const std::pair<const char*, const std::string*> texts[] = {
-      {"out_rounding", &args.out_rounding}, {"nan", &args.nan}, {"scale_format", &args.scale_format},
-      {"tree", &args.tree}, {"sums", &args.sums}, {"products", &args.products}, {"rounding", &args.rounding}};
+  const std::pair<const char*, const std::string*> texts[] = {{"out_rounding", &args.out_rounding},
+                                                              {"nan", &args.nan},
+                                                              {"scale_format", &args.scale_format},
+                                                              {"tree", &args.tree},
+                                                              {"sums", &args.sums},
+                                                              {"products", &args.products},
+                                                              {"rounding", &args.rounding}};
   for (const auto& [key, v] : texts)
     if (!v->empty()) p[key] = *v;
   if (!args.flush.empty()) p["flush"] = args.flush;
@@ -71,12 +79,14 @@ std::string parameters_of(const DotArgs& args, model::DotParameters& p) {
       int v = 0;
       const char* end = args.align_floor.data() + args.align_floor.size();
       const auto [ptr, ec] = std::from_chars(args.align_floor.data(), end, v);
-      if (ec != std::errc() || ptr != end) return fmt::format("--align-floor: an exponent or 'none', got '{}'", args.align_floor);
+      if (ec != std::errc() || ptr != end)
+        return fmt::format("--align-floor: an exponent or 'none', got '{}'", args.align_floor);
       p["align_floor"] = std::int64_t(v);
     }
   }
   using Flag = std::pair<const char*, const std::string*>;
-  for (const auto& [key, v] : {Flag{"round_down_alignment", &args.round_down_alignment}, Flag{"flush_inputs", &args.flush_inputs}}) {
+  for (const auto& [key, v] :
+       {Flag{"round_down_alignment", &args.round_down_alignment}, Flag{"flush_inputs", &args.flush_inputs}}) {
     if (v->empty()) continue;
     if (*v != "true" && *v != "false")
       return fmt::format("{}: true or false, got '{}'", model::spell(key, model::ParameterSpelling::option), *v);
@@ -89,15 +99,18 @@ void list_instructions(std::ostream& out) {
   for (const model::MmaInstruction& i : model::all_mma_instructions()) {
     const DotConfig& c = i.config;
     std::string params;
-    if (c.algorithm == model::MmaAlgorithm::gps) params = fmt::format("G={}", c.group);
-    else if (c.algorithm == model::MmaAlgorithm::tree) params = c.tree->text();
-    else if (c.algorithm != model::MmaAlgorithm::sfma) params = fmt::format("F={}", c.F);
+    if (c.algorithm == model::MmaAlgorithm::gps)
+      params = fmt::format("G={}", c.group);
+    else if (c.algorithm == model::MmaAlgorithm::tree)
+      params = c.tree->text();
+    else if (c.algorithm != model::MmaAlgorithm::sfma)
+      params = fmt::format("F={}", c.F);
     if (c.block > 0 && c.algorithm != model::MmaAlgorithm::sfma && c.algorithm != model::MmaAlgorithm::gps)
       params += fmt::format(" block={}", c.block);
     if (c.scale) params += fmt::format(" scale={}/{}", c.scale->name, c.scale_block);
     if (c.flush_inputs) params += " flush_inputs";
-    out << fmt::format("{:48} {}x{}x{}  {},{},{},{}  {}({})\n", i.id(), i.m, i.n, i.k, c.a->name, c.b->name,
-                       c.c->name, c.d->name, model::name(c.algorithm), params);
+    out << fmt::format("{:48} {}x{}x{}  {},{},{},{}  {}({})\n", i.id(), i.m, i.n, i.k, c.a->name, c.b->name, c.c->name,
+                       c.d->name, model::name(c.algorithm), params);
   }
 }
 
@@ -120,17 +133,18 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
   if (by_instruction) {
     ins = model::find_mma_instruction(args.instruction);
     if (!ins) {
-      err << input::error_line(fmt::format(
-          "unknown instruction '{}' (arch:name, e.g. hopper:HMMA.16816.F32; `gpuparanoia model dot "
-          "--list` lists them)",
-          args.instruction));
+      err << input::error_line(
+          fmt::format("unknown instruction '{}' (arch:name, e.g. hopper:HMMA.16816.F32; `gpuparanoia model dot "
+                      "--list` lists them)",
+                      args.instruction));
       return kExitUsage;
     }
     if (args.F || args.block || args.group || args.scale_block || !args.a_format.empty() || !args.b_format.empty() ||
         !args.c_format.empty() || !args.d_format.empty() || !args.scale_format.empty() || args.out_fraction_bits ||
-        !args.out_rounding.empty() || !args.align_floor.empty() || !args.nan.empty() || !args.round_down_alignment.empty() ||
-        args.carry_bits || !args.flush_inputs.empty()) {
-      err << "gpuparanoia: --F, --block, --group, the format options and the fused algorithms' parameters belong to the "
+        !args.out_rounding.empty() || !args.align_floor.empty() || !args.nan.empty() ||
+        !args.round_down_alignment.empty() || args.carry_bits || !args.flush_inputs.empty()) {
+      err << "gpuparanoia: --F, --block, --group, the format options and the fused algorithms' parameters belong to "
+             "the "
              "--algorithm form\n";
       return kExitUsage;
     }
@@ -147,9 +161,10 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
       err << input::error_line(why);
       return kExitUsage;
     }
-    const std::pair<const char*, const std::string*> names[] = {
-        {"--a-format", &args.a_format}, {"--b-format", &args.b_format}, {"--c-format", &args.c_format},
-        {"--d-format", &args.d_format}};
+    const std::pair<const char*, const std::string*> names[] = {{"--a-format", &args.a_format},
+                                                                {"--b-format", &args.b_format},
+                                                                {"--c-format", &args.c_format},
+                                                                {"--d-format", &args.d_format}};
     const Format** slots[] = {&f.a, &f.b, &f.c, &f.d};
     for (std::size_t i = 0; i < 4; ++i) {
       const auto found = model::find_format(*names[i].second);
@@ -198,12 +213,12 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
   // The error message of a line whose field count fits no K.
   auto shape_error = [&](long line_no, std::size_t n, int k, int scales) {
     if (ins)
-      return line_error(line_no, fmt::format("{} needs {} fields (c, {} a, {} b{}), found {}", ins->id(),
-                                             1 + 2 * k + 2 * scales, k, k,
-                                             scales ? fmt::format(", {} scale factors of a and of b", scales) : "", n));
-    return line_error(line_no, fmt::format("expected c, K values of a and K of b{} (K <= {}), found {} field{}",
-                                           form->scale ? " and their scale factors" : "", model::kMaxDotK, n,
-                                           n == 1 ? "" : "s"));
+      return line_error(
+          line_no, fmt::format("{} needs {} fields (c, {} a, {} b{}), found {}", ins->id(), 1 + 2 * k + 2 * scales, k,
+                               k, scales ? fmt::format(", {} scale factors of a and of b", scales) : "", n));
+    return line_error(
+        line_no, fmt::format("expected c, K values of a and K of b{} (K <= {}), found {} field{}",
+                             form->scale ? " and their scale factors" : "", model::kMaxDotK, n, n == 1 ? "" : "s"));
   };
   // The evaluator for K products (created on first use; shared by the workers).
   std::mutex dots_mutex;
@@ -325,8 +340,9 @@ void add_model_dot_command(CLI::App& model, int& exit_code) {
       "dot", "MMA dot products d = c + sum a_k b_k, one per line of hex fields 'c a0..aK-1 b0..bK-1': d in hex");
   auto* ins = dot->add_option("--instruction", args->instruction,
                               "An instruction of MMA-Sim's tables as ARCH:NAME (e.g. hopper:HMMA.16816.F32)");
-  auto* alg = dot->add_option("--algorithm", args->algorithm,
-                              "sfma gps fda cofda gdfs fdrda cofdrda gfdrda cogfdrda tree ocfda, with the options below");
+  auto* alg =
+      dot->add_option("--algorithm", args->algorithm,
+                      "sfma gps fda cofda gdfs fdrda cofdrda gfdrda cogfdrda tree ocfda, with the options below");
   ins->excludes(alg);
   dot->add_option("--F", args->F, "Fraction bits kept on alignment");
   dot->add_option("--block", args->block, "Products fused before a partial result is rounded (chained beyond)");
@@ -335,15 +351,19 @@ void add_model_dot_command(CLI::App& model, int& exit_code) {
   dot->add_option("--b-format", args->b_format, "Format of b");
   dot->add_option("--c-format", args->c_format, "Format of c");
   dot->add_option("--d-format", args->d_format, "Format of d");
-  dot->add_option("--out-rounding", args->out_rounding, "Fused algorithms: the final rounding (default: the algorithm's)");
-  dot->add_option("--out-fraction-bits", args->out_fraction_bits, "Fused algorithms: fraction bits of the final rounding");
+  dot->add_option("--out-rounding", args->out_rounding,
+                  "Fused algorithms: the final rounding (default: the algorithm's)");
+  dot->add_option("--out-fraction-bits", args->out_fraction_bits,
+                  "Fused algorithms: fraction bits of the final rounding");
   dot->add_option("--align-floor", args->align_floor, "Fused algorithms: lowest alignment exponent, or none");
   dot->add_option("--nan", args->nan, "Fused algorithms: the NaN delivered, nvidia (0x7fffffff) or format (quiet NaN)");
   dot->add_option("--round-down-alignment", args->round_down_alignment,
                   "fdrda algorithms: c and the dot product aligned rounding down (true) or toward zero (false)");
-  dot->add_option("--carry-bits", args->carry_bits,
-                  "fda, cofda: carry-out bits of the fixed-point sum above its largest summand (default 0: every carry kept)");
-  dot->add_option("--flush-inputs", args->flush_inputs, "ocfda: subnormal a and b read as zeros (true) or kept (false)");
+  dot->add_option(
+      "--carry-bits", args->carry_bits,
+      "fda, cofda: carry-out bits of the fixed-point sum above its largest summand (default 0: every carry kept)");
+  dot->add_option("--flush-inputs", args->flush_inputs,
+                  "ocfda: subnormal a and b read as zeros (true) or kept (false)");
   dot->add_option("--scale-format", args->scale_format, "Block scale factors: ue8m0 or ue4m3 (after the b fields)");
   dot->add_option("--scale-block", args->scale_block, "Products per scale factor (default 32 for ue8m0, 16 for ue4m3)");
   dot->add_option("--tree", args->tree, "The tree algorithm's shape, e.g. \"((p0+p1)+p2)+c\" (p<k> products, c)");

@@ -32,8 +32,14 @@ class OperandSource {
     const std::uint64_t bits = rng_() & f.storage_mask();
     switch (rng_() % 8) {
       case 0: {  // a special or boundary pattern
-        const std::uint64_t specials[] = {0, 1, f.man_mask(), f.man_mask() + 1, f.max_finite_magnitude(),
-                                          f.inf_magnitude(), f.inf_magnitude() | 1, f.magnitude_mask()};
+        const std::uint64_t specials[] = {0,
+                                          1,
+                                          f.man_mask(),
+                                          f.man_mask() + 1,
+                                          f.max_finite_magnitude(),
+                                          f.inf_magnitude(),
+                                          f.inf_magnitude() | 1,
+                                          f.magnitude_mask()};
         return model::pack(f, rng_() & 1, specials[rng_() % 8] & f.magnitude_mask());
       }
       case 1:
@@ -90,8 +96,10 @@ T host_op(Op op, T a, T b, T c) {
 // binary32 and binary64 against the host FPU under each fesetround mode.
 template <class T>
 void check_host(const Format& f, std::ostream& out, SelfCheckSummary& total, std::uint64_t n, OperandSource& src) {
-  const std::pair<int, Rounding> modes[] = {
-      {FE_TONEAREST, Rounding::rne}, {FE_UPWARD, Rounding::ru}, {FE_DOWNWARD, Rounding::rd}, {FE_TOWARDZERO, Rounding::rz}};
+  const std::pair<int, Rounding> modes[] = {{FE_TONEAREST, Rounding::rne},
+                                            {FE_UPWARD, Rounding::ru},
+                                            {FE_DOWNWARD, Rounding::rd},
+                                            {FE_TOWARDZERO, Rounding::rz}};
   for (Op op : {Op::add, Op::sub, Op::mul, Op::div, Op::sqrt, Op::fma}) {
     Check check{out, total};
     for (const auto& [host_mode, rounding] : modes) {
@@ -186,8 +194,8 @@ SelfCheckSummary run_selfcheck(std::ostream& out, std::uint64_t n, std::uint64_t
 }
 
 void add_selfcheck_command(CLI::App& app, int& exit_code) {
-  CLI::App* cmd = app.add_subcommand(
-      "selfcheck", "Check the reference model against the host FPU and exact host arithmetic");
+  CLI::App* cmd =
+      app.add_subcommand("selfcheck", "Check the reference model against the host FPU and exact host arithmetic");
   auto quick = std::make_shared<bool>(false);
   auto seed = std::make_shared<std::uint64_t>(std::random_device{}());
   cmd->add_flag("--quick", *quick, "Fewer random cases");

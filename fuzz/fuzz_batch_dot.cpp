@@ -24,9 +24,18 @@ gp::cli::DotArgs configuration(std::uint8_t pick) {
     case 0: a.instruction = "volta:HMMA.884.F32.F32"; break;
     case 1: a.instruction = "rtx-blackwell:OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X"; break;
     case 2: algorithm("fda", "binary16", "binary32"); break;
-    case 3: algorithm("gdfs", "e2m1", "binary32"); a.scale_format = "ue8m0"; break;
-    case 4: algorithm("cofdrda", "bfloat16", "binary32"); a.block = 4; break;
-    default: algorithm("tree", "binary16", "binary16"); a.tree = "((p0+p1)@binary32:rz+p2)+c"; break;
+    case 3:
+      algorithm("gdfs", "e2m1", "binary32");
+      a.scale_format = "ue8m0";
+      break;
+    case 4:
+      algorithm("cofdrda", "bfloat16", "binary32");
+      a.block = 4;
+      break;
+    default:
+      algorithm("tree", "binary16", "binary16");
+      a.tree = "((p0+p1)@binary32:rz+p2)+c";
+      break;
   }
   return a;
 }

@@ -55,12 +55,18 @@ std::string escaped(std::string_view s, bool backslash) {
       i += n == 0 ? 1 : n;
       continue;
     }
-    if (b == '\n') out += "\\n";
-    else if (b == '\t') out += "\\t";
-    else if (b == '\r') out += "\\r";
-    else if (b < 0x20 || b == 0x7f) hex_byte(out, "\\x", b);
-    else if (b == '\\' && backslash) out += "\\\\";
-    else out += char(b);
+    if (b == '\n')
+      out += "\\n";
+    else if (b == '\t')
+      out += "\\t";
+    else if (b == '\r')
+      out += "\\r";
+    else if (b < 0x20 || b == 0x7f)
+      hex_byte(out, "\\x", b);
+    else if (b == '\\' && backslash)
+      out += "\\\\";
+    else
+      out += char(b);
     ++i;
   }
   return out;

@@ -27,8 +27,10 @@ struct Frame {
 std::string path_of(const std::vector<Frame>& frames) {
   std::string s;
   for (const Frame& f : frames) {
-    if (f.array) s += "[" + std::to_string(f.index) + "]";
-    else if (!f.key.empty()) s += (s.empty() ? "" : ".") + key_text(f.key);
+    if (f.array)
+      s += "[" + std::to_string(f.index) + "]";
+    else if (!f.key.empty())
+      s += (s.empty() ? "" : ".") + key_text(f.key);
   }
   return s;
 }
@@ -86,13 +88,9 @@ std::optional<json> parse_json(std::string_view text, const std::string& source,
         if (depth >= kMaxJsonDepth) throw TooDeep{};
         frames.push_back({event == json::parse_event_t::array_start, 0, {}});
         break;
-      case json::parse_event_t::key:
-        frames.back().key = parsed.get<std::string>();
-        break;
+      case json::parse_event_t::key: frames.back().key = parsed.get<std::string>(); break;
       case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        frames.pop_back();
-        [[fallthrough]];
+      case json::parse_event_t::array_end: frames.pop_back(); [[fallthrough]];
       case json::parse_event_t::value:
         if (!frames.empty() && frames.back().array) ++frames.back().index;
         break;

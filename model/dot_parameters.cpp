@@ -12,8 +12,11 @@ namespace gp::model {
 namespace {
 
 constexpr std::array<std::string_view, 17> names = {
-    "F",           "block",       "group", "out_fraction_bits", "align_floor", "out_rounding", "nan", "round_down_alignment",
-    "carry_bits",  "scale_format", "scale_block", "tree", "sums", "products", "rounding",   "flush", "flush_inputs"};
+    "F",           "block",        "group",       "out_fraction_bits",
+    "align_floor", "out_rounding", "nan",         "round_down_alignment",
+    "carry_bits",  "scale_format", "scale_block", "tree",
+    "sums",        "products",     "rounding",    "flush",
+    "flush_inputs"};
 
 std::string value_text(const DotParameterValue& v) {
   struct Text {
@@ -37,7 +40,8 @@ std::string value_text(const DotParameterValue& v) {
 
 // Which algorithms read a key.
 bool reads(MmaAlgorithm alg, std::string_view key) {
-  if (alg == MmaAlgorithm::tree) return key == "tree" || key == "sums" || key == "products" || key == "rounding" || key == "flush";
+  if (alg == MmaAlgorithm::tree)
+    return key == "tree" || key == "sums" || key == "products" || key == "rounding" || key == "flush";
   if (alg == MmaAlgorithm::sfma) return key == "rounding";
   if (alg == MmaAlgorithm::gps) return key == "group";
   if (key == "group") return alg == MmaAlgorithm::gdfs;
@@ -99,8 +103,11 @@ DotConfigOrError dot_config_from_parameters(MmaAlgorithm alg, const Format& a, c
     out = std::get<std::string>(*v);
     return std::nullopt;
   };
-  for (auto [key, field] : {std::pair<std::string_view, int*>{"F", &cfg.F}, {"block", &cfg.block}, {"group", &cfg.group},
-                            {"out_fraction_bits", &cfg.out_fraction_bits}, {"align_floor", &cfg.align_floor},
+  for (auto [key, field] : {std::pair<std::string_view, int*>{"F", &cfg.F},
+                            {"block", &cfg.block},
+                            {"group", &cfg.group},
+                            {"out_fraction_bits", &cfg.out_fraction_bits},
+                            {"align_floor", &cfg.align_floor},
                             {"carry_bits", &cfg.carry_bits}}) {
     const DotParameterValue* v = get(key);
     if (!v) continue;
@@ -111,10 +118,11 @@ DotConfigOrError dot_config_from_parameters(MmaAlgorithm alg, const Format& a, c
     // Within int's range; check() bounds the others further. An alignment floor far beyond any
     // format's exponents would overflow the exponent arithmetic.
     const std::int64_t* i = std::get_if<std::int64_t>(v);
-    if (!i || *i < INT_MIN || *i > INT_MAX) return wrong(key, *v, key == "align_floor" ? "null or an integer" : "an integer");
+    if (!i || *i < INT_MIN || *i > INT_MAX)
+      return wrong(key, *v, key == "align_floor" ? "null or an integer" : "an integer");
     if (key == "align_floor" && (*i < -kMaxAlignFloor || *i > kMaxAlignFloor))
-      return fail(key, "must lie in -" + std::to_string(kMaxAlignFloor) + ".." + std::to_string(kMaxAlignFloor) + ", not " +
-                           std::to_string(*i));
+      return fail(key, "must lie in -" + std::to_string(kMaxAlignFloor) + ".." + std::to_string(kMaxAlignFloor) +
+                           ", not " + std::to_string(*i));
     *field = int(*i);
   }
   std::string s;
@@ -155,9 +163,12 @@ DotConfigOrError dot_config_from_parameters(MmaAlgorithm alg, const Format& a, c
   }
   if (alg == MmaAlgorithm::tree) {
     std::string tree_text, sums, products = "exact", rounding = "rne";
-    if (!get("tree")) return {std::nullopt, spell("tree", spelling) + ": a tree is required, e.g. \"((p0+p1)+p2)+c\"", ""};
-    for (auto [key, out] : {std::pair<std::string_view, std::string*>{"tree", &tree_text}, {"sums", &sums},
-                            {"products", &products}, {"rounding", &rounding}})
+    if (!get("tree"))
+      return {std::nullopt, spell("tree", spelling) + ": a tree is required, e.g. \"((p0+p1)+p2)+c\"", ""};
+    for (auto [key, out] : {std::pair<std::string_view, std::string*>{"tree", &tree_text},
+                            {"sums", &sums},
+                            {"products", &products},
+                            {"rounding", &rounding}})
       if (auto e = text(key, *out)) return *e;
     std::vector<std::string> flush;
     if (const DotParameterValue* v = get("flush")) {

@@ -22,7 +22,8 @@ namespace gp::model::fda_fast {
 // (A zero significand may come with any shift: zero terms keep their operands' exponents.)
 // Branch-free, so that loops over lanes vectorize.
 [[gnu::always_inline]] inline std::uint64_t align_trunc(std::uint64_t sig, std::int64_t shift) {
-  const std::uint64_t left = sig << std::clamp<std::int64_t>(shift, 0, 63), right = sig >> std::clamp<std::int64_t>(-shift, 0, 63);
+  const std::uint64_t left = sig << std::clamp<std::int64_t>(shift, 0, 63),
+                      right = sig >> std::clamp<std::int64_t>(-shift, 0, 63);
   const std::uint64_t in_range = std::uint64_t(0) - std::uint64_t(shift < 64 && shift > -64);
   return (shift >= 0 ? left : right) & in_range;
 }
@@ -41,12 +42,18 @@ bool with_format(const DotConfig& cfg, Fn&& fn) {
   if (unchained(cfg.algorithm) != MmaAlgorithm::fda || cfg.a != cfg.b || cfg.scale || cfg.carry_bits != 0 ||
       !cfg.c->has_subnormals())
     return false;
-  if (cfg.a == &binary16) fn.template operator()<binary16>();
-  else if (cfg.a == &bfloat16) fn.template operator()<bfloat16>();
-  else if (cfg.a == &tf32) fn.template operator()<tf32>();
-  else if (cfg.a == &e4m3) fn.template operator()<e4m3>();
-  else if (cfg.a == &e5m2) fn.template operator()<e5m2>();
-  else return false;
+  if (cfg.a == &binary16)
+    fn.template operator()<binary16>();
+  else if (cfg.a == &bfloat16)
+    fn.template operator()<bfloat16>();
+  else if (cfg.a == &tf32)
+    fn.template operator()<tf32>();
+  else if (cfg.a == &e4m3)
+    fn.template operator()<e4m3>();
+  else if (cfg.a == &e5m2)
+    fn.template operator()<e5m2>();
+  else
+    return false;
   return true;
 }
 
@@ -73,9 +80,12 @@ template <const Format& F>
   o.sig = (mag & std::uint32_t(F.man_mask())) | (std::uint32_t(field != 0) << F.man_bits);
   o.exp = std::int32_t(field + (field == 0));
   o.neg = (x >> (F.value_bits() - 1)) & 1;
-  if constexpr (F.nan == NanStyle::ieee) o.special = field == std::uint32_t(F.exp_field_max());
-  else if constexpr (F.nan == NanStyle::all_ones) o.special = mag == std::uint32_t(F.magnitude_mask());
-  else o.special = 0;
+  if constexpr (F.nan == NanStyle::ieee)
+    o.special = field == std::uint32_t(F.exp_field_max());
+  else if constexpr (F.nan == NanStyle::all_ones)
+    o.special = mag == std::uint32_t(F.magnitude_mask());
+  else
+    o.special = 0;
   return o;
 }
 
@@ -108,10 +118,16 @@ struct Addend {
 };
 struct AddendFormat {
   explicit AddendFormat(const Format& f)
-      : pad(f.pad_bits), man_bits(f.man_bits), bias(f.bias), magnitude_mask(f.magnitude_mask()),
-        man_mask(f.man_mask()), sign_mask(f.sign_mask()), nan_field(f.nan == NanStyle::ieee ? f.exp_field_max() : ~0ull),
+      : pad(f.pad_bits),
+        man_bits(f.man_bits),
+        bias(f.bias),
+        magnitude_mask(f.magnitude_mask()),
+        man_mask(f.man_mask()),
+        sign_mask(f.sign_mask()),
+        nan_field(f.nan == NanStyle::ieee ? f.exp_field_max() : ~0ull),
         nan_magnitude(f.nan == NanStyle::all_ones ? f.magnitude_mask() : ~0ull),
-        inf_magnitude(f.has_inf() ? f.inf_magnitude() : ~0ull), negative_zero_nan(f.nan == NanStyle::negative_zero) {}
+        inf_magnitude(f.has_inf() ? f.inf_magnitude() : ~0ull),
+        negative_zero_nan(f.nan == NanStyle::negative_zero) {}
   std::uint64_t pad, man_bits;
   std::int64_t bias;
   std::uint64_t magnitude_mask, man_mask, sign_mask;
@@ -144,7 +160,8 @@ struct Alignment {
 template <class P>
 [[gnu::always_inline]] inline Alignment alignment(const DotConfig& cfg, const Addend& c, std::int32_t pmax) {
   const int l = cfg.F - P::m;
-  const std::int64_t emax = std::max({std::int64_t(cfg.align_floor), std::int64_t(pmax - P::bias), c.zero ? kNoProduct : c.lead});
+  const std::int64_t emax =
+      std::max({std::int64_t(cfg.align_floor), std::int64_t(pmax - P::bias), c.zero ? kNoProduct : c.lead});
   return {int(emax) - cfg.F, int(emax) + P::bias + std::max(-l, 0), std::max(l, 0)};
 }
 

@@ -18,10 +18,10 @@ enum class Infinity : std::uint8_t {
 
 // Which encodings are NaNs.
 enum class NanStyle : std::uint8_t {
-  ieee,          // exponent all ones, fraction nonzero; fraction MSB set means quiet
-  all_ones,      // only exponent and fraction all ones (OCP e4m3, ue4m3, ue8m0): one NaN per sign
-  negative_zero, // only the "-0" pattern, sign set and the rest zero (the FNUZ formats)
-  none,          // no NaNs (fp6, fp4)
+  ieee,           // exponent all ones, fraction nonzero; fraction MSB set means quiet
+  all_ones,       // only exponent and fraction all ones (OCP e4m3, ue4m3, ue8m0): one NaN per sign
+  negative_zero,  // only the "-0" pattern, sign set and the rest zero (the FNUZ formats)
+  none,           // no NaNs (fp6, fp4)
 };
 
 enum class Signedness : std::uint8_t { sign_bit, unsigned_only };
@@ -33,7 +33,7 @@ enum class Zero : std::uint8_t { signed_zero, unsigned_zero, none };
 struct Format {
   std::string_view name;
   int exp_bits;
-  int man_bits;      // stored fraction bits
+  int man_bits;  // stored fraction bits
   int bias;
   int storage_bits;  // width of the container
   int pad_bits;      // low container bits not part of the number (tf32 in 32 bits: 13), ignored on decode

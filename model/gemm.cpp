@@ -42,7 +42,8 @@ void gemm_dot(const DotConfig& cfg, const GemmOperands& g, int kstep, std::span<
             sa = g.sa.subspan(i * S + t * per_step, per_step);
             sb = g.sbt.subspan(j * S + t * per_step, per_step);
           }
-          acc = (t == 0 ? first : next)(acc, g.a.subspan(i * g.k + t * uk, uk), g.bt.subspan(j * g.k + t * uk, uk), sa, sb);
+          acc = (t == 0 ? first : next)(acc, g.a.subspan(i * g.k + t * uk, uk), g.bt.subspan(j * g.k + t * uk, uk), sa,
+                                        sb);
         }
         d[i * g.n + j] = acc;
       }
@@ -61,8 +62,12 @@ class FdaGemm {
   static constexpr int kLanes = 16;
 
   FdaGemm(const DotConfig& cfg, const GemmOperands& g, int kstep)
-      : dot_(cfg), g_(g), kstep_(kstep), block_(std::min(effective_block(cfg, kstep), kMaxDotK)),
-        lp_(std::max(cfg.F - P::m, 0)), tiles_((g.n + kLanes - 1) / kLanes) {
+      : dot_(cfg),
+        g_(g),
+        kstep_(kstep),
+        block_(std::min(effective_block(cfg, kstep), kMaxDotK)),
+        lp_(std::max(cfg.F - P::m, 0)),
+        tiles_((g.n + kLanes - 1) / kLanes) {
     // B by tiles of kLanes columns: (k, j) at ((j / kLanes) * K + k) * kLanes + j % kLanes, so that
     // a tile's lanes are contiguous. The padding lanes hold +0 (never special, never read back).
     b_.resize(tiles_ * g.k * kLanes);
@@ -89,7 +94,8 @@ class FdaGemm {
       }
     // Tile-major: one tile of B (K x kLanes) stays in cache while the rows pass over it.
     for (std::size_t tile = 0; tile < tiles_; ++tile)
-      for (std::size_t i = r0; i < r1; ++i) element_tile(a, a_specials.data() + (i - r0) * (g_.k + 1), i - r0, i, tile, d);
+      for (std::size_t i = r0; i < r1; ++i)
+        element_tile(a, a_specials.data() + (i - r0) * (g_.k + 1), i - r0, i, tile, d);
   }
 
  private:
@@ -166,8 +172,10 @@ class FdaGemm {
       q[l] = al.q;
       sum[l] = fda_fast::c_term(c, al);
     }
-    if (P::template fits<std::uint32_t>(lp_, n)) add_products<std::uint32_t>(a, ak, bk, n, top, sum);
-    else add_products<std::uint64_t>(a, ak, bk, n, top, sum);
+    if (P::template fits<std::uint32_t>(lp_, n))
+      add_products<std::uint32_t>(a, ak, bk, n, top, sum);
+    else
+      add_products<std::uint64_t>(a, ak, bk, n, top, sum);
     // The rounding's common case lane by lane, then the lanes it leaves (rare) one by one.
     alignas(64) std::uint64_t out[kLanes], rounded[kLanes];
     std::uint64_t all_rounded = 1;  // every lane read back rounded here
@@ -232,10 +240,10 @@ class FdaGemm {
 
 void gemm(const DotConfig& cfg, const GemmOperands& g, std::span<std::uint64_t> d, unsigned threads) {
   const int kstep = g.kstep > 0 ? g.kstep : int(g.k);
-  const bool fast = g.k > 0 && fda_fast::with_format(cfg, [&]<const Format& F>() {
-    const FdaGemm<F> kernel(cfg, g, kstep);
-    split_rows(g, threads, [&](std::size_t r0, std::size_t r1) { kernel.rows(r0, r1, d); });
-  });
+  const bool fast = g.k > 0 && fda_fast::with_format(cfg, [&]<const Format & F>() {
+                      const FdaGemm<F> kernel(cfg, g, kstep);
+                      split_rows(g, threads, [&](std::size_t r0, std::size_t r1) { kernel.rows(r0, r1, d); });
+                    });
   if (!fast) gemm_dot(cfg, g, kstep, d, threads);
 }
 

@@ -16,10 +16,10 @@ namespace gp::model {
 
 struct GemmOperands {
   std::size_t m = 0, n = 0, k = 0;
-  int kstep = 0;                       // products per evaluation; K must be a multiple of it (0: K)
-  std::span<const std::uint64_t> a;    // M x K, row-major, cfg.a
-  std::span<const std::uint64_t> bt;   // b transposed: N x K, row j holding column j of b, cfg.b
-  std::span<const std::uint64_t> c;    // M x N, row-major, cfg.c
+  int kstep = 0;                      // products per evaluation; K must be a multiple of it (0: K)
+  std::span<const std::uint64_t> a;   // M x K, row-major, cfg.a
+  std::span<const std::uint64_t> bt;  // b transposed: N x K, row j holding column j of b, cfg.b
+  std::span<const std::uint64_t> c;   // M x N, row-major, cfg.c
   // With cfg.scale: a's (M x S, S = scale_count(cfg, kstep) * K / kstep) and b's transposed (N x S)
   // scale factors; both empty: none, as Dot takes them (a device's batch carries none).
   std::span<const std::uint64_t> sa;

@@ -29,8 +29,8 @@ int effective_block(const DotConfig& c, int k) { return c.block > 0 && c.block <
 
 namespace {
 
-constexpr std::array<std::string_view, 11> algorithm_names = {"sfma",  "gps",     "fda",    "cofda",    "gdfs", "fdrda",
-                                                              "cofdrda", "gfdrda", "cogfdrda", "tree", "ocfda"};
+constexpr std::array<std::string_view, 11> algorithm_names = {"sfma",    "gps",    "fda",      "cofda", "gdfs", "fdrda",
+                                                              "cofdrda", "gfdrda", "cogfdrda", "tree",  "ocfda"};
 
 using fda_fast::align_trunc;
 
@@ -67,8 +67,10 @@ struct Specials {
     }
   }
   void add_addend(const Unpacked& c) {
-    if (is_nan(c.cls)) nan = true;
-    else if (c.cls == Class::infinite) add_inf(c.neg);
+    if (is_nan(c.cls))
+      nan = true;
+    else if (c.cls == Class::infinite)
+      add_inf(c.neg);
   }
   // The result when any() holds.
   std::uint64_t result(const Dot& dot) const {
@@ -419,11 +421,11 @@ std::uint64_t gps_block(const Dot& dot, const Format& cf, std::uint64_t c, const
   };
   // Step 2: FP32 products, subnormal products flushed keeping their sign.
   std::uint64_t p[kMaxDotK];
-  for (int k = 0; k < n; ++k)
-    p[k] = flush_signed(mul(binary32, o, to32(*cfg.a, a[k]), to32(*cfg.b, b[k])).bits);
+  for (int k = 0; k < n; ++k) p[k] = flush_signed(mul(binary32, o, to32(*cfg.a, a[k]), to32(*cfg.b, b[k])).bits);
   // Steps 3 and 4: c, then each group's pairwise sum, sequentially.
   std::uint64_t d = to32(cf, c);
-  for (int k = 0; k < n; k += cfg.group) d = flush_signed(add(binary32, o, d, pairwise_sum(p + k, std::min(cfg.group, n - k))).bits);
+  for (int k = 0; k < n; k += cfg.group)
+    d = flush_signed(add(binary32, o, d, pairwise_sum(p + k, std::min(cfg.group, n - k))).bits);
   return cfg.d == &binary32 ? d : cvt(*cfg.d, binary32, o, d).bits;
 }
 
@@ -518,9 +520,7 @@ DotConfig default_dot_config(MmaAlgorithm alg, const Format& a, const Format& b,
       cfg.out_rounding = Rounding::rne;
       cfg.nan = MmaNan::format;
       break;
-    case MmaAlgorithm::fda:
-      cfg.F = 24;
-      break;
+    case MmaAlgorithm::fda: cfg.F = 24; break;
     case MmaAlgorithm::cofda:
       cfg.F = 24;
       cfg.block = k > 1 ? k / 2 : 0;
@@ -602,7 +602,8 @@ std::string check(const DotConfig& cfg) {
     // Two e4m3 operands span 43 bits: e4m3 fits only beside fp4 or fp6.
     if (span > 40)
       return "gdfs needs narrow a and b formats (fp4 and fp6, or e4m3 with one of them): exact group sums must fit 40 "
-             "bits, " + std::string(a.name) + " x " + std::string(b.name) + " needs " + std::to_string(span);
+             "bits, " +
+             std::string(a.name) + " x " + std::string(b.name) + " needs " + std::to_string(span);
   }
   return "";
 }
@@ -628,7 +629,7 @@ Dot::Dot(const DotConfig& cfg) : cfg_(cfg), narrow_(*cfg.d) {
     case MmaAlgorithm::fda:
     case MmaAlgorithm::cofda:
       block_fn_ = fda_block<RuntimeA, RuntimeB>;
-      fda_fast::with_format(cfg, [&]<const Format& F>() { block_fn_ = fda_fast_block<F, F, std::uint32_t>; });
+      fda_fast::with_format(cfg, [&]<const Format & F>() { block_fn_ = fda_fast_block<F, F, std::uint32_t>; });
       break;
   }
 }
@@ -649,8 +650,8 @@ std::uint64_t Dot::round_out(bool neg, std::uint64_t mag, int exp) const {
   if (!use_narrow_) return round_pack(d, o, neg, exp, mag).bits;
   const std::uint64_t r = round_pack(narrow_, o, neg, exp, mag).bits;
   const std::uint64_t m = magnitude_of(narrow_, r);
-  const std::uint64_t widened = ((m >> narrow_.man_bits) << d.man_bits) |
-                                ((m & narrow_.man_mask()) << (d.man_bits - narrow_.man_bits));
+  const std::uint64_t widened =
+      ((m >> narrow_.man_bits) << d.man_bits) | ((m & narrow_.man_mask()) << (d.man_bits - narrow_.man_bits));
   return pack(d, sign_of(narrow_, r), widened);
 }
 
@@ -659,7 +660,8 @@ std::uint64_t Dot::operator()(std::uint64_t c, std::span<const std::uint64_t> a,
   const int k = int(std::min(a.size(), b.size()));
   int block = cfg_.block > 0 ? cfg_.block : k;
   if (!is_fused(cfg_.algorithm) || block < 1) block = std::max(k, 1);
-  if (cfg_.algorithm != MmaAlgorithm::tree) block = std::min(block, kMaxDotK);  // longer blocks chain (sfma and gps: the same result)
+  if (cfg_.algorithm != MmaAlgorithm::tree)
+    block = std::min(block, kMaxDotK);  // longer blocks chain (sfma and gps: the same result)
   const std::uint64_t* psa = cfg_.scale ? sa.data() : nullptr;
   const std::uint64_t* psb = cfg_.scale ? sb.data() : nullptr;
   const Format* cf = cfg_.c;
@@ -674,7 +676,8 @@ std::uint64_t Dot::operator()(std::uint64_t c, std::span<const std::uint64_t> a,
 }
 
 std::uint64_t dot(const DotConfig& cfg, std::uint64_t c, std::span<const std::uint64_t> a,
-                  std::span<const std::uint64_t> b, std::span<const std::uint64_t> sa, std::span<const std::uint64_t> sb) {
+                  std::span<const std::uint64_t> b, std::span<const std::uint64_t> sa,
+                  std::span<const std::uint64_t> sb) {
   return Dot(cfg)(c, a, b, sa, sb);
 }
 

@@ -110,8 +110,8 @@ struct DotConfig {
 // gdfs 16), final rounding (RNE for gps/sfma/fdrda family and binary16 output, otherwise RZ at
 // d's fraction bits), NaN (nvidia for fda/cofda/gdfs). ocfda: F 24, blocks of 2 (the dot2 unit),
 // RNE, the format's NaN, subnormal inputs flushed when a or b is bfloat16 (RDNA 3.5).
-DotConfig default_dot_config(MmaAlgorithm alg, const Format& a, const Format& b, const Format& c,
-                             const Format& d, int k = 0);
+DotConfig default_dot_config(MmaAlgorithm alg, const Format& a, const Format& b, const Format& c, const Format& d,
+                             int k = 0);
 
 // Why a configuration cannot be evaluated, or an empty string.
 std::string check(const DotConfig& cfg);

@@ -10,9 +10,9 @@ namespace gp::model {
 
 namespace {
 
-constexpr std::array<std::string_view, 14> arch_names = {
-    "volta", "turing", "ampere", "ada", "hopper", "blackwell", "rtx-blackwell",
-    "cdna1", "cdna2",  "cdna3",  "cdna4", "rdna3", "rdna3.5", "rdna4"};
+constexpr std::array<std::string_view, 14> arch_names = {"volta",     "turing",        "ampere",  "ada",   "hopper",
+                                                         "blackwell", "rtx-blackwell", "cdna1",   "cdna2", "cdna3",
+                                                         "cdna4",     "rdna3",         "rdna3.5", "rdna4"};
 
 // F of the HMMA datapath of each NVIDIA architecture (MMA-Sim IV-C step 3).
 int hmma_f(std::string_view arch) {
@@ -59,8 +59,9 @@ struct Builder {
                       "), block " + std::to_string(block) + " products";
     if (cfg.out_fraction_bits != d.man_bits) why += ", binary32 output RZ at 13 fraction bits (MMA-Sim IV-C step 5)";
     if (alg == MmaAlgorithm::cofda && &d == &binary16)
-      why += ", the first block's result rounded to binary16 (RNE) before it joins the second (MMA-Sim eq. 6 read "
-             "literally; assumed)";
+      why +=
+          ", the first block's result rounded to binary16 (RNE) before it joins the second (MMA-Sim eq. 6 read "
+          "literally; assumed)";
     why += cfg.align_floor == kNoAlignFloor ? "; no alignment floor (published models)"
                                             : "; alignment floor " + std::to_string(cfg.align_floor) +
                                                   " = emin(d) - (F_hmma - 18) (published models)";
@@ -70,7 +71,8 @@ struct Builder {
 
   void sfma(std::string_view arch, std::string name, int m, int n, int k, const Format& f, std::string table) {
     DotConfig cfg = default_dot_config(MmaAlgorithm::sfma, f, f, f, f, k);
-    add(arch, std::move(name), m, n, k, cfg, "MMA-Sim Table " + table + ": SFMA (IEEE FMA chain, RNE); NaN payloads not modelled");
+    add(arch, std::move(name), m, n, k, cfg,
+        "MMA-Sim Table " + table + ": SFMA (IEEE FMA chain, RNE); NaN payloads not modelled");
   }
 };
 
@@ -84,8 +86,8 @@ void shape_of(std::string_view name, int& m, int& n, int& k) {
   };
   for (std::size_t i = 0; i < name.size(); ++i) {
     std::size_t j = i;
-    if (number(j, m) && j < name.size() && name[j++] == 'x' && number(j, n) && j < name.size() &&
-        name[j++] == 'x' && number(j, k))
+    if (number(j, m) && j < name.size() && name[j++] == 'x' && number(j, n) && j < name.size() && name[j++] == 'x' &&
+        number(j, k))
       return;
   }
   m = n = k = 0;
@@ -100,7 +102,8 @@ void build_nvidia(Builder& t) {
                  "c is binary16, d binary32 (MMA-Sim appendix B); the floor follows d");
     t.nvidia_fda(arch, "HMMA.884.F16.F16", 8, 8, 4, binary16, binary16, binary16, F, 4, "");
   }
-  const std::array<std::string_view, 6> from_turing = {"turing", "ampere", "ada", "hopper", "blackwell", "rtx-blackwell"};
+  const std::array<std::string_view, 6> from_turing = {"turing", "ampere",    "ada",
+                                                       "hopper", "blackwell", "rtx-blackwell"};
   for (std::string_view arch : from_turing) {
     const int F = hmma_f(arch);
     const bool fused16 = arch == "hopper" || arch == "blackwell" || arch == "rtx-blackwell";
@@ -130,8 +133,8 @@ void build_nvidia(Builder& t) {
         for (std::string_view cd : {"F32", "F16"}) {
           const Format& out = cd == "F32" ? binary32 : binary16;
           // a and b may differ: build, then set b.
-          t.nvidia_fda(arch, "QMMA.16832." + std::string(cd) + "." + ab, 16, 8, 32, f8(x), out, out, F,
-                       ada ? 16 : 32, ada ? "fp8 alignment floor assumed equal to the HMMA one" : "", out_bits);
+          t.nvidia_fda(arch, "QMMA.16832." + std::string(cd) + "." + ab, 16, 8, 32, f8(x), out, out, F, ada ? 16 : 32,
+                       ada ? "fp8 alignment floor assumed equal to the HMMA one" : "", out_bits);
           t.list.back().config.b = &f8(y);
           t.nvidia_fda(arch, "QMMA.16816." + std::string(cd) + "." + ab, 16, 8, 16, f8(x), out, out, F, 16,
                        ada ? "fp8 alignment floor assumed equal to the HMMA one" : "", out_bits);
@@ -154,8 +157,8 @@ void build_nvidia(Builder& t) {
     for (std::string_view y : {"E4M3", "E5M2"})
       for (std::string_view cd : {"F32", "F16"}) {
         const Format& out = cd == "F32" ? binary32 : binary16;
-        t.nvidia_fda("hopper", "QGMMA.64x8x32." + std::string(cd) + "." + std::string(x) + "." + std::string(y), 64,
-                     8, 32, f8(x), out, out, 13, 32, "", 13);
+        t.nvidia_fda("hopper", "QGMMA.64x8x32." + std::string(cd) + "." + std::string(x) + "." + std::string(y), 64, 8,
+                     32, f8(x), out, out, 13, 32, "", 13);
         t.list.back().config.b = &f8(y);
       }
   // fp8 mma.sync on Hopper (m16n8k32, m16n8k16) is not a native instruction: NVIDIA converts the
@@ -167,14 +170,16 @@ void build_nvidia(Builder& t) {
         for (std::string_view cd : {"F32", "F16"}) {
           const Format& out = cd == "F32" ? binary32 : binary16;
           const std::string acc(cd);
-          t.nvidia_fda("hopper", "QMMA.168" + std::to_string(k) + "." + acc + "." + std::string(x) + "." + std::string(y),
-                       16, 8, k, f8(x), out, out, 25, 16, "");
+          t.nvidia_fda("hopper",
+                       "QMMA.168" + std::to_string(k) + "." + acc + "." + std::string(x) + "." + std::string(y), 16, 8,
+                       k, f8(x), out, out, 25, 16, "");
           MmaInstruction& row = t.list.back();
           row.config.b = &f8(y);
-          row.notes = "emulated, not a native instruction: the fp8 inputs converted to binary16 (exact) and HMMA.16816." +
-                      acc + " run " + (k == 32 ? "twice, the first result the second's c" : "once") +
-                      " (NVIDIA, NVIDIA/cutlass issue 1986); modelled as that composition, HMMA.16816." + acc +
-                      "'s row with fp8 inputs: " + row.notes;
+          row.notes =
+              "emulated, not a native instruction: the fp8 inputs converted to binary16 (exact) and HMMA.16816." + acc +
+              " run " + (k == 32 ? "twice, the first result the second's c" : "once") +
+              " (NVIDIA, NVIDIA/cutlass issue 1986); modelled as that composition, HMMA.16816." + acc +
+              "'s row with fp8 inputs: " + row.notes;
           row.from_mma_sim = false;
           row.emulated = true;
         }
@@ -225,8 +230,8 @@ void build_nvidia(Builder& t) {
 }
 
 void build_amd(Builder& t) {
-  auto add = [&](std::string_view arch, std::string_view short_name, MmaAlgorithm alg, const Format& a,
-                 const Format& b, int group, std::string notes) {
+  auto add = [&](std::string_view arch, std::string_view short_name, MmaAlgorithm alg, const Format& a, const Format& b,
+                 int group, std::string notes) {
     std::string name = "v_mfma_" + std::string(short_name);
     int m, n, k;
     shape_of(short_name, m, n, k);
@@ -278,7 +283,8 @@ void build_amd(Builder& t) {
               ") and Khattak and Mikaitis's MI100 model (exact accumulation, " + std::to_string(group) +
               " products): c and each group of " + std::to_string(group) +
               " products summed exactly, rounded once to binary32 (RNE), the result the next group's c; subnormal "
-              "inputs, products and results kept; a summation tree of fused nodes (" + text +
+              "inputs, products and results kept; a summation tree of fused nodes (" +
+              text +
               "); NaN payloads not modelled (the format's canonical quiet NaN); c and products all -0 give -0 "
               "(IEEE's sum; both sources give +0 there: not modelled)");
   };
@@ -288,24 +294,29 @@ void build_amd(Builder& t) {
        {"f32_32x32x2bf16", "f32_16x16x2bf16", "f32_4x4x2bf16", "f32_32x32x4bf16", "f32_16x16x8bf16"})
     efdpa(s, bfloat16, 2);
   for (std::string_view arch : {"cdna2", "cdna3"}) {
-    for (std::string_view s : {"f64_16x16x4_f64", "f64_4x4x4_4b_f64"}) add(arch, s, MmaAlgorithm::sfma, binary64, binary64, 0, "");
-    for (std::string_view s : {"f32_32x32x1_2b_f32", "f32_16x16x1_4b_f32", "f32_4x4x1_16b_f32", "f32_32x32x2_f32",
-                               "f32_16x16x4_f32"})
+    for (std::string_view s : {"f64_16x16x4_f64", "f64_4x4x4_4b_f64"})
+      add(arch, s, MmaAlgorithm::sfma, binary64, binary64, 0, "");
+    for (std::string_view s :
+         {"f32_32x32x1_2b_f32", "f32_16x16x1_4b_f32", "f32_4x4x1_16b_f32", "f32_32x32x2_f32", "f32_16x16x4_f32"})
       add(arch, s, MmaAlgorithm::sfma, binary32, binary32, 0, "");
   }
   for (std::string_view s : {"f32_32x32x4_2b_f16", "f32_16x16x4_4b_f16", "f32_4x4x4_16b_f16", "f32_32x32x8_f16"}) {
-    add("cdna2", s, MmaAlgorithm::gps, binary16, binary16, 4, "subnormal inputs flushed to +0, products and sums flushed keeping their sign");
+    add("cdna2", s, MmaAlgorithm::gps, binary16, binary16, 4,
+        "subnormal inputs flushed to +0, products and sums flushed keeping their sign");
     add("cdna3", s, MmaAlgorithm::fdrda, binary16, binary16, 0, "");
   }
   add("cdna2", "f32_16x16x16_f16", MmaAlgorithm::gps, binary16, binary16, 4, "subnormals flushed");
   add("cdna3", "f32_16x16x16_f16", MmaAlgorithm::cofdrda, binary16, binary16, 0, "");
-  for (std::string_view s : {"f32_32x32x2bf16", "f32_16x16x2bf16", "f32_4x4x2bf16", "f32_32x32x4bf16", "f32_16x16x8bf16"})
+  for (std::string_view s :
+       {"f32_32x32x2bf16", "f32_16x16x2bf16", "f32_4x4x2bf16", "f32_32x32x4bf16", "f32_16x16x8bf16"})
     add("cdna2", s, MmaAlgorithm::gps, bfloat16, bfloat16, 2, "CDNA2 name (legacy bf16, no _1k); subnormals flushed");
   for (std::string_view s : {"f32_32x32x4_2b_bf16", "f32_16x16x4_4b_bf16", "f32_4x4x4_16b_bf16", "f32_32x32x8_bf16"}) {
-    add("cdna2", s, MmaAlgorithm::gps, bfloat16, bfloat16, 4, "the _1k instruction of CDNA2 under its CDNA3 name; subnormals flushed");
+    add("cdna2", s, MmaAlgorithm::gps, bfloat16, bfloat16, 4,
+        "the _1k instruction of CDNA2 under its CDNA3 name; subnormals flushed");
     add("cdna3", s, MmaAlgorithm::fdrda, bfloat16, bfloat16, 0, "products of 2^128 or more overflow");
   }
-  add("cdna2", "f32_16x16x16_bf16", MmaAlgorithm::gps, bfloat16, bfloat16, 4, "the _1k instruction; subnormals flushed");
+  add("cdna2", "f32_16x16x16_bf16", MmaAlgorithm::gps, bfloat16, bfloat16, 4,
+      "the _1k instruction; subnormals flushed");
   add("cdna3", "f32_16x16x16_bf16", MmaAlgorithm::cofdrda, bfloat16, bfloat16, 0, "products of 2^128 or more overflow");
   add("cdna3", "f32_16x16x8_xf32", MmaAlgorithm::cofdrda, tf32, tf32, 0, "xf32 = TF32: 13 low bits ignored");
   add("cdna3", "f32_32x32x4_xf32", MmaAlgorithm::fdrda, tf32, tf32, 0, "xf32 = TF32: 13 low bits ignored");
@@ -357,8 +368,10 @@ void build_rdna(Builder& t) {
     DotConfig cfg = default_dot_config(MmaAlgorithm::ocfda, a, b, d, d, k);
     std::string why = source;
     if (arch != "rdna3.5") why += "; measured on RDNA 3.5 only: assumed the same on " + std::string(arch);
-    if (k > 2) why += "; WMMA assumed to chain the dot2 unit over K/2 blocks of 2 products in k order, each result "
-                      "rounded to d and the next block's c";
+    if (k > 2)
+      why +=
+          "; WMMA assumed to chain the dot2 unit over K/2 blocks of 2 products in k order, each result "
+          "rounded to d and the next block's c";
     if (!notes.empty()) why += "; " + notes;
     t.add(arch, std::move(name), m, m, k, cfg, std::move(why));
     t.list.back().from_mma_sim = false;
@@ -399,8 +412,7 @@ constexpr GoldenNote golden_notes[] = {
      "RZ output"},
     {"ampere:HMMA.16816.F16",
      "golden A100 fp16 -> binary16 (K=8): reproduced; forces RNE output, a block of 8, F >= 24"},
-    {"ampere:HMMA.16816.F32.BF16",
-     "golden A100 bf16 (K=8): reproduced; forces F=24, a block of 8, RZ output"},
+    {"ampere:HMMA.16816.F32.BF16", "golden A100 bf16 (K=8): reproduced; forces F=24, a block of 8, RZ output"},
     {"ampere:HMMA.1688.F32.TF32",
      "golden A100 tf32 (K=4, one CoFDA block): reproduced; forces F=24, a block of 4, RZ output"},
     {"hopper:HMMA.16816.F32",
@@ -408,8 +420,7 @@ constexpr GoldenNote golden_notes[] = {
      "RZ output"},
     {"hopper:HMMA.16816.F16",
      "golden H100 fp16 -> binary16 (K=16): reproduced; forces RNE output, a block of 16, 23 <= F <= 25"},
-    {"hopper:HMMA.16816.F32.BF16",
-     "golden H100 bf16 (K=16): reproduced; forces F=25, a block of 16, RZ output"},
+    {"hopper:HMMA.16816.F32.BF16", "golden H100 bf16 (K=16): reproduced; forces F=25, a block of 16, RZ output"},
     {"hopper:HMMA.1688.F32.TF32",
      "golden H100 tf32 (K=4): reproduced; forces F=25, RZ output and a block of at least 4 (8 is from "
      "the published models: K=4 cannot show it)"},

@@ -46,9 +46,7 @@ inline Result fma_nan_operands(const Format& f, const Options& o, const Unpacked
 }
 
 // The sign of an exact zero sum of operands with signs a and b (IEEE 754 section 6.3).
-constexpr bool zero_sum_sign(const Options& o, bool a, bool b) {
-  return a == b ? a : o.rounding == Rounding::rd;
-}
+constexpr bool zero_sum_sign(const Options& o, bool a, bool b) { return a == b ? a : o.rounding == Rounding::rd; }
 
 // Whether every finite value of f, and the sum of two, fits a 63-bit integer of quanta.
 constexpr bool small_exact_sums(const Format& f) { return f.emax() - f.quantum_min() + 2 <= 62; }
@@ -201,7 +199,6 @@ std::optional<Op> find_op(std::string_view name);
 int arity(Op op);
 // Evaluates op in format f; `from` is the source format of cvt (ignored otherwise).
 // operands.size() must equal arity(op).
-Result evaluate(Op op, const Format& f, const Options& o, std::span<const std::uint64_t> operands,
-                const Format& from);
+Result evaluate(Op op, const Format& f, const Options& o, std::span<const std::uint64_t> operands, const Format& from);
 
 }  // namespace gp::model

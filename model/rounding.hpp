@@ -40,9 +40,17 @@
 namespace gp::model {
 
 enum class Rounding : std::uint8_t {
-  rne, rna, rnz, rnu, rnd, rno,  // to nearest, ties to even, away, zero, up, down, odd
-  rz, ru, rd, ra,                // directed: toward zero, up, down, away from zero
-  ro,                            // round to odd (von Neumann): truncate, then set LSB if inexact
+  rne,
+  rna,
+  rnz,
+  rnu,
+  rnd,
+  rno,  // to nearest, ties to even, away, zero, up, down, odd
+  rz,
+  ru,
+  rd,
+  ra,  // directed: toward zero, up, down, away from zero
+  ro,  // round to odd (von Neumann): truncate, then set LSB if inexact
 };
 inline constexpr Rounding all_roundings[] = {Rounding::rne, Rounding::rna, Rounding::rnz, Rounding::rnu,
                                              Rounding::rnd, Rounding::rno, Rounding::rz,  Rounding::ru,
@@ -65,7 +73,8 @@ enum class NanPropagation : std::uint8_t { first, last, larger_payload };
 enum class FmaNanOrder : std::uint8_t { abc, acb, bac, bca, cab, cba };
 inline constexpr FmaNanOrder all_fma_nan_orders[] = {FmaNanOrder::abc, FmaNanOrder::acb, FmaNanOrder::bac,
                                                      FmaNanOrder::bca, FmaNanOrder::cab, FmaNanOrder::cba};
-inline constexpr std::uint8_t fma_nan_order_indices[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+inline constexpr std::uint8_t fma_nan_order_indices[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                                             {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
 // The NaN of invalid operations and of canonical results: the quiet NaN without payload, its
 // negative (x86 SSE), the all-ones pattern (NVIDIA), its negative. default_nan() gives the bits.
 enum class DefaultNan : std::uint8_t { quiet, negative_quiet, all_ones, negative_all_ones };
@@ -110,8 +119,9 @@ constexpr std::uint64_t canonical_nan(const Format& f) {
 constexpr std::uint64_t default_nan(const Format& f, DefaultNan d) {
   const bool neg = (d == DefaultNan::negative_quiet || d == DefaultNan::negative_all_ones) && f.has_sign();
   if (f.nan == NanStyle::ieee)
-    return pack(f, neg, d == DefaultNan::quiet || d == DefaultNan::negative_quiet ? f.inf_magnitude() | f.quiet_bit()
-                                                                                  : f.magnitude_mask());
+    return pack(f, neg,
+                d == DefaultNan::quiet || d == DefaultNan::negative_quiet ? f.inf_magnitude() | f.quiet_bit()
+                                                                          : f.magnitude_mask());
   if (f.nan == NanStyle::all_ones) return pack(f, neg, f.magnitude_mask());
   return canonical_nan(f);
 }
@@ -233,8 +243,8 @@ constexpr Result overflow_result(const Format& f, const Options& o, bool neg) {
 
 // Tininess after rounding: would sig * 2^exp, rounded to the format's precision with an unbounded
 // exponent range, lie below 2^emin? Called only for values below 2^emin before rounding.
-constexpr bool tiny_after_rounding(const Format& f, const Options& o, bool neg, int exp, std::uint64_t sig,
-                                   bool sticky, int lead) {
+constexpr bool tiny_after_rounding(const Format& f, const Options& o, bool neg, int exp, std::uint64_t sig, bool sticky,
+                                   int lead) {
   if (lead < f.emin() - 1) return true;
   const Split s = split(sig, sticky, lead - f.man_bits - exp);
   return !(increment(o.rounding, neg, s.kept, s.rest) && s.kept + 1 == std::uint64_t{1} << f.precision());

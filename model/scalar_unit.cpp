@@ -19,7 +19,8 @@ std::optional<UnitRounding> find_unit_rounding(std::string_view n) {
 
 namespace {
 constexpr std::array<std::string_view, 3> propagation_names = {"first", "last", "larger_payload"};
-constexpr std::array<std::string_view, 4> default_nan_names = {"quiet", "negative_quiet", "all_ones", "negative_all_ones"};
+constexpr std::array<std::string_view, 4> default_nan_names = {"quiet", "negative_quiet", "all_ones",
+                                                               "negative_all_ones"};
 constexpr std::array<std::string_view, 6> fma_nan_order_names = {"abc", "acb", "bac", "bca", "cab", "cba"};
 // The enumerator whose name is n: names[i] names E(i).
 template <class E>
@@ -33,7 +34,9 @@ std::optional<E> find_name(std::span<const std::string_view> names, std::string_
 std::string_view name(ZeroAddend z) { return zero_addend_names[std::size_t(z)]; }
 std::optional<ZeroAddend> find_zero_addend(std::string_view n) { return find_name<ZeroAddend>(zero_addend_names, n); }
 std::string_view name(NanPropagation p) { return propagation_names[std::size_t(p)]; }
-std::optional<NanPropagation> find_nan_propagation(std::string_view n) { return find_name<NanPropagation>(propagation_names, n); }
+std::optional<NanPropagation> find_nan_propagation(std::string_view n) {
+  return find_name<NanPropagation>(propagation_names, n);
+}
 std::string_view name(DefaultNan d) { return default_nan_names[std::size_t(d)]; }
 std::optional<DefaultNan> find_default_nan(std::string_view n) { return find_name<DefaultNan>(default_nan_names, n); }
 std::string_view name(FmaNanOrder o) { return fma_nan_order_names[std::size_t(o)]; }
@@ -41,7 +44,9 @@ std::string words(FmaNanOrder o) {
   const std::string_view n = name(o);
   return {n[0], ',', ' ', n[1], ',', ' ', n[2]};
 }
-std::optional<FmaNanOrder> find_fma_nan_order(std::string_view n) { return find_name<FmaNanOrder>(fma_nan_order_names, n); }
+std::optional<FmaNanOrder> find_fma_nan_order(std::string_view n) {
+  return find_name<FmaNanOrder>(fma_nan_order_names, n);
+}
 std::string_view name(DivMethod m) { return div_method_names[std::size_t(m)]; }
 std::optional<DivMethod> find_div_method(std::string_view n) { return find_name<DivMethod>(div_method_names, n); }
 
@@ -121,8 +126,7 @@ Result guard_add(const Format& f, int g, bool sticky, const Options& o, const Un
   return round_pack(f, o, neg, e, sig);
 }
 
-Result adder_unpacked(const Format& f, const AdderParams& p, const Options& o, const Unpacked& a,
-                      const Unpacked& b) {
+Result adder_unpacked(const Format& f, const AdderParams& p, const Options& o, const Unpacked& a, const Unpacked& b) {
   if (!finite(a) || !finite(b) || !p.guard_bits) return detail::add_unpacked(f, o, a, b);
   const int g = *p.guard_bits < 0 ? 0 : *p.guard_bits > max_guard_bits ? max_guard_bits : *p.guard_bits;
   return guard_add(f, g, p.sticky, o, a, b);
@@ -295,8 +299,11 @@ Result unit_fma(const ScalarUnit& u, std::uint64_t a, std::uint64_t b, std::uint
     const bool ftz_c = flushing(u, u.fma_fused ? FlushOp::fma : FlushOp::add).flush_input;
     const Unpacked ua = unpack(f, a, ftz_ab), ub = unpack(f, b, ftz_ab);
     // A flushed operand reaches the multiplier as the zero it was read as.
-    const auto read = [&](const Unpacked& x, std::uint64_t bits) { return x.cls == Class::zero ? zero(f, x.neg).bits : bits; };
-    if (unpack(f, c, ftz_c).cls == Class::zero && finite(ua) && finite(ub)) return unit_mul(u, read(ua, a), read(ub, b));
+    const auto read = [&](const Unpacked& x, std::uint64_t bits) {
+      return x.cls == Class::zero ? zero(f, x.neg).bits : bits;
+    };
+    if (unpack(f, c, ftz_c).cls == Class::zero && finite(ua) && finite(ub))
+      return unit_mul(u, read(ua, a), read(ub, b));
   }
   if (u.fma_fused) return fma(*u.format, unit_options(u, u.add.rounding, FlushOp::fma), a, b, c);
   // The fma's NaN order is the operation's, fused or not: a NaN operand gives the fused result.
@@ -319,8 +326,7 @@ Result transfer(const ScalarUnit& u, const Format& to, const Format& from, std::
   const bool same = to.name == from.name;
   if (is_nan(x.cls)) {
     const bool quiet = u.nan.quiet_on_transfer || x.cls == Class::quiet_nan;
-    if (same && to.nan == NanStyle::ieee)
-      return {quiet ? bits | pack(to, false, to.quiet_bit()) : bits, 0};
+    if (same && to.nan == NanStyle::ieee) return {quiet ? bits | pack(to, false, to.quiet_bit()) : bits, 0};
     if (to.nan == NanStyle::ieee && from.nan == NanStyle::ieee) {
       // The payload left-aligned, the quiet bit as the policy says; a signalling NaN whose
       // payload does not survive keeps its lowest bit, so that it stays a NaN.
@@ -346,9 +352,7 @@ Result transfer(const ScalarUnit& u, const Format& to, const Format& from, std::
 
 Result unit_load(const ScalarUnit& u, std::uint64_t bits) { return transfer(u, *u.format, u.storage_format(), bits); }
 
-Result unit_store(const ScalarUnit& u, std::uint64_t bits) {
-  return transfer(u, u.storage_format(), *u.format, bits);
-}
+Result unit_store(const ScalarUnit& u, std::uint64_t bits) { return transfer(u, u.storage_format(), *u.format, bits); }
 
 Result unit_evaluate(const ScalarUnit& u, Op op, std::span<const std::uint64_t> x, const Format& from) {
   switch (op) {
@@ -428,16 +432,17 @@ std::string describe(const ScalarUnit& u) {
   }
   for (std::size_t i = 0; i < kFlushOps; ++i)
     if (const auto& of = u.op_flush[i])
-      s += std::string("SUBNORMALS (") + std::string(flush_op_names[i]) + "): " +
-           (of->flush_input ? "operands flushed" : "operands kept") + ", " +
+      s += std::string("SUBNORMALS (") + std::string(flush_op_names[i]) +
+           "): " + (of->flush_input ? "operands flushed" : "operands kept") + ", " +
            (of->flush_output ? "results flushed" : "results kept") + "\n";
   static constexpr const char* which[] = {"first", "last", "larger-payload"};
   s += std::string("NaN: ") +
-       (u.nan.canonical ? "canonical NaN results"
-                        : std::string(which[std::size_t(u.nan.propagation)]) + " NaN operand propagated, " +
-                              (u.nan.quiet ? "quieted" : "signalling ones kept") +
-                              (u.nan.sub_flips ? ", a - NaN flips its sign" : "") +
-                              (u.nan.fma_order ? "; fma takes its NaN operands in the order " + words(*u.nan.fma_order) : "")) +
+       (u.nan.canonical
+            ? "canonical NaN results"
+            : std::string(which[std::size_t(u.nan.propagation)]) + " NaN operand propagated, " +
+                  (u.nan.quiet ? "quieted" : "signalling ones kept") +
+                  (u.nan.sub_flips ? ", a - NaN flips its sign" : "") +
+                  (u.nan.fma_order ? "; fma takes its NaN operands in the order " + words(*u.nan.fma_order) : "")) +
        (u.nan.default_nan != DefaultNan::quiet ? "; default NaN " + std::string(name(u.nan.default_nan)) : "") +
        (u.nan.quiet_on_transfer ? "; signalling NaNs quieted on transfer\n" : "; NaNs unchanged on transfer\n");
   return s;
@@ -528,8 +533,8 @@ ScalarUnit ati_r520() {
   // partial products", chopped. The constant is not published: assumed to be that compensation
   // alone, Schulte and Swartzlander's expected value of the dropped columns (3 units of column 9).
   u.mul = {UnitRounding::chopped(), 9, expected_dropped_correction(24, 9)};
-  u.mad_fused = false;   // [DGD] 2.1: no MAD keeps the product beyond 24 bits
-  u.fma_fused = false;   // assumed: no fma in the shader models of the R520; fma() is the MAD
+  u.mad_fused = false;  // [DGD] 2.1: no MAD keeps the product beyond 24 bits
+  u.fma_fused = false;  // assumed: no fma in the shader models of the R520; fma() is the MAD
   // [DGD] 1.3 says division is x * approx(1/y) on the GPUs Hillesland and Lastra tested (a
   // 7800GTX and an R300): assumed here, with the reciprocal chopped (assumed).
   u.div = {DivMethod::reciprocal, UnitRounding::chopped(), {}};
@@ -564,7 +569,7 @@ ScalarUnit ati_r300() {
 }
 
 std::span<const ScalarUnit> builtin_units() {
-  static const std::array<ScalarUnit, 7> units = {ieee_unit(binary32), ieee_unit(binary16), ieee_unit(binary64),
+  static const std::array<ScalarUnit, 7> units = {ieee_unit(binary32), ieee_unit(binary16),   ieee_unit(binary64),
                                                   nvidia_g70(),        nvidia_g70_binary16(), ati_r520(),
                                                   ati_r300()};
   return units;

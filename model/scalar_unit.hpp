@@ -249,9 +249,9 @@ std::optional<FmaNanOrder> find_fma_nan_order(std::string_view name);
 std::string words(FmaNanOrder o);
 
 struct ScalarUnit {
-  std::string_view name;             // the built-in units use their ref:<profile> names
-  const Format* format = nullptr;    // registers: the format every operation computes in
-  const Format* storage = nullptr;   // memory format of loads and stores; null: the same as format
+  std::string_view name;            // the built-in units use their ref:<profile> names
+  const Format* format = nullptr;   // registers: the format every operation computes in
+  const Format* storage = nullptr;  // memory format of loads and stores; null: the same as format
   AdderParams add;
   // The adder of the first of two dependent additions issued together, where it differs from
   // `add` (ATI R520 pixel shaders, [DGD] 2.3); null: `add`. Selected by Adder::cascaded_first.
@@ -263,7 +263,7 @@ struct ScalarUnit {
   DivParams div;
   UnitRounding sqrt;
   std::optional<UlpBound> sqrt_max_error;  // null: correctly rounded; else approximate (see above)
-  UnitRounding convert;  // conversions (cvt) and stores into a narrower storage format
+  UnitRounding convert;                    // conversions (cvt) and stores into a narrower storage format
   SubnormalPolicy subnormals;
   // Per-operation input and output flushing where an operation differs from `subnormals`.
   std::array<std::optional<OpFlush>, kFlushOps> op_flush{};
@@ -315,8 +315,7 @@ constexpr Options unit_options(const ScalarUnit& u, const UnitRounding& r) {
 // flush and NaN options, the parameters give the rounding.
 Result adder_add(const Format& f, const AdderParams& p, const Options& o, std::uint64_t a, std::uint64_t b);
 Result adder_sub(const Format& f, const AdderParams& p, const Options& o, std::uint64_t a, std::uint64_t b);
-Result multiplier_mul(const Format& f, const MultiplierParams& p, const Options& o, std::uint64_t a,
-                      std::uint64_t b);
+Result multiplier_mul(const Format& f, const MultiplierParams& p, const Options& o, std::uint64_t a, std::uint64_t b);
 
 // Which adder an addition runs on (see ScalarUnit::add_cascaded).
 enum class Adder : std::uint8_t { single, cascaded_first };
@@ -354,7 +353,7 @@ std::string describe(const ScalarUnit& u);
 
 // Built-in units. Every parameter's source is in scalar_unit.cpp, next to its value.
 ScalarUnit ieee_unit(const Format& f, Rounding r = Rounding::rne);  // "ieee-<format>"
-ScalarUnit nvidia_g70();           // "nvidia-g70": GeForce 7800GTX, binary32
+ScalarUnit nvidia_g70();                                            // "nvidia-g70": GeForce 7800GTX, binary32
 ScalarUnit nvidia_g70_binary16();  // "nvidia-g70-binary16": binary16 storage, binary32 registers
 ScalarUnit ati_r520();             // "ati-r520": Radeon X1800XL, binary32
 ScalarUnit ati_r300();             // "ati-r300": Radeon 9700, fp24

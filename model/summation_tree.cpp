@@ -129,9 +129,12 @@ std::string annotation(const SummationTree::Step& s) {
 // A node as the renderings show it: a leaf by its name ("p3", "c"), a sum as "+", each with its
 // annotation.
 void append_label(std::string& out, const SummationTree::Step& s, int k) {
-  if (s.leaf < 0) out += '+';
-  else if (s.leaf == k) out += 'c';
-  else (out += 'p') += std::to_string(s.leaf);
+  if (s.leaf < 0)
+    out += '+';
+  else if (s.leaf == k)
+    out += 'c';
+  else
+    (out += 'p') += std::to_string(s.leaf);
   if (s.format) out += annotation(s);
 }
 
@@ -252,7 +255,8 @@ TreeParse parse_summation_tree(std::string_view text, int k) {
       if (text[i] != 'p' || (i > 0 && std::isalnum(static_cast<unsigned char>(text[i - 1])))) continue;
       std::size_t j = i + 1;
       int v = 0;
-      while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) && v <= kMaxDotK) v = 10 * v + (text[j++] - '0');
+      while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) && v <= kMaxDotK)
+        v = 10 * v + (text[j++] - '0');
       if (j > i + 1) k = std::max(k, v + 1);
     }
   }
@@ -280,10 +284,14 @@ std::string set_tree_options(SummationTree& t, const Format& d, std::string_view
   }
   t.flush_inputs = t.flush_c = t.flush_sums = false;
   for (const std::string& x : flush) {
-    if (x == "inputs") t.flush_inputs = true;
-    else if (x == "c") t.flush_c = true;
-    else if (x == "sums") t.flush_sums = true;
-    else return "unknown flush '" + x + "' (inputs, c, sums)";
+    if (x == "inputs")
+      t.flush_inputs = true;
+    else if (x == "c")
+      t.flush_c = true;
+    else if (x == "sums")
+      t.flush_sums = true;
+    else
+      return "unknown flush '" + x + "' (inputs, c, sums)";
   }
   return "";
 }
@@ -311,9 +319,12 @@ std::string SummationTree::text() const {
 std::string SummationTree::mermaid() const {
   // Node ids: a leaf by its name, the n-th sum sn. On the stack a leaf is its index, sum n is -1 - n.
   const auto append_id = [&](std::string& out, int v) {
-    if (v < 0) (out += 's') += std::to_string(-1 - v);
-    else if (v == k) out += 'c';
-    else (out += 'p') += std::to_string(v);
+    if (v < 0)
+      (out += 's') += std::to_string(-1 - v);
+    else if (v == k)
+      out += 'c';
+    else
+      (out += 'p') += std::to_string(v);
   };
   std::string out = "graph TD\n";
   std::vector<int> stack;
@@ -461,9 +472,12 @@ std::uint64_t evaluate_tree(const SummationTree& t, const DotConfig& cfg, const 
     if (s.leaf >= 0) {
       const Term x = term_of(*cfg.a, a[s.leaf], t.flush_inputs), y = term_of(*cfg.b, b[s.leaf], t.flush_inputs);
       Term p{0, 0, x.neg != y.neg, 0};
-      if (x.kind == 2 || y.kind == 2) p.kind = 2;
-      else if (x.kind == 1 || y.kind == 1) p.kind = (x.kind == 0 && x.sig == 0) || (y.kind == 0 && y.sig == 0) ? 2 : 1;
-      else p = {u128(x.sig) * y.sig, x.exp + y.exp, x.neg != y.neg, 0};
+      if (x.kind == 2 || y.kind == 2)
+        p.kind = 2;
+      else if (x.kind == 1 || y.kind == 1)
+        p.kind = (x.kind == 0 && x.sig == 0) || (y.kind == 0 && y.sig == 0) ? 2 : 1;
+      else
+        p = {u128(x.sig) * y.sig, x.exp + y.exp, x.neg != y.neg, 0};
       const Format* pf = s.format ? s.format : t.product_format;
       if (pf && p.kind == 0) {
         Options o;

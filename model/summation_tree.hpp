@@ -34,8 +34,8 @@ struct SummationTree {
   struct Step {
     int leaf = -1;
     int arity = 0;
-    const Format* format = nullptr;      // annotation: the node's format, or the format a product is rounded to
-    std::optional<Rounding> rounding;    // annotation: its rounding
+    const Format* format = nullptr;    // annotation: the node's format, or the format a product is rounded to
+    std::optional<Rounding> rounding;  // annotation: its rounding
   };
   int k = 0;
   std::vector<Step> steps;

@@ -41,8 +41,7 @@ constexpr Class classify(const Format& f, std::uint64_t bits) {
     case NanStyle::negative_zero:
       if (mag == 0 && sign_of(f, bits)) return Class::quiet_nan;
       break;
-    case NanStyle::none:
-      break;
+    case NanStyle::none: break;
   }
   if (f.has_inf() && mag == f.inf_magnitude()) return Class::infinite;
   if (field == 0 && f.has_subnormals()) return mag == 0 ? Class::zero : Class::subnormal;
@@ -62,10 +61,8 @@ constexpr Unpacked unpack(const Format& f, std::uint64_t bits, bool flush_subnor
       if (flush_subnormals) return {Class::zero, neg, 0, 0};
       return {c, neg, f.quantum_min(), frac};
     case Class::quiet_nan:
-    case Class::signaling_nan:
-      return {c, neg, 0, frac};
-    default:
-      return {c, neg, 0, 0};
+    case Class::signaling_nan: return {c, neg, 0, frac};
+    default: return {c, neg, 0, 0};
   }
 }
 

@@ -55,7 +55,8 @@ model::DotParameterValue parameter_value(const std::string& key, const py::handl
   if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
     std::vector<std::string> out;
     for (const py::handle x : v) {
-      if (!py::isinstance<py::str>(x)) throw py::type_error(key + ": a list of strings, found " + std::string(py::repr(x)));
+      if (!py::isinstance<py::str>(x))
+        throw py::type_error(key + ": a list of strings, found " + std::string(py::repr(x)));
       out.push_back(x.cast<std::string>());
     }
     return out;
@@ -139,8 +140,8 @@ Unit profile_unit(const backends::Profile& p, const py::object& config) {
   if (p.mma.empty()) throw py::value_error("profile ref:" + p.name + " has no MMA configuration");
   throw py::value_error(want.empty() ? "config: profile ref:" + p.name + " has " + std::to_string(p.mma.size()) +
                                            " MMA configurations, name one: " + known
-                                     : "config: profile ref:" + p.name + " has no configuration '" + want + "' (it has " +
-                                           known + ")");
+                                     : "config: profile ref:" + p.name + " has no configuration '" + want +
+                                           "' (it has " + known + ")");
 }
 
 const Format& format_arg(const char* key, const py::object& v) {
@@ -153,21 +154,27 @@ Unit resolve_unit(const py::object& instruction, const py::object& profile, cons
                   const py::object& algorithm, const py::object& a_format, const py::object& b_format,
                   const py::object& c_format, const py::object& d_format, const py::kwargs& parameters, int k) {
   if (int(!instruction.is_none()) + int(!profile.is_none()) + int(!algorithm.is_none()) != 1)
-    throw py::value_error("matmul needs one of instruction= (a row of gpuparanoia.instructions()), profile= (with "
-                          "config=) or algorithm=");
+    throw py::value_error(
+        "matmul needs one of instruction= (a row of gpuparanoia.instructions()), profile= (with "
+        "config=) or algorithm=");
   if (!config.is_none() && profile.is_none()) throw py::value_error("config= names a configuration of profile=");
   if (algorithm.is_none()) {
-    const std::string id = !instruction.is_none() && py::isinstance<py::str>(instruction) ? instruction.cast<std::string>() : "";
+    const std::string id =
+        !instruction.is_none() && py::isinstance<py::str>(instruction) ? instruction.cast<std::string>() : "";
     std::string extra;
-    for (const auto& [key, v] : {std::pair<const char*, const py::object*>{"a_format", &a_format}, {"b_format", &b_format},
-                                 {"c_format", &c_format}, {"d_format", &d_format}})
+    for (const auto& [key, v] : {std::pair<const char*, const py::object*>{"a_format", &a_format},
+                                 {"b_format", &b_format},
+                                 {"c_format", &c_format},
+                                 {"d_format", &d_format}})
       if (!v->is_none()) extra += (extra.empty() ? "" : ", ") + std::string(key);
     for (const auto& item : parameters) extra += (extra.empty() ? "" : ", ") + item.first.cast<std::string>();
     if (!extra.empty())
-      throw py::value_error(extra + ": the formats and parameters of " + (id.empty() ? "a profile's configuration" : id) +
+      throw py::value_error(extra + ": the formats and parameters of " +
+                            (id.empty() ? "a profile's configuration" : id) +
                             " are its own; they belong to algorithm=");
     if (!profile.is_none()) return profile_unit(profile_of(profile, "profile"), config);
-    if (!py::isinstance<py::str>(instruction)) throw py::type_error("instruction: a str such as 'hopper:HMMA.16816.F32'");
+    if (!py::isinstance<py::str>(instruction))
+      throw py::type_error("instruction: a str such as 'hopper:HMMA.16816.F32'");
     const model::MmaInstruction* ins = model::find_mma_instruction(id);
     if (!ins)
       throw py::value_error("unknown instruction '" + id +
@@ -190,7 +197,8 @@ Unit resolve_unit(const py::object& instruction, const py::object& profile, cons
     p[name] = parameter_value(name, v);
   }
   // The tree fixes its own K (0: the tree's); the other algorithms take all of K at once.
-  const model::DotConfigOrError cfg = model::dot_config_from_parameters(*alg, a, b, c, d, *alg == model::MmaAlgorithm::tree ? 0 : k, p);
+  const model::DotConfigOrError cfg =
+      model::dot_config_from_parameters(*alg, a, b, c, d, *alg == model::MmaAlgorithm::tree ? 0 : k, p);
   if (!cfg.config) throw py::value_error(cfg.error);
   return {*cfg.config, cfg.config->tree ? cfg.config->tree->k : 0, alg_name};
 }
@@ -236,10 +244,10 @@ integers of d's storage width); bits=True always returns raw bits. threads= limi
 threads (default: every core); the GIL is released while they run.)";
 
 py::array matmul(const py::object& a, const py::object& b, const py::object& c, const py::object& instruction,
-                 const py::object& profile, const py::object& config, const py::object& algorithm, const py::object& a_format, const py::object& b_format,
-                 const py::object& c_format, const py::object& d_format, const py::object& a_scale,
-                 const py::object& b_scale, const py::object& threads, const py::object& round_inputs, bool bits,
-                 const py::kwargs& parameters) {
+                 const py::object& profile, const py::object& config, const py::object& algorithm,
+                 const py::object& a_format, const py::object& b_format, const py::object& c_format,
+                 const py::object& d_format, const py::object& a_scale, const py::object& b_scale,
+                 const py::object& threads, const py::object& round_inputs, bool bits, const py::kwargs& parameters) {
   const bool round = round_inputs_of(round_inputs);
   const Operand A(a, "a"), B(b, "b");
   A.require_matrix();
@@ -304,8 +312,15 @@ py::array matmul(const py::object& a, const py::object& b, const py::object& c, 
   }
 
   std::vector<std::uint64_t> d(std::size_t(M * N));
-  const model::GemmOperands g{.m = std::size_t(M), .n = std::size_t(N), .k = std::size_t(K), .kstep = kstep,
-                              .a = abits, .bt = bbits, .c = cbits, .sa = sabits, .sbt = sbbits};
+  const model::GemmOperands g{.m = std::size_t(M),
+                              .n = std::size_t(N),
+                              .k = std::size_t(K),
+                              .kstep = kstep,
+                              .a = abits,
+                              .bt = bbits,
+                              .c = cbits,
+                              .sa = sabits,
+                              .sbt = sbbits};
   {
     py::gil_scoped_release release;
     model::gemm(cfg, g, d, nthreads);
@@ -358,7 +373,8 @@ py::object scalar(const std::string& op_name, const py::args& operands, const st
     for (const model::Format* x : {from, &f})
       if (!backends::unit_for(*prof, *x)) {
         std::string known;
-        for (const model::ScalarUnit& u : prof->units) known += (known.empty() ? "" : ", ") + std::string(u.storage_format().name);
+        for (const model::ScalarUnit& u : prof->units)
+          known += (known.empty() ? "" : ", ") + std::string(u.storage_format().name);
         throw py::value_error("profile ref:" + prof->name + " has no unit for " + std::string(x->name) +
                               " (it computes in " + (known.empty() ? "no format" : known) + ")");
       }
@@ -376,14 +392,17 @@ py::object scalar(const std::string& op_name, const py::args& operands, const st
   o.saturate = saturate;
   o.canonical_nan = canonical_nan;
   for (const std::string& x : ftz) {
-    if (x == "in") o.ftz_in = true;
-    else if (x == "out") o.ftz_out = true;
-    else throw py::value_error("ftz: 'in' and 'out', not '" + x + "'");
+    if (x == "in")
+      o.ftz_in = true;
+    else if (x == "out")
+      o.ftz_out = true;
+    else
+      throw py::value_error("ftz: 'in' and 'out', not '" + x + "'");
   }
   const int arity = model::arity(*op);
   if (int(operands.size()) != arity)
-    throw py::value_error(op_name + " takes " + std::to_string(arity) + " operand" + (arity == 1 ? "" : "s") + ", not " +
-                          std::to_string(operands.size()));
+    throw py::value_error(op_name + " takes " + std::to_string(arity) + " operand" + (arity == 1 ? "" : "s") +
+                          ", not " + std::to_string(operands.size()));
   const bool round = round_inputs_of(round_inputs);
   // Type checks first (a str is no operand), then numpy's broadcasting, which names bad shapes.
   for (std::size_t i = 0; i < operands.size(); ++i) Operand(operands[i], "operand " + std::to_string(i));
@@ -500,20 +519,23 @@ random inputs, the canonical choice first: each with candidates, algorithm, para
 parameters its members leave open) and, when nothing survives a whole search, closest (algorithm,
 parameters, mismatches of the five that mispredict the fewest lines).)";
 
-py::dict fit(const py::object& a, const py::object& b, const py::object& c, const py::object& d, const std::string& a_format,
-             const std::string& b_format, const std::string& c_format, const std::string& d_format, double max_seconds,
-             unsigned threads) {
+py::dict fit(const py::object& a, const py::object& b, const py::object& c, const py::object& d,
+             const std::string& a_format, const std::string& b_format, const std::string& c_format,
+             const std::string& d_format, double max_seconds, unsigned threads) {
   const auto bits_of = [](const py::object& v, const char* key, int dims) {
     auto arr = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(v);
     if (!arr || arr.ndim() != dims || !py::isinstance<py::array>(v) || py::array(v).dtype().kind() != 'u')
-      throw py::type_error(std::string(key) + ": a " + std::to_string(dims) + "-dimensional array of unsigned integers (raw bits)");
+      throw py::type_error(std::string(key) + ": a " + std::to_string(dims) +
+                           "-dimensional array of unsigned integers (raw bits)");
     return arr;
   };
   const auto A = bits_of(a, "a", 2), B = bits_of(b, "b", 2), C = bits_of(c, "c", 1), D = bits_of(d, "d", 1);
   const std::size_t n = std::size_t(A.shape(0)), k = std::size_t(A.shape(1));
-  if (B.shape(0) != A.shape(0) || B.shape(1) != A.shape(1) || std::size_t(C.shape(0)) != n || std::size_t(D.shape(0)) != n)
+  if (B.shape(0) != A.shape(0) || B.shape(1) != A.shape(1) || std::size_t(C.shape(0)) != n ||
+      std::size_t(D.shape(0)) != n)
     throw py::value_error("fit: a and b must be N x K, c and d of length N");
-  if (k < 1 || k > std::size_t(model::kMaxDotK)) throw py::value_error("fit: K must lie in 1.." + std::to_string(model::kMaxDotK));
+  if (k < 1 || k > std::size_t(model::kMaxDotK))
+    throw py::value_error("fit: K must lie in 1.." + std::to_string(model::kMaxDotK));
   if (!(max_seconds >= 0)) throw py::value_error("fit: max_seconds must be >= 0");
   mma::MmaConfig cfg;
   cfg.m = cfg.n = 1;
@@ -524,7 +546,8 @@ py::dict fit(const py::object& a, const py::object& b, const py::object& c, cons
   cfg.d = &named_format(d_format, "d_format");
   const auto check = [](const Format& f, std::uint64_t x, const char* key) {
     if (f.storage_bits < 64 && x >> f.storage_bits)
-      throw py::value_error(std::string(key) + ": " + std::to_string(x) + " is not a bit pattern of " + std::string(f.name));
+      throw py::value_error(std::string(key) + ": " + std::to_string(x) + " is not a bit pattern of " +
+                            std::string(f.name));
   };
   mma::Pool pool = mma::make_pool(cfg);
   for (std::size_t i = 0; i < n; ++i) {
@@ -543,8 +566,9 @@ py::dict fit(const py::object& a, const py::object& b, const py::object& c, cons
   mma::Bounds bounds;
   bounds.threads = threads;
   if (max_seconds > 0)
-    bounds.deadline = std::chrono::steady_clock::now() +
-                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(max_seconds));
+    bounds.deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(max_seconds));
   mma::FitResult r;
   {
     py::gil_scoped_release unlocked;
@@ -587,21 +611,21 @@ py::dict fit(const py::object& a, const py::object& b, const py::object& c, cons
 
 PYBIND11_MODULE(gpuparanoia, m) {
   m.doc() = "gpuparanoia's bit-accurate reference model of GPU arithmetic: MMA instructions and algorithms";
-  m.def("matmul", &gp::python::matmul, gp::python::kMatmulDoc, py::arg("a"), py::arg("b"), py::arg("c") = py::none(), py::kw_only(),
-        py::arg("instruction") = py::none(), py::arg("profile") = py::none(), py::arg("config") = py::none(),
-        py::arg("algorithm") = py::none(), py::arg("a_format") = py::none(),
+  m.def("matmul", &gp::python::matmul, gp::python::kMatmulDoc, py::arg("a"), py::arg("b"), py::arg("c") = py::none(),
+        py::kw_only(), py::arg("instruction") = py::none(), py::arg("profile") = py::none(),
+        py::arg("config") = py::none(), py::arg("algorithm") = py::none(), py::arg("a_format") = py::none(),
         py::arg("b_format") = py::none(), py::arg("c_format") = py::none(), py::arg("d_format") = py::none(),
         py::arg("a_scale") = py::none(), py::arg("b_scale") = py::none(), py::arg("threads") = py::none(),
         py::arg("round_inputs") = py::none(), py::arg("bits") = false);
   // Keywords after *operands are keyword-only.
-  m.def("scalar", &gp::python::scalar, gp::python::kScalarDoc, py::arg("op"),
-        py::arg("format") = "binary32", py::arg("rounding") = py::none(), py::arg("from_format") = py::none(),
+  m.def("scalar", &gp::python::scalar, gp::python::kScalarDoc, py::arg("op"), py::arg("format") = "binary32",
+        py::arg("rounding") = py::none(), py::arg("from_format") = py::none(),
         py::arg("ftz") = std::vector<std::string>{}, py::arg("saturate") = false, py::arg("canonical_nan") = false,
         py::arg("profile") = py::none(), py::arg("round_inputs") = py::none(), py::arg("bits") = false,
         py::arg("flags") = false);
-  m.def("fit", &gp::python::fit, gp::python::kFitDoc, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("d"), py::kw_only(),
-        py::arg("a_format"), py::arg("b_format"), py::arg("c_format"), py::arg("d_format"), py::arg("max_seconds") = 0.0,
-        py::arg("threads") = 0u);
+  m.def("fit", &gp::python::fit, gp::python::kFitDoc, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("d"),
+        py::kw_only(), py::arg("a_format"), py::arg("b_format"), py::arg("c_format"), py::arg("d_format"),
+        py::arg("max_seconds") = 0.0, py::arg("threads") = 0u);
   m.def("profile", &gp::python::profile, py::arg("path_or_name"),
         "A device profile as a dict, in the schema of profile files (name, device_name, vendor, description, scalar, "
         "mma, published): read from a profile or result file (a path; a list of dicts for a file that lists several), "
@@ -615,4 +639,3 @@ PYBIND11_MODULE(gpuparanoia, m) {
         "name, m, n, k, a_format, b_format, c_format, d_format, algorithm, scale_format, scale_block, parameters (the "
         "algorithm's, as matmul's keywords), notes.");
 }
-

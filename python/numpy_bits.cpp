@@ -69,11 +69,12 @@ std::vector<std::uint64_t> Operand::bits(const model::Format& f, bool round, boo
     std::memcpy(&x, base + std::size_t(e) * size, size);
     if (!values) {
       if (x & ~used)
-        throw py::value_error(element(e) + " is not a bit pattern of " + std::string(f.name) + " (" + std::to_string(width) +
-                              " bits)");
+        throw py::value_error(element(e) + " is not a bit pattern of " + std::string(f.name) + " (" +
+                              std::to_string(width) + " bits)");
     } else if (&from != &f) {
       const model::Result r = model::cvt(f, from, model::Options{}, x);
-      if (r.flags & model::Flag::invalid) throw py::value_error(element(e) + " has no encoding in " + std::string(f.name));
+      if (r.flags & model::Flag::invalid)
+        throw py::value_error(element(e) + " has no encoding in " + std::string(f.name));
       if (!round && (r.flags & (model::Flag::inexact | model::Flag::overflow)))
         throw py::value_error(element(e) + " is not exact in " + std::string(f.name) +
                               " (round_inputs='rne' rounds it to nearest even)");
@@ -84,8 +85,8 @@ std::vector<std::uint64_t> Operand::bits(const model::Format& f, bool round, boo
   return out;
 }
 
-py::array array_of(const std::vector<std::uint64_t>& bits, const std::vector<py::ssize_t>& shape, const model::Format& f,
-                   bool raw) {
+py::array array_of(const std::vector<std::uint64_t>& bits, const std::vector<py::ssize_t>& shape,
+                   const model::Format& f, bool raw) {
   const int bytes = f.storage_bits <= 8 ? 1 : f.storage_bits <= 16 ? 2 : f.storage_bits <= 32 ? 4 : 8;
   std::string type = "uint" + std::to_string(8 * bytes);
   if (!raw && &f == &model::binary16) type = "float16";

@@ -11,23 +11,22 @@
 
 typedef struct {
   VkStructureType sType;
-  void *pNext;
+  void* pNext;
   uint32_t MSize, NSize, KSize;
   int32_t AType, BType, CType, ResultType; /* VkComponentTypeKHR */
   VkBool32 saturatingAccumulation;
   int32_t scope; /* VkScopeKHR */
 } CooperativeMatrixProperties;
 
-typedef VkResult(VKAPI_PTR *GetCooperativeMatrixProperties)(VkPhysicalDevice, uint32_t *,
-                                                            CooperativeMatrixProperties *);
+typedef VkResult(VKAPI_PTR* GetCooperativeMatrixProperties)(VkPhysicalDevice, uint32_t*, CooperativeMatrixProperties*);
 
-static const char *component(int32_t type) {
-  static const char *const names[] = {"float16", "float32", "float64", "sint8",  "sint16", "sint32",
+static const char* component(int32_t type) {
+  static const char* const names[] = {"float16", "float32", "float64", "sint8",  "sint16", "sint32",
                                       "sint64",  "uint8",   "uint16",  "uint32", "uint64"};
   return type >= 0 && type < (int32_t)(sizeof names / sizeof *names) ? names[type] : "other";
 }
 
-static const char *scope(int32_t s) {
+static const char* scope(int32_t s) {
   switch (s) {
     case 1: return "device";
     case 2: return "workgroup";
@@ -37,7 +36,7 @@ static const char *scope(int32_t s) {
   }
 }
 
-static int has_extension(VkPhysicalDevice device, const char *name) {
+static int has_extension(VkPhysicalDevice device, const char* name) {
   VkExtensionProperties extensions[512];
   uint32_t count = sizeof extensions / sizeof *extensions;
   if (vkEnumerateDeviceExtensionProperties(device, NULL, &count, extensions) < 0) return 0;
@@ -54,8 +53,8 @@ static uint32_t list_configurations(VkInstance instance, VkPhysicalDevice device
   VkPhysicalDeviceProperties2 properties = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
                                             .pNext = &subgroup};
   vkGetPhysicalDeviceProperties2(device, &properties);
-  printf("%s: %s %s, subgroup size %u\n", properties.properties.deviceName, driver.driverName,
-         driver.driverInfo, subgroup.subgroupSize);
+  printf("%s: %s %s, subgroup size %u\n", properties.properties.deviceName, driver.driverName, driver.driverInfo,
+         subgroup.subgroupSize);
   if (!has_extension(device, COOPERATIVE_MATRIX_EXTENSION)) {
     printf("  no %s\n", COOPERATIVE_MATRIX_EXTENSION);
     return 0;
@@ -71,7 +70,7 @@ static uint32_t list_configurations(VkInstance instance, VkPhysicalDevice device
     return 0;
   }
   for (uint32_t i = 0; i < count; ++i) {
-    const CooperativeMatrixProperties *c = &configs[i];
+    const CooperativeMatrixProperties* c = &configs[i];
     printf("  %ux%ux%u %s: A %s, B %s, C %s, result %s%s\n", c->MSize, c->NSize, c->KSize, scope(c->scope),
            component(c->AType), component(c->BType), component(c->CType), component(c->ResultType),
            c->saturatingAccumulation ? ", saturating" : "");

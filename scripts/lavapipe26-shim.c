@@ -22,8 +22,7 @@
 /* Where s holds a C23 binary subject for this base ([space][sign]0b followed by a binary digit), the
  * magnitude of its digits (ULLONG_MAX with ERANGE beyond), *end after them and *negative set;
  * otherwise returns 0 with *digits null, and the classic function applies. */
-static unsigned long long binary_subject(const char *s, char **end, int base, int *negative,
-                                         const char **digits) {
+static unsigned long long binary_subject(const char* s, char** end, int base, int* negative, const char** digits) {
   *digits = NULL;
   if (base != 0 && base != 2) return 0;
   while (isspace((unsigned char)*s)) ++s;
@@ -31,7 +30,7 @@ static unsigned long long binary_subject(const char *s, char **end, int base, in
   if (*s == '-' || *s == '+') ++s;
   if (s[0] != '0' || (s[1] != 'b' && s[1] != 'B') || (s[2] != '0' && s[2] != '1')) return 0;
   *digits = s + 2;
-  char *stop;
+  char* stop;
   unsigned long long magnitude = strtoull(*digits, &stop, 2);
   if (end) *end = stop;
   return magnitude;
@@ -46,8 +45,7 @@ static long long to_signed(unsigned long long magnitude, int negative, long long
   return -(long long)(magnitude - 1) - 1;
 }
 
-static unsigned long long to_unsigned(unsigned long long magnitude, int negative,
-                                      unsigned long long max) {
+static unsigned long long to_unsigned(unsigned long long magnitude, int negative, unsigned long long max) {
   if (magnitude > max) {
     errno = ERANGE;
     return max;
@@ -55,46 +53,45 @@ static unsigned long long to_unsigned(unsigned long long magnitude, int negative
   return negative ? (0 - magnitude) & max : magnitude;
 }
 
-long __isoc23_strtol(const char *s, char **end, int base);
-long __isoc23_strtol(const char *s, char **end, int base) {
+long __isoc23_strtol(const char* s, char** end, int base);
+long __isoc23_strtol(const char* s, char** end, int base) {
   int negative;
-  const char *digits;
+  const char* digits;
   unsigned long long m = binary_subject(s, end, base, &negative, &digits);
   return digits ? (long)to_signed(m, negative, LONG_MAX) : strtol(s, end, base);
 }
 
-long long __isoc23_strtoll(const char *s, char **end, int base);
-long long __isoc23_strtoll(const char *s, char **end, int base) {
+long long __isoc23_strtoll(const char* s, char** end, int base);
+long long __isoc23_strtoll(const char* s, char** end, int base) {
   int negative;
-  const char *digits;
+  const char* digits;
   unsigned long long m = binary_subject(s, end, base, &negative, &digits);
   return digits ? to_signed(m, negative, LLONG_MAX) : strtoll(s, end, base);
 }
 
-unsigned long __isoc23_strtoul(const char *s, char **end, int base);
-unsigned long __isoc23_strtoul(const char *s, char **end, int base) {
+unsigned long __isoc23_strtoul(const char* s, char** end, int base);
+unsigned long __isoc23_strtoul(const char* s, char** end, int base) {
   int negative;
-  const char *digits;
+  const char* digits;
   unsigned long long m = binary_subject(s, end, base, &negative, &digits);
   return digits ? (unsigned long)to_unsigned(m, negative, ULONG_MAX) : strtoul(s, end, base);
 }
 
-unsigned long long __isoc23_strtoull(const char *s, char **end, int base);
-unsigned long long __isoc23_strtoull(const char *s, char **end, int base) {
+unsigned long long __isoc23_strtoull(const char* s, char** end, int base);
+unsigned long long __isoc23_strtoull(const char* s, char** end, int base) {
   int negative;
-  const char *digits;
+  const char* digits;
   unsigned long long m = binary_subject(s, end, base, &negative, &digits);
   return digits ? to_unsigned(m, negative, ULLONG_MAX) : strtoull(s, end, base);
 }
 
-static _Noreturn void unsupported(const char *what) {
-  fprintf(stderr, "lavapipe26-shim: %s is not provided on this system (see scripts/lavapipe26-shim.c)\n",
-          what);
+static _Noreturn void unsupported(const char* what) {
+  fprintf(stderr, "lavapipe26-shim: %s is not provided on this system (see scripts/lavapipe26-shim.c)\n", what);
   abort();
 }
 
 /* Aborts on a %b conversion; every other conversion means the same in C23 and glibc 2.36. */
-static void check_scanf_format(const char *f) {
+static void check_scanf_format(const char* f) {
   while ((f = strchr(f, '%'))) {
     ++f;
     if (*f == '%') {
@@ -111,8 +108,8 @@ static void check_scanf_format(const char *f) {
   }
 }
 
-int __isoc23_sscanf(const char *s, const char *format, ...);
-int __isoc23_sscanf(const char *s, const char *format, ...) {
+int __isoc23_sscanf(const char* s, const char* format, ...);
+int __isoc23_sscanf(const char* s, const char* format, ...) {
   check_scanf_format(format);
   va_list args;
   va_start(args, format);

@@ -10,10 +10,10 @@
 void _ZSt21ios_base_library_initv(void);
 void _ZSt21ios_base_library_initv(void) {}
 
-void *__cxa_begin_catch(void *exception);
+void* __cxa_begin_catch(void* exception);
 _Noreturn void _ZSt9terminatev(void); /* std::terminate() */
-_Noreturn void __cxa_call_terminate(void *exception);
-_Noreturn void __cxa_call_terminate(void *exception) {
+_Noreturn void __cxa_call_terminate(void* exception);
+_Noreturn void __cxa_call_terminate(void* exception) {
   if (exception != NULL) __cxa_begin_catch(exception);
   _ZSt9terminatev();
 }

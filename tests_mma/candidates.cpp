@@ -29,7 +29,9 @@ using model::unchained;
 namespace {
 
 // Workers wanted, 0 meaning one per core.
-std::size_t worker_count(unsigned wanted) { return wanted ? wanted : std::max(1u, std::thread::hardware_concurrency()); }
+std::size_t worker_count(unsigned wanted) {
+  return wanted ? wanted : std::max(1u, std::thread::hardware_concurrency());
+}
 
 std::vector<int> blocks_of(int K) {
   std::vector<int> v;
@@ -139,7 +141,8 @@ bool Checker::fits(const DotConfig& cfg) {
   for (std::size_t p = 0; p < order_.size(); ++p) {
     const std::size_t i = order_[p];
     if (!agrees(cfg, pool_.predict(dot, i), pool_.out[i])) {
-      if (p > 0) std::rotate(order_.begin(), order_.begin() + std::ptrdiff_t(p), order_.begin() + std::ptrdiff_t(p) + 1);
+      if (p > 0)
+        std::rotate(order_.begin(), order_.begin() + std::ptrdiff_t(p), order_.begin() + std::ptrdiff_t(p) + 1);
       return false;
     }
   }
@@ -155,7 +158,8 @@ Checker::Misses Checker::misses(const DotConfig& cfg, std::size_t limit) {
     if (agrees(cfg, pool_.predict(dot, i), pool_.out[i])) continue;
     m.first = std::min(m.first, i);
     // As in fits(): the observations that miss come first for the next candidates.
-    std::rotate(order_.begin() + std::ptrdiff_t(m.count), order_.begin() + std::ptrdiff_t(p), order_.begin() + std::ptrdiff_t(p) + 1);
+    std::rotate(order_.begin() + std::ptrdiff_t(m.count), order_.begin() + std::ptrdiff_t(p),
+                order_.begin() + std::ptrdiff_t(p) + 1);
     if (++m.count > limit) break;
   }
   return m;
@@ -362,13 +366,20 @@ void for_each_candidate(const MmaConfig& cfg, const Space& s, const std::functio
 
 // Floors that can matter: above the lowest exponent a summand (or a partial result) can have,
 // up to emin(d). Lower floors never bind: they are the same as none.
-std::vector<int> floor_range(const MmaConfig& cfg) {
-  return range(lowest_summand_exponent(cfg) + 1, cfg.d->emin());
-}
+std::vector<int> floor_range(const MmaConfig& cfg) { return range(lowest_summand_exponent(cfg) + 1, cfg.d->emin()); }
 
 std::array<int, 10> key_of(const DotConfig& c, int K) {
   if (c.algorithm == MmaAlgorithm::tree)
-    return {int(c.algorithm), int(std::hash<std::string>{}(parameters_json(c, K).dump()) & 0x7FFFFFFF), 0, 0, 0, 0, 0, 0, 0, 0};
+    return {int(c.algorithm),
+            int(std::hash<std::string>{}(parameters_json(c, K).dump()) & 0x7FFFFFFF),
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0};
   const bool f = model::is_fused(c.algorithm);
   return {int(unchained(c.algorithm)),
           f ? c.F : 0,
@@ -412,7 +423,8 @@ std::vector<DotConfig> neighbors(const MmaConfig& cfg, const DotConfig& c) {
   for (Rounding r : full.roundings) vary([&](DotConfig& x) { x.out_rounding = r; });
   for (int ob : full.out_bits) vary([&](DotConfig& x) { x.out_fraction_bits = ob; });
   for (MmaNan n : full.nans) vary([&](DotConfig& x) { x.nan = n; });
-  if (model::is_fdrda_family(c.algorithm)) vary([&](DotConfig& x) { x.round_down_alignment = !x.round_down_alignment; });
+  if (model::is_fdrda_family(c.algorithm))
+    vary([&](DotConfig& x) { x.round_down_alignment = !x.round_down_alignment; });
   vary([&](DotConfig& x) { x.align_floor = model::kNoAlignFloor; });
   for (int fl : floor_range(cfg)) vary([&](DotConfig& x) { x.align_floor = fl; });
   if (unchained(c.algorithm) == MmaAlgorithm::fda)
@@ -449,13 +461,18 @@ std::vector<long> canonical_rank(const MmaConfig& cfg, const DotConfig& c) {
   if (c.algorithm == MmaAlgorithm::tree) {
     const model::SummationTree& t = *c.tree;
     const int r = t.sum_rounding == Rounding::rne ? -1 : rounding_rank(t.sum_rounding);
-    return {family_rank(c.algorithm), t.sequential() ? 0 : 1, std::popcount(unsigned(flush_of(t))), flush_of(t),
-            t.product_format ? 1 : 0, t.sum_format ? 1 : 0, r};
+    return {family_rank(c.algorithm),
+            t.sequential() ? 0 : 1,
+            std::popcount(unsigned(flush_of(t))),
+            flush_of(t),
+            t.product_format ? 1 : 0,
+            t.sum_format ? 1 : 0,
+            r};
   }
   const bool f = model::is_fused(c.algorithm);
-  const long floor_rank = c.align_floor == model::kNoAlignFloor                     ? 0
-                          : c.align_floor == cfg.d->emin() - (c.F - 18)              ? 1
-                                                                                     : 2 + (c.align_floor + 10000);
+  const long floor_rank = c.align_floor == model::kNoAlignFloor         ? 0
+                          : c.align_floor == cfg.d->emin() - (c.F - 18) ? 1
+                                                                        : 2 + (c.align_floor + 10000);
   return {family_rank(c.algorithm),
           K / effective_block(c, K),
           c.algorithm == MmaAlgorithm::gps ? -c.group : 0,
@@ -506,7 +523,8 @@ std::string describe(const MmaConfig& cfg, const DotConfig& c) {
   s += fmt::format(", output rounded {} at {} fraction bits", model::name(c.out_rounding), c.out_fraction_bits);
   if (c.align_floor != model::kNoAlignFloor) s += fmt::format(", alignment floor {}", c.align_floor);
   if (c.carry_bits) s += fmt::format(", {} carry-out bits (larger sums wrap around)", c.carry_bits);
-  if (model::is_fdrda_family(c.algorithm)) s += c.round_down_alignment ? ", c and the dot product aligned rounding down" : ", aligned toward zero";
+  if (model::is_fdrda_family(c.algorithm))
+    s += c.round_down_alignment ? ", c and the dot product aligned rounding down" : ", aligned toward zero";
   if (c.algorithm == MmaAlgorithm::ocfda)
     s += fmt::format(", summands opposing c's sign in one's complement, subnormal a and b {}",
                      c.flush_inputs ? "flushed" : "kept");
@@ -596,7 +614,9 @@ std::vector<Near> closest_candidates(const MmaConfig& cfg, const Space& space, c
     std::size_t misses, index;  // on the pass's observations; the candidate's place in the space
     DotConfig c;
   };
-  const auto before = [](const Ranked& x, const Ranked& y) { return x.misses != y.misses ? x.misses < y.misses : x.index < y.index; };
+  const auto before = [](const Ranked& x, const Ranked& y) {
+    return x.misses != y.misses ? x.misses < y.misses : x.index < y.index;
+  };
   const std::size_t workers = worker_count(threads);
   const std::size_t ranked = std::max<std::size_t>(16, n);  // ranked on the sample, then counted on all
   std::vector<Ranked> best;
@@ -615,7 +635,8 @@ std::vector<Near> closest_candidates(const MmaConfig& cfg, const Space& space, c
           const std::size_t m = checkers[w].misses(chunk[j], limit[w]).count;
           if (m > limit[w]) continue;
           std::vector<Ranked>& k = kept[w];
-          k.insert(std::upper_bound(k.begin(), k.end(), Ranked{m, index + j, {}}, before), Ranked{m, index + j, chunk[j]});
+          k.insert(std::upper_bound(k.begin(), k.end(), Ranked{m, index + j, {}}, before),
+                   Ranked{m, index + j, chunk[j]});
           if (k.size() > ranked) k.pop_back();
           if (k.size() == ranked) limit[w] = k.back().misses;
         }
@@ -755,7 +776,9 @@ std::string span_of(std::vector<int> v, std::string_view none_name = "") {
   for (std::size_t i = 0; i < v.size();) {
     std::size_t j = i;
     while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
-    const auto name = [&](int x) { return x == model::kNoAlignFloor && !none_name.empty() ? std::string(none_name) : std::to_string(x); };
+    const auto name = [&](int x) {
+      return x == model::kNoAlignFloor && !none_name.empty() ? std::string(none_name) : std::to_string(x);
+    };
     parts.push_back(i == j ? name(v[i]) : name(v[i]) + ".." + name(v[j]));
     i = j + 1;
   }
@@ -815,7 +838,8 @@ nlohmann::json ambiguity(int K, const std::vector<DotConfig>& survivors) {
   return amb;
 }
 
-std::vector<DotCase> draw_inputs(RandomInputs& gen, int K, int per_gen, std::string_view what, std::span<const Gen> gens) {
+std::vector<DotCase> draw_inputs(RandomInputs& gen, int K, int per_gen, std::string_view what,
+                                 std::span<const Gen> gens) {
   std::vector<DotCase> inputs;
   for (Gen g : gens)
     for (int i = 0; i < per_gen; ++i) {

@@ -31,7 +31,7 @@ struct Pool {
   std::size_t K = 0;
   const Format* scale = nullptr;  // the scale factors' format, or none
   int scale_block = 32;
-  std::size_t S = 0;              // scale factors of each operand per dot product
+  std::size_t S = 0;  // scale factors of each operand per dot product
   std::vector<std::uint64_t> c, a, b, sa, sb, out;
   std::vector<char> safe;  // no alignment floor at or below emin(d) can matter
   std::size_t size() const { return c.size(); }
@@ -172,7 +172,7 @@ struct Classes {
   std::vector<std::vector<std::uint64_t>> pred;
   std::vector<std::size_t> splitting;
 };
-Classes behaviour_classes(const std::vector<DotConfig>& s, const std::vector<DotCase>& inputs, std::size_t max_first = 256,
-                          std::size_t max_total = 64, unsigned threads = 0);
+Classes behaviour_classes(const std::vector<DotConfig>& s, const std::vector<DotCase>& inputs,
+                          std::size_t max_first = 256, std::size_t max_total = 64, unsigned threads = 0);
 
 }  // namespace gp::mma

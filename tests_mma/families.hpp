@@ -24,9 +24,9 @@ class ProbeBase : public audit::MmaProbe {
   std::string id_, title_, source_;
 };
 
-void add_mmasim_probes(std::vector<const audit::MmaProbe*>& out);  // mmasim.cpp
+void add_mmasim_probes(std::vector<const audit::MmaProbe*>& out);    // mmasim.cpp
 void add_specials_probes(std::vector<const audit::MmaProbe*>& out);  // specials.cpp
-void add_fasi_probes(std::vector<const audit::MmaProbe*>& out);    // fasi.cpp
-void add_valpey_probes(std::vector<const audit::MmaProbe*>& out);  // valpey.cpp
+void add_fasi_probes(std::vector<const audit::MmaProbe*>& out);      // fasi.cpp
+void add_valpey_probes(std::vector<const audit::MmaProbe*>& out);    // valpey.cpp
 
 }  // namespace gp::mma

@@ -57,8 +57,8 @@ class ExactProductsProbe final : public ProbeBase {
     const Format &fa = *cfg.a, &fb = *cfg.b, &fd = *cfg.d;
     const int K = cfg.k, pa = fa.precision(), pb = fb.precision();
     if (pa + pb > 62 || pa + pb > fd.precision() + 40)
-      return audit::unsupported(fmt::format("products of {} and {} need {} bits, far beyond {}", fa.name, fb.name, pa + pb,
-                                            fd.name));
+      return audit::unsupported(
+          fmt::format("products of {} and {} need {} bits, far beyond {}", fa.name, fb.name, pa + pb, fd.name));
     // The largest values below 2: every significand bit set.
     const Exact xa = {false, (std::uint64_t{1} << pa) - 1, 1 - pa}, xb = {false, (std::uint64_t{1} << pb) - 1, 1 - pb};
     const Exact p = {false, xa.sig * xb.sig, xa.exp + xb.exp};
@@ -141,8 +141,10 @@ class ExactProductsProbe final : public ProbeBase {
       return f;
     }
     f.parameters["exact_products"] = is_exact;
-    f.verdict = is_exact ? fmt::format("PRODUCTS: exact: ({})^2 = {} needs {} bits and is kept", show(xa), show(p), pa + pb)
-                         : "PRODUCTS: not kept exactly (" + (as.empty() ? std::string("as none of the references") : join(as)) + ")";
+    f.verdict =
+        is_exact
+            ? fmt::format("PRODUCTS: exact: ({})^2 = {} needs {} bits and is kept", show(xa), show(p), pa + pb)
+            : "PRODUCTS: not kept exactly (" + (as.empty() ? std::string("as none of the references") : join(as)) + ")";
     return f;
   }
 };
@@ -163,14 +165,18 @@ class OrderProbe final : public ProbeBase {
     Exact exact = pow2(0);
     for (int k = 0; k < K; ++k) exact = add(exact, y);
     const std::uint64_t one = *encode(fd, pow2(0));
-    const std::uint64_t rz = round_to(fd, fd.man_bits, Rounding::rz, exact), rne = round_to(fd, fd.man_bits, Rounding::rne, exact);
+    const std::uint64_t rz = round_to(fd, fd.man_bits, Rounding::rz, exact),
+                        rne = round_to(fd, fd.man_bits, Rounding::rne, exact);
     if (rz == one && rne == one)
-      return audit::unsupported(fmt::format("d cannot show {} copies of {} beside 1 ({})", K, show(y), kept_note(*kept)));
+      return audit::unsupported(
+          fmt::format("d cannot show {} copies of {} beside 1 ({})", K, show(y), kept_note(*kept)));
     std::vector<DotCase> cases;
     for (int pos = 0; pos <= K; ++pos) {
       CaseBuilder b(cfg);
       for (int s = 0; s <= K; ++s) b.set(s, s == pos ? pow2(0) : y);
-      if (b.ok()) cases.push_back(b.done(fmt::format("1 at {}, {} elsewhere", pos == K ? std::string("c") : "p" + std::to_string(pos), show(y))));
+      if (b.ok())
+        cases.push_back(b.done(
+            fmt::format("1 at {}, {} elsewhere", pos == K ? std::string("c") : "p" + std::to_string(pos), show(y))));
     }
     if (cases.empty()) return audit::unsupported("1 and " + show(y) + " cannot be expressed in these formats");
     audit::Finding f;
@@ -183,12 +189,14 @@ class OrderProbe final : public ProbeBase {
     f.parameters["small_summands_kept"] = exact_at;
     f.message = kept_note(*kept);
     f.verdict = exact_at.empty()
-                    ? fmt::format("ORDER: 1 + {} x {} gives 1 wherever the 1 is: every summand is aligned to the largest "
-                                  "before it is added (up to {} rounding errors, none summed before alignment)",
-                                  K, show(y), K)
-                    : fmt::format("ORDER: 1 + {} x {} keeps the small summands with {}: they are summed before they "
-                                  "meet the 1",
-                                  K, show(y), join(exact_at));
+                    ? fmt::format(
+                          "ORDER: 1 + {} x {} gives 1 wherever the 1 is: every summand is aligned to the largest "
+                          "before it is added (up to {} rounding errors, none summed before alignment)",
+                          K, show(y), K)
+                    : fmt::format(
+                          "ORDER: 1 + {} x {} keeps the small summands with {}: they are summed before they "
+                          "meet the 1",
+                          K, show(y), join(exact_at));
     return f;
   }
 };
@@ -215,7 +223,8 @@ class AccumulationRoundingProbe final : public ProbeBase {
         b.product(0, pow2(1, negative));
         b.c(s);
       }
-      if (b.ok()) cases.push_back(b.done(negative ? fmt::format("-2 - ({})", show(small)) : fmt::format("2 + {}", show(small))));
+      if (b.ok())
+        cases.push_back(b.done(negative ? fmt::format("-2 - ({})", show(small)) : fmt::format("2 + {}", show(small))));
     }
     if (cases.size() < 2) return audit::unsupported("2 and 0.75 ulp(2) cannot be expressed in these formats");
     audit::Finding f;
@@ -224,13 +233,16 @@ class AccumulationRoundingProbe final : public ProbeBase {
     const Exact up = add(pow2(1), pow2(1 - fd.man_bits));
     const bool pos_up = (*out)[0] == *encode(fd, up);
     const bool neg_away = (*out)[1] == *encode(fd, neg(up));
-    const std::string mode = !pos_up && !neg_away ? "toward zero" : !pos_up && neg_away ? "down" : pos_up && !neg_away ? "up"
-                                                                                                     : "to nearest or away";
+    const std::string mode = !pos_up && !neg_away  ? "toward zero"
+                             : !pos_up && neg_away ? "down"
+                             : pos_up && !neg_away ? "up"
+                                                   : "to nearest or away";
     f.parameters["rounding"] = mode;
-    f.verdict = fmt::format("ACCUMULATION ROUNDING: {} ({} -> {}, {} -> {})", mode, cases[0].note,
-                            show(fd, (*out)[0]), cases[1].note, show(fd, (*out)[1]));
-    f.message = "Valpey et al. (4.2) show that bits shifted out at alignment are dropped: truncation, which this test "
-                "cannot tell from round-toward-zero (see mma.valpey.truncation)";
+    f.verdict = fmt::format("ACCUMULATION ROUNDING: {} ({} -> {}, {} -> {})", mode, cases[0].note, show(fd, (*out)[0]),
+                            cases[1].note, show(fd, (*out)[1]));
+    f.message =
+        "Valpey et al. (4.2) show that bits shifted out at alignment are dropped: truncation, which this test "
+        "cannot tell from round-toward-zero (see mma.valpey.truncation)";
     return f;
   }
 };
@@ -288,9 +300,11 @@ class OutputRoundingProbe final : public ProbeBase {
     const std::vector<std::string> modes = matching(*out, refs);
     f.parameters["rounding"] = modes;
     f.message = join(rows_out, "; ", "; ");
-    f.verdict = modes.empty() ? fmt::format("OUTPUT ROUNDING ({}): no rounding of the exact sums gives the subnormal results", fd.name)
-                              : fmt::format("OUTPUT ROUNDING ({}): {} (0.75 x 2^{} -> {})", fd.name, join(modes, ", ", " or "), q,
-                                            show(fd, (*out)[0]));
+    f.verdict =
+        modes.empty()
+            ? fmt::format("OUTPUT ROUNDING ({}): no rounding of the exact sums gives the subnormal results", fd.name)
+            : fmt::format("OUTPUT ROUNDING ({}): {} (0.75 x 2^{} -> {})", fd.name, join(modes, ", ", " or "), q,
+                          show(fd, (*out)[0]));
     return f;
   }
 };
@@ -337,17 +351,19 @@ class AlignmentBitsProbe final : public ProbeBase {
     f.parameters["kept_bits"] = kept;
     if (first_bad == cases.size()) {
       f.parameters["guard_bits"] = nullptr;
-      f.verdict = fmt::format("ALIGNMENT: 1 - (1 - 2^-t) exact for every t up to {}: at least {} bits kept below the "
-                              "leading bit of the largest summand",
-                              kept, kept);
+      f.verdict = fmt::format(
+          "ALIGNMENT: 1 - (1 - 2^-t) exact for every t up to {}: at least {} bits kept below the "
+          "leading bit of the largest summand",
+          kept, kept);
       return f;
     }
     const Exact got = decode(fd, (*out)[first_bad]);
     const int t = ts[first_bad];
-    f.verdict = fmt::format("ALIGNMENT: 1 - (1 - 2^-{}) gives {}: {} bits kept below the leading bit of the largest "
-                            "summand, no guard bit beyond them{}",
-                            t, show(fd, (*out)[first_bad]), kept,
-                            got.sig != 0 && lead(got) == -kept && t == kept + 1 ? " (relative error 1)" : "");
+    f.verdict = fmt::format(
+        "ALIGNMENT: 1 - (1 - 2^-{}) gives {}: {} bits kept below the leading bit of the largest "
+        "summand, no guard bit beyond them{}",
+        t, show(fd, (*out)[first_bad]), kept,
+        got.sig != 0 && lead(got) == -kept && t == kept + 1 ? " (relative error 1)" : "");
     return f;
   }
 };
@@ -400,7 +416,9 @@ class NormalizationProbe final : public ProbeBase {
                                    {"normalized after each addition (toward zero)", {nrz}},
                                    {"normalized after each addition (to nearest)", {nrne}}};
     // Fasi's other order: (-2^-(F+1) + 1) + c.
-    if (sub_) refs.push_back({"normalized, smallest first (toward zero)", {ieee_sum(fd, Rounding::rz, {terms[2], terms[0], terms[1]})}});
+    if (sub_)
+      refs.push_back(
+          {"normalized, smallest first (toward zero)", {ieee_sum(fd, Rounding::rz, {terms[2], terms[0], terms[1]})}});
     if ((fz == nrz || fz == nrne) && (fn == nrz || fn == nrne))
       return audit::unsupported("normalized and unnormalized sums agree here (" + kept_note(*kept) + ")");
     audit::Finding f;
@@ -411,7 +429,7 @@ class NormalizationProbe final : public ProbeBase {
       return std::any_of(as.begin(), as.end(), [&](const std::string& n) { return n.starts_with(prefix); });
     };
     const bool normalized = any_of("normalized"), unnormalized = any_of("not normalized");
-    f.parameters["normalized_partial_sums"] = normalized && !unnormalized ? nlohmann::json(true)
+    f.parameters["normalized_partial_sums"] = normalized && !unnormalized   ? nlohmann::json(true)
                                               : unnormalized && !normalized ? nlohmann::json(false)
                                                                             : nlohmann::json(nullptr);
     f.parameters["matching"] = as;
@@ -419,9 +437,10 @@ class NormalizationProbe final : public ProbeBase {
     const std::string what = sub_ ? "NORMALIZATION IN SUBTRACTION" : "NORMALIZATION";
     const std::string out = show(fd, (*outs)[0]);
     f.verdict = unnormalized && !normalized
-                    ? fmt::format("{}: only the final sum is normalized: {} gives {} (normalizing each partial sum "
-                                  "gives {})",
-                                  what, x.note, out, show(fd, nrz))
+                    ? fmt::format(
+                          "{}: only the final sum is normalized: {} gives {} (normalizing each partial sum "
+                          "gives {})",
+                          what, x.note, out, show(fd, nrz))
                 : normalized && !unnormalized
                     ? fmt::format("{}: partial sums are normalized: {} gives {}", what, x.note, out)
                     : fmt::format("{}: {} gives {} ({})", what, x.note, out,
@@ -584,10 +603,11 @@ class MonotonicityProbe final : public ProbeBase {
     std::vector<std::string> shown, held;
     for (std::size_t p = 0; p < labels.size(); ++p) {
       const std::uint64_t x = o[2 * p], y = o[2 * p + 1];
-      const bool finite = model::is_finite_nonzero(model::classify(fd, x)) && model::is_finite_nonzero(model::classify(fd, y));
+      const bool finite =
+          model::is_finite_nonzero(model::classify(fd, x)) && model::is_finite_nonzero(model::classify(fd, y));
       const Exact diff = add(decode(fd, x), neg(decode(fd, y)));
-      const std::string text = fmt::format("{} gives {}, {} gives {}", cases[2 * p].note, show(fd, x), cases[2 * p + 1].note,
-                                           show(fd, y));
+      const std::string text =
+          fmt::format("{} gives {}, {} gives {}", cases[2 * p].note, show(fd, x), cases[2 * p + 1].note, show(fd, y));
       (finite && diff.sig != 0 && !diff.neg ? shown : held).push_back(text);
     }
     f.parameters["monotonic"] = shown.empty();

@@ -13,7 +13,8 @@ FitResult fit(const MmaConfig& cfg, const Pool& pool, Bounds bounds, std::size_t
   r.too_many = bounds.too_many;
   if (!r.too_many) expand(cfg, pool, r.survivors, r.checked);
   keep_nan_exact(cfg, pool, r.survivors);
-  std::sort(r.survivors.begin(), r.survivors.end(), [&](const DotConfig& x, const DotConfig& y) { return rank_less(cfg, x, y); });
+  std::sort(r.survivors.begin(), r.survivors.end(),
+            [&](const DotConfig& x, const DotConfig& y) { return rank_less(cfg, x, y); });
   if (!r.survivors.empty()) {
     // Classes: the survivors' outputs on random inputs of every generator (they agree on the lines).
     RandomInputs gen(cfg, 0xF17u + pool.size());

@@ -10,11 +10,11 @@
 namespace gp::mma {
 
 struct FitResult {
-  std::vector<DotConfig> survivors;  // ranked (rank_less); those exact on NaN payloads where any is
-  std::vector<DotCase> inputs;       // the random inputs that class them
-  Classes classes;                   // of the survivors on `inputs`; splitting: up to `discriminate` inputs
-  std::vector<Near> closest;         // none survives and the search ran whole: the 5 closest
-  std::uint64_t checked = 0;         // candidates evaluated
+  std::vector<DotConfig> survivors;            // ranked (rank_less); those exact on NaN payloads where any is
+  std::vector<DotCase> inputs;                 // the random inputs that class them
+  Classes classes;                             // of the survivors on `inputs`; splitting: up to `discriminate` inputs
+  std::vector<Near> closest;                   // none survives and the search ran whole: the 5 closest
+  std::uint64_t checked = 0;                   // candidates evaluated
   bool out_of_time = false, too_many = false;  // a bound cut the search short (Bounds)
   bool complete() const { return !out_of_time && !too_many; }
 };

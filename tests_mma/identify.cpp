@@ -100,10 +100,9 @@ Expected<bool> compare_with_table(backends::Device& device, const backends::MmaC
   }
   f.parameters["table"] = t;
   const std::string on_device =
-      v->mismatches == 0
-          ? fmt::format("its model predicts all {} elements of {} random tiles", v->elements, v->tiles)
-          : fmt::format("its model mispredicts {} of {} elements ({} of {} random tiles); {}", v->mismatches,
-                        v->elements, v->mismatched_tiles, v->tiles, first);
+      v->mismatches == 0 ? fmt::format("its model predicts all {} elements of {} random tiles", v->elements, v->tiles)
+                         : fmt::format("its model mispredicts {} of {} elements ({} of {} random tiles); {}",
+                                       v->mismatches, v->elements, v->mismatched_tiles, v->tiles, first);
   if (!chosen) {
     f.message += fmt::format("{}{}: {}", f.message.empty() ? "" : "; ", table->row_name(), on_device);
   } else if (differ == 0 && v->mismatches == 0) {
@@ -179,8 +178,8 @@ struct Search {
   // sign of a tiny zero): the separation's samples are small, this one is not.
   Expected<bool> challenge(std::vector<DotConfig>& s) {
     // Generators weighted toward the structured ones; two empty rounds in a row end it.
-    static constexpr Gen weighted[] = {Gen::cancel, Gen::cancel, Gen::cancel, Gen::cancel, Gen::tie,
-                                       Gen::tie,    Gen::tiny,   Gen::tiny,   Gen::carry,  Gen::carry,
+    static constexpr Gen weighted[] = {Gen::cancel, Gen::cancel, Gen::cancel, Gen::cancel,  Gen::tie,
+                                       Gen::tie,    Gen::tiny,   Gen::tiny,   Gen::carry,   Gen::carry,
                                        Gen::normal, Gen::bits,   Gen::wide,   Gen::special, Gen::overflow};
     int empty = 0;
     for (int round = 0; round < 10 && s.size() > 1 && empty < 2; ++round) {
@@ -193,7 +192,8 @@ struct Search {
       // Carry-out bits left to split: a quarter are sums at the top of one binade, the only ones
       // that wrap an accumulator one bit short of keeping every carry.
       const auto open = [&](auto&& field) {
-        return std::any_of(s.begin(), s.begin() + std::ptrdiff_t(m), [&](const DotConfig& x) { return field(x) != field(s[0]); });
+        return std::any_of(s.begin(), s.begin() + std::ptrdiff_t(m),
+                           [&](const DotConfig& x) { return field(x) != field(s[0]); });
       };
       const bool floors_open = open([](const DotConfig& x) { return x.align_floor; });
       const bool carries_open = open([](const DotConfig& x) { return x.carry_bits; });
@@ -229,9 +229,9 @@ struct Search {
       for (std::size_t i = 0; i < found.size(); ++i) {
         add_to(pool, cfg, found[i], (*out)[i]);
         if (f.observations.size() < 200)
-          f.observations.push_back(observation(cfg, found[i], (*out)[i],
-                                               {{algorithm_name(s[0], K) + " " + parameters_json(s[0], K).dump(),
-                                                 predict(dots[0], found[i])}}));
+          f.observations.push_back(observation(
+              cfg, found[i], (*out)[i],
+              {{algorithm_name(s[0], K) + " " + parameters_json(s[0], K).dump(), predict(dots[0], found[i])}}));
       }
       std::vector<DotConfig> kept = fitting(pool, s, from);
       if (kept.empty()) {
@@ -296,7 +296,8 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   // the observations, and the search goes on.
   for (int attempt = 0; attempt < 4 && !survivors.empty(); ++attempt) {
     std::sort(survivors.begin(), survivors.end(), search.by_rank());
-    auto look = validate(device, cfg, survivors.front(), 64u << (2 * attempt), ctx.seed ^ (0x5EED + std::uint64_t(attempt)), 32);
+    auto look = validate(device, cfg, survivors.front(), 64u << (2 * attempt),
+                         ctx.seed ^ (0x5EED + std::uint64_t(attempt)), 32);
     if (!look) return failed(look.error().message);
     if (!look->mismatches) break;
     if (auto r = search.resume(survivors, look->examples); !r) return failed(r.error().message);
@@ -308,13 +309,16 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   for (int attempt = 0; !survivors.empty(); ++attempt) {
     keep_nan_exact(cfg, pool, survivors);
     std::sort(survivors.begin(), survivors.end(), search.by_rank());
-    auto run_v = validate(device, cfg, survivors.front(), tiles, (ctx.seed ^ 0x7A11DA7EULL) + std::uint64_t(attempt), 16);
+    auto run_v =
+        validate(device, cfg, survivors.front(), tiles, (ctx.seed ^ 0x7A11DA7EULL) + std::uint64_t(attempt), 16);
     if (!run_v) return failed(run_v.error().message);
     val = std::move(*run_v);
     if (!val->mismatches || attempt == 2) break;
     if (auto r = search.resume(survivors, val->examples); !r) return failed(r.error().message);
   }
-  f.parameters["observations"] = {{"probes", probe_observations}, {"random", 48 * std::size(all_gens)}, {"separating_inputs", search.run_inputs},
+  f.parameters["observations"] = {{"probes", probe_observations},
+                                  {"random", 48 * std::size(all_gens)},
+                                  {"separating_inputs", search.run_inputs},
                                   {"separation_rounds", search.rounds}};
   f.parameters["candidates_checked"] = search.checked;
   // Every probe's verdict follows from the candidates left (tests_mma/questions.hpp).
@@ -323,14 +327,16 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
     for (const Near& x : near) closest.push_back(x.c);
   judge_findings(cfg, survivors, closest, findings);
   if (survivors.empty()) {
-    f.verdict = fmt::format("MODEL: none of the nine algorithms, nor a summation tree, predicts every observation ({} checked)",
-                            search.checked);
+    f.verdict =
+        fmt::format("MODEL: none of the nine algorithms, nor a summation tree, predicts every observation ({} checked)",
+                    search.checked);
     if (near.empty() && !closest.empty()) {
       std::sort(closest.begin(), closest.end(), search.by_rank());
       f.message = "the last candidates standing before the device ruled them out: " + describe(cfg, closest.front());
     }
     std::vector<std::string> nearest;
-    for (const Near& x : near) nearest.push_back(fmt::format("{} mispredicts {} of {}", describe(cfg, x.c), x.misses, pool.size()));
+    for (const Near& x : near)
+      nearest.push_back(fmt::format("{} mispredicts {} of {}", describe(cfg, x.c), x.misses, pool.size()));
     if (!near.empty()) f.message = "the closest candidates: " + join(nearest, "; ", "; ");
     if (auto t = compare_with_table(device, cfg, ctx, nullptr, f); !t) return failed(t.error().message);
     return f;
@@ -352,19 +358,23 @@ Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, s
   f.parameters["algorithm"] = algorithm_name(chosen, K);
   f.parameters["parameters"] = parameters_json(chosen, K);
   for (Observation& o : val->examples) f.observations.push_back(std::move(o));
-  f.parameters["validation"] = {{"tiles", val->tiles},           {"elements", val->elements},
-                                {"mismatches", val->mismatches}, {"mismatched_tiles", val->mismatched_tiles},
+  f.parameters["validation"] = {{"tiles", val->tiles},
+                                {"elements", val->elements},
+                                {"mismatches", val->mismatches},
+                                {"mismatched_tiles", val->mismatched_tiles},
                                 {"seconds", val->seconds}};
   DotConfig named = chosen;
   if (const auto a = model::find_mma_algorithm(algorithm_name(chosen, K))) named.algorithm = *a;
-  profile_entry = {{"config", cfg.name()},
-                   {"algorithm", algorithm_name(chosen, K)},
-                   {"parameters", parameters_json(chosen, K)},
-                   {"validation", {{"tiles", val->tiles}, {"mismatches", val->mismatches}, {"elements", val->elements}}}};
+  profile_entry = {
+      {"config", cfg.name()},
+      {"algorithm", algorithm_name(chosen, K)},
+      {"parameters", parameters_json(chosen, K)},
+      {"validation", {{"tiles", val->tiles}, {"mismatches", val->mismatches}, {"elements", val->elements}}}};
   if (!cfg.instruction.empty()) profile_entry["instruction"] = cfg.instruction;
-  f.verdict = fmt::format("MODEL: {} predicts all {} observations{}; {} random tiles, {} mismatches", describe(cfg, named),
-                          pool.size(), survivors.size() > 1 ? fmt::format(" ({} equivalent candidates)", survivors.size()) : "",
-                          val->tiles, val->mismatches);
+  f.verdict =
+      fmt::format("MODEL: {} predicts all {} observations{}; {} random tiles, {} mismatches", describe(cfg, named),
+                  pool.size(), survivors.size() > 1 ? fmt::format(" ({} equivalent candidates)", survivors.size()) : "",
+                  val->tiles, val->mismatches);
   if (auto t = compare_with_table(device, cfg, ctx, &chosen, f); !t) return failed(t.error().message);
   return f;
 }

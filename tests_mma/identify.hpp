@@ -22,7 +22,8 @@
 
 namespace gp::mma {
 
-inline constexpr std::string_view kIdentifyTitle = "Identification of the algorithm and its parameters, random validation";
+inline constexpr std::string_view kIdentifyTitle =
+    "Identification of the algorithm and its parameters, random validation";
 
 // After the MMA probes of one configuration: the algorithm and parameters (of the model's nine)
 // that predict every observation, validated on random tiles. Returns the identification finding

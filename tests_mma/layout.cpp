@@ -99,8 +99,7 @@ audit::Finding LayoutCheck::run(backends::Device& device, const MmaConfig& cfg, 
         // C is a zero of the product's sign: a unit that frames its sum by c's sign (AMD's
         // one's-complement adder, ocfda) would otherwise invert a lone negative product inexactly.
         c[C0 + i * N + j] = model::zero(*cfg.c, expected[C0 + i * N + j].neg && cfg.c->has_negative_zero()).bits;
-        why[C0 + i * N + j] =
-            fmt::format("A[{}][{}] * B[{}][{}] = {} * {}", i, k, k, j, show(x), show(bv[k * N + j]));
+        why[C0 + i * N + j] = fmt::format("A[{}][{}] * B[{}][{}] = {} * {}", i, k, k, j, show(x), show(bv[k * N + j]));
       }
     }
   }

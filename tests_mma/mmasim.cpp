@@ -41,9 +41,11 @@ std::string summand_name(int s, int K) { return s == K ? "c" : fmt::format("p{}"
 std::string describe_shape(const model::SummationTree& t) {
   const std::vector<int> order = t.leaf_order();
   if (t.sequential()) {
-    const bool in_order = std::is_sorted(order.begin(), order.end() - 1) || std::is_sorted(order.begin() + 1, order.end());
+    const bool in_order =
+        std::is_sorted(order.begin(), order.end() - 1) || std::is_sorted(order.begin() + 1, order.end());
     const std::string first = summand_name(order.front(), t.k), last = summand_name(order.back(), t.k);
-    return fmt::format("binary additions one after the other{}, from {} to {}", in_order ? "" : " in that order", first, last);
+    return fmt::format("binary additions one after the other{}, from {} to {}", in_order ? "" : " in that order", first,
+                       last);
   }
   return t.binary() ? "binary additions" : "fused sums of several terms in some nodes";
 }
@@ -110,8 +112,8 @@ class ElementsProbe final : public ProbeBase {
     f.parameters["tiles"] = tiles;
     f.verdict = differing == 0
                     ? fmt::format("ELEMENTS: every element of D computed the same way ({} tiles of {}x{})", tiles, M, N)
-                    : fmt::format("ELEMENTS: {} elements differ from element (0,0) on equal inputs, first {}", differing,
-                                  first);
+                    : fmt::format("ELEMENTS: {} elements differ from element (0,0) on equal inputs, first {}",
+                                  differing, first);
     if (differing) f.message = "the identification assumes one dot-add for every element; it may fail";
     return f;
   }
@@ -154,13 +156,16 @@ class TreeProbe final : public ProbeBase {
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const int K = cfg.k;
     if (K < 2) return audit::unsupported("K = 1: one product and c, no tree to find");
-    if (K > kMaxShapeK) return audit::unsupported(fmt::format("K = {}: the probe recovers trees up to K = {}", K, kMaxShapeK));
+    if (K > kMaxShapeK)
+      return audit::unsupported(fmt::format("K = {}: the probe recovers trees up to K = {}", K, kMaxShapeK));
     // The sums' formats assumed, widest first: d's, c's, binary32, binary16, bfloat16.
     std::vector<const Format*> assumed;
     for (const Format* s : {cfg.d, cfg.c, &model::binary32, &model::binary16, &model::bfloat16})
-      if (std::none_of(assumed.begin(), assumed.end(), [&](const Format* x) { return x->precision() == s->precision(); }))
+      if (std::none_of(assumed.begin(), assumed.end(),
+                       [&](const Format* x) { return x->precision() == s->precision(); }))
         assumed.push_back(s);
-    std::stable_sort(assumed.begin(), assumed.end(), [](const Format* x, const Format* y) { return x->precision() > y->precision(); });
+    std::stable_sort(assumed.begin(), assumed.end(),
+                     [](const Format* x, const Format* y) { return x->precision() > y->precision(); });
     audit::Finding f;
     std::vector<std::string> tried;
     for (const Format* sums : assumed) {
@@ -171,15 +176,18 @@ class TreeProbe final : public ProbeBase {
       auto tree = recover(device, cfg, *lay, seen);
       if (!tree) return audit::failed(tree.error().message);
       if (f.observations.empty() || *tree) f.observations = std::move(seen);
-      tried.push_back(fmt::format("X = 2^{}, y_l from 2^{}, {} a case (below the rounding grid of sums of up to {} bits)",
-                                  lay->ex, lay->low, lay->width, sums->precision()));
+      tried.push_back(
+          fmt::format("X = 2^{}, y_l from 2^{}, {} a case (below the rounding grid of sums of up to {} bits)", lay->ex,
+                      lay->low, lay->width, sums->precision()));
       if (!*tree) continue;
       f.parameters["tree"] = (*tree)->text();  // the identification tries it (tests_mma/identify.hpp)
       f.message = fmt::format("X, -X and distinct y_l: {}; the lost y_l describe the tree", tried.back());
-      const bool one_sum = std::count_if((*tree)->steps.begin(), (*tree)->steps.end(), [](const auto& s) { return s.leaf < 0; }) == 1;
-      f.verdict = one_sum ? fmt::format("ORDER: no y is lost beside X: one fused sum of c and the {} products, or a sum "
-                                        "wider than X / y",
-                                        K)
+      const bool one_sum =
+          std::count_if((*tree)->steps.begin(), (*tree)->steps.end(), [](const auto& s) { return s.leaf < 0; }) == 1;
+      f.verdict = one_sum ? fmt::format(
+                                "ORDER: no y is lost beside X: one fused sum of c and the {} products, or a sum "
+                                "wider than X / y",
+                                K)
                           : fmt::format("ORDER: the lost summands describe the summation tree {} ({})", (*tree)->text(),
                                         describe_shape(**tree));
       return f;
@@ -209,7 +217,10 @@ class TreeProbe final : public ProbeBase {
         for (int s = 0; s <= K; ++s)
           if (s != i && s != j) others.push_back(s);
         for (std::size_t at = 0; at < others.size(); at += std::size_t(lay.width)) {
-          Case x{i, j, {others.begin() + std::ptrdiff_t(at), others.begin() + std::ptrdiff_t(std::min(others.size(), at + std::size_t(lay.width)))}};
+          Case x{i,
+                 j,
+                 {others.begin() + std::ptrdiff_t(at),
+                  others.begin() + std::ptrdiff_t(std::min(others.size(), at + std::size_t(lay.width)))}};
           CaseBuilder b(cfg);
           b.set(i, pow2(lay.ex));
           b.set(j, pow2(lay.ex, true));
@@ -227,7 +238,8 @@ class TreeProbe final : public ProbeBase {
     bool readable = true;
     for (std::size_t n = 0; n < cases.size(); ++n) {
       const Case& x = plan[n];
-      if (n == 0 || plan[n - 1].i != x.i || plan[n - 1].j != x.j) observations.push_back(observation(cfg, cases[n], (*out)[n]));
+      if (n == 0 || plan[n - 1].i != x.i || plan[n - 1].j != x.j)
+        observations.push_back(observation(cfg, cases[n], (*out)[n]));
       // d = m 2^(low + width) + the surviving y_l: the bits below the grid name them.
       const model::Class cls = model::classify(*cfg.d, (*out)[n]);
       const auto m = multiple_of(decode(*cfg.d, (*out)[n]), lay.low);
@@ -268,8 +280,10 @@ class PrecisionProbe final : public ProbeBase {
     std::vector<Series> series;
     // Part A: X and -X at a pair of positions, 2^-t X at each other one.
     std::vector<std::pair<int, int>> pairs;
-    if (K >= 3) pairs.emplace_back(0, 1);
-    else if (K == 2) pairs.emplace_back(K, 0);
+    if (K >= 3)
+      pairs.emplace_back(0, 1);
+    else if (K == 2)
+      pairs.emplace_back(K, 0);
     if (K >= 4) pairs.emplace_back(K - 2, K - 1);
     const int dbottom = fd.has_subnormals() ? fd.quantum_min() : fd.emin();
     for (auto [i, j] : pairs) {
@@ -280,8 +294,11 @@ class PrecisionProbe final : public ProbeBase {
         // Normal factors and a normal c only: a unit that flushes subnormals must not lose y for that.
         const int bottom = std::max(dbottom, k == K ? fc.emin() : cfg.a->emin() + cfg.b->emin());
         const int T = std::min(48, ex - bottom);
-        Series s{fmt::format("X at {}, -X at {}, 2^-t X at {}", summand_name(i, K), summand_name(j, K), summand_name(k, K)),
-                 cases.size(), 0, {}};
+        Series s{
+            fmt::format("X at {}, -X at {}, 2^-t X at {}", summand_name(i, K), summand_name(j, K), summand_name(k, K)),
+            cases.size(),
+            0,
+            {}};
         for (int t = 0; t <= T; ++t) {
           CaseBuilder b(cfg);
           b.set(i, pow2(ex));
@@ -293,8 +310,10 @@ class PrecisionProbe final : public ProbeBase {
           s.expect.push_back(*y);
           ++s.count;
         }
-        if (s.count > 1) series.push_back(std::move(s));
-        else cases.resize(s.first);
+        if (s.count > 1)
+          series.push_back(std::move(s));
+        else
+          cases.resize(s.first);
       }
     }
     const std::size_t part_b = series.size();
@@ -312,8 +331,10 @@ class PrecisionProbe final : public ProbeBase {
         s.expect.push_back(y ? *y : ~std::uint64_t{0});
         ++s.count;
       }
-      if (s.count > 1) series.push_back(std::move(s));
-      else cases.resize(s.first);
+      if (s.count > 1)
+        series.push_back(std::move(s));
+      else
+        cases.resize(s.first);
     }
     if (cases.empty()) return audit::unsupported("the formats cannot express the precision cases");
     auto out = mma::run(device, cfg, cases);
@@ -354,28 +375,34 @@ class PrecisionProbe final : public ProbeBase {
     int F = -1, most = 0;
     for (auto [t, n] : finite)
       if (n > most) F = t, most = n;
-    if (F >= 0) f.parameters["F"] = F;
-    else f.parameters["F"] = nullptr;
+    if (F >= 0)
+      f.parameters["F"] = F;
+    else
+      f.parameters["F"] = nullptr;
     const int total = int(part_b);
     if (total == 0) {
       f.verdict = fmt::format("ACCUMULATION: 1 + 2^-t keeps 2^-t down to t = {} (no fused test fits these formats)",
                               one_plus_e);
     } else if (F >= 0 && most == total) {
-      f.verdict = fmt::format("ACCUMULATION: X + (-X) + 2^-t X keeps 2^-t X down to t = {} for every summand: {} "
-                              "fraction bits kept below the largest exponent (F = {})",
-                              F, F, F);
+      f.verdict = fmt::format(
+          "ACCUMULATION: X + (-X) + 2^-t X keeps 2^-t X down to t = {} for every summand: {} "
+          "fraction bits kept below the largest exponent (F = {})",
+          F, F, F);
     } else if (F < 0) {
-      f.verdict = "ACCUMULATION: X + (-X) + 2^-t X is exact at every position tested: no bits lost beside X "
-                  "(the cancelling pair is summed first, or the sum is exact)";
+      f.verdict =
+          "ACCUMULATION: X + (-X) + 2^-t X is exact at every position tested: no bits lost beside X "
+          "(the cancelling pair is summed first, or the sum is exact)";
     } else {
       std::vector<std::string> parts;
       for (auto [t, n] : finite) parts.push_back(fmt::format("{} summand tests keep {} bits", n, t));
       if (exact) parts.push_back(fmt::format("{} are exact (summed apart from X)", exact));
-      f.verdict = fmt::format("ACCUMULATION: mostly F = {} fraction bits below the largest exponent ({})", F, join(parts));
+      f.verdict =
+          fmt::format("ACCUMULATION: mostly F = {} fraction bits below the largest exponent ({})", F, join(parts));
     }
-    f.message = fmt::format("1 + 2^-t (binary addition test) keeps 2^-t down to t = {} (bounded by the output's "
-                            "precision)",
-                            one_plus_e);
+    f.message = fmt::format(
+        "1 + 2^-t (binary addition test) keeps 2^-t down to t = {} (bounded by the output's "
+        "precision)",
+        one_plus_e);
     return f;
   }
 };
@@ -410,8 +437,10 @@ class FloorProbe final : public ProbeBase {
     const auto place = [&](CaseBuilder& b, Exact lead_value, Exact small) {
       b.product(0, lead_value);
       if (small.sig == 0) return;
-      if (K >= 2) b.product(1, small);
-      else b.c(small);
+      if (K >= 2)
+        b.product(1, small);
+      else
+        b.c(small);
     };
     for (int e = q - 1; e <= fd.emin() + 1; ++e)
       for (int variant = 0; variant < 4; ++variant) {
@@ -432,8 +461,10 @@ class FloorProbe final : public ProbeBase {
           cases.push_back(b.done(fmt::format("{}, e = {}, t = {}", names[variant], e, t)));
           ++s.count;
         }
-        if (s.count >= 4) series.push_back(s);
-        else cases.resize(s.first);
+        if (s.count >= 4)
+          series.push_back(s);
+        else
+          cases.resize(s.first);
       }
     if (series.empty())
       return audit::unsupported(fmt::format("the products cannot reach d's smallest numbers (2^{})", q));
@@ -467,9 +498,10 @@ class FloorProbe final : public ProbeBase {
     const int top = reach.rbegin()->second;
     std::vector<std::string> at;
     for (auto [e, t] : reach) at.push_back(fmt::format("2^{}: {}", e, t));
-    f.verdict = fmt::format("ALIGNMENT FLOOR: bits kept below a tiny leading summand at 2^e (the largest t whose 2^(e-t) "
-                            "changes the output): {}; {} at 2^{}",
-                            join(at, ", ", ", "), top, reach.rbegin()->first);
+    f.verdict = fmt::format(
+        "ALIGNMENT FLOOR: bits kept below a tiny leading summand at 2^e (the largest t whose 2^(e-t) "
+        "changes the output): {}; {} at 2^{}",
+        join(at, ", ", ", "), top, reach.rbegin()->first);
     return f;
   }
 };
@@ -571,9 +603,12 @@ class RoundingProbe final : public ProbeBase {
       if (!c_free) b.c(pow2(0, negative));  // n = K + 1 is never asked: n is a power of two <= K
       if (small.sig == 0) return;
       small.neg = negative;
-      if (c_free && encode(fc, small)) b.c(small);
-      else if (ones_in_products < K) b.product(ones_in_products, small);
-      else b.set(-1, small);  // no room: spoil the case
+      if (c_free && encode(fc, small))
+        b.c(small);
+      else if (ones_in_products < K)
+        b.product(ones_in_products, small);
+      else
+        b.set(-1, small);  // no room: spoil the case
     };
     // Output precision: n + 2^(L - j) exact for j up to the output's fraction bits.
     std::vector<DotCase> scan;
@@ -600,8 +635,10 @@ class RoundingProbe final : public ProbeBase {
       f.observations.push_back(observation(cfg, scan[i], (*out)[i], {{"exact", scan_expect[i]}}));
       const auto [n, j] = scan_at[i];
       if (broken[n]) continue;
-      if ((*out)[i] == scan_expect[i]) kept[n] = j;
-      else broken[n] = true;
+      if ((*out)[i] == scan_expect[i])
+        kept[n] = j;
+      else
+        broken[n] = true;
     }
     int ob = 0, ob_n = 1;
     for (auto [n, j] : kept)
@@ -633,7 +670,8 @@ class RoundingProbe final : public ProbeBase {
         exact.push_back(v);
       }
     if (cases.size() < 8) {
-      f.verdict = fmt::format("ROUNDING: output keeps {} fraction bits; tables I and II cannot be built in these formats", ob);
+      f.verdict =
+          fmt::format("ROUNDING: output keeps {} fraction bits; tables I and II cannot be built in these formats", ob);
       return f;
     }
     std::vector<Reference> refs;
@@ -655,7 +693,8 @@ class RoundingProbe final : public ProbeBase {
       f.verdict = fmt::format("ROUNDING: no rounding mode of tables I and II gives the output (u = 2^{})", L - ob);
       return f;
     }
-    f.verdict = fmt::format("ROUNDING: the output keeps {} fraction bits, rounded {}", ob, describe(*model::find_rounding(modes.front())));
+    f.verdict = fmt::format("ROUNDING: the output keeps {} fraction bits, rounded {}", ob,
+                            describe(*model::find_rounding(modes.front())));
     if (modes.size() > 1) f.verdict += " (these cases do not tell apart " + join(modes, ", ", " or ") + ")";
     return f;
   }

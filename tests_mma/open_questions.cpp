@@ -70,7 +70,9 @@ std::vector<DotCase> splitting_inputs(const OpenQuestion& q, std::uint64_t seed,
 // and c with random significands in [1.875, 2); random inputs almost never come near (the captured
 // sets need at most 3 carry bits above the largest summand, 4 for e4m3).
 std::vector<DotCase> carry_inputs(const MmaConfig& cfg, int block) {
-  const auto below = [](const Format& f, int e) { return encode(f, Exact{false, (model::u128(1) << (f.man_bits + 1)) - 1, e - f.man_bits}); };
+  const auto below = [](const Format& f, int e) {
+    return encode(f, Exact{false, (model::u128(1) << (f.man_bits + 1)) - 1, e - f.man_bits});
+  };
   const auto a = below(*cfg.a, 0), b = below(*cfg.b, 0);
   std::vector<DotCase> v;
   if (!a || !b) return v;
@@ -122,13 +124,15 @@ OpenQuestion make(std::string id, std::string title, std::string source, const c
   const model::MmaInstruction* ins = model::find_mma_instruction(instruction);
   OpenQuestion q{std::move(id), std::move(title), std::move(source), shape_of(*ins), {}, {}};
   for (auto& [name, c] : variants) q.hypotheses.push_back({std::move(name), std::move(c)});
-  q.inputs = splitting_inputs(q, seed, built ? built(q.cfg, model::effective_block(ins->config, q.cfg.k)) : std::vector<DotCase>{});
+  q.inputs = splitting_inputs(
+      q, seed, built ? built(q.cfg, model::effective_block(ins->config, q.cfg.k)) : std::vector<DotCase>{});
   return q;
 }
 
 // The question of an instruction's carry-out bits: the model's row (every carry kept) against the
 // accumulator one bit short of that, which wraps around as Valpey et al.'s bit-vector adder does.
-OpenQuestion carries(std::string id, std::string title, std::string source, const char* instruction, std::uint64_t seed) {
+OpenQuestion carries(std::string id, std::string title, std::string source, const char* instruction,
+                     std::uint64_t seed) {
   const model::MmaInstruction& ins = *model::find_mma_instruction(instruction);
   const DotConfig& row = ins.config;
   const int terms = model::effective_block(row, ins.k) + 1;
@@ -155,7 +159,8 @@ const std::vector<OpenQuestion>& open_questions() {
                        "MMA-Sim (Xie et al. 2025) table III: F = 23 on Volta, F = 24 on Turing; Valpey et al. (2025, "
                        "section 4.3) treat the two as one 5-term accumulator",
                        "turing:HMMA.884.F32.F32",
-                       {{"volta:HMMA.884.F32.F32 (F = 23)", volta}, {"turing:HMMA.884.F32.F32 (F = 24)", turing}}, 0x0917A));
+                       {{"volta:HMMA.884.F32.F32 (F = 23)", volta}, {"turing:HMMA.884.F32.F32 (F = 24)", turing}},
+                       0x0917A));
     }
     {
       const char* omma = "rtx-blackwell:OMMA.SF.16864.F32.E2M1.E2M1.E8";

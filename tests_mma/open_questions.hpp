@@ -14,15 +14,15 @@
 namespace gp::mma {
 
 struct Hypothesis {
-  std::string name;    // "F = 35 (MMA-Sim)"
+  std::string name;  // "F = 35 (MMA-Sim)"
   DotConfig config;
 };
 
 struct OpenQuestion {
-  std::string id;      // the files' stem: tests_mma/questions/<id>.in, <id>.out
+  std::string id;  // the files' stem: tests_mma/questions/<id>.in, <id>.out
   std::string title;
   std::string source;
-  MmaConfig cfg;       // formats and K
+  MmaConfig cfg;  // formats and K
   std::vector<Hypothesis> hypotheses;
   std::vector<DotCase> inputs;  // drawn at a fixed seed; each splits at least two hypotheses
 };

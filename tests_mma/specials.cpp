@@ -57,8 +57,10 @@ class SubnormalProbe final : public ProbeBase {
         const auto other = encode(fo, pow2(*j));
         const auto kept = encode(fd, pow2(fs.emin() - 1 + *j));
         if (!other || !kept) continue;
-        if (which == 0) b.raw(k, sub, *other);
-        else b.raw(k, *other, sub);
+        if (which == 0)
+          b.raw(k, sub, *other);
+        else
+          b.raw(k, *other, sub);
         checks.push_back({b.done(fmt::format("{}_{} = 2^{} (subnormal), {}_{} = 2^{}", which ? 'b' : 'a', k,
                                              fs.emin() - 1, which ? 'a' : 'b', k, *j)),
                           which ? "b" : "a", *kept, zero_d(false)});
@@ -69,7 +71,8 @@ class SubnormalProbe final : public ProbeBase {
       CaseBuilder b(cfg);
       b.raw_c(model::pack(fc, false, std::uint64_t{1} << (fc.man_bits - 1)));
       if (const auto kept = encode(fd, pow2(fc.emin() - 1)))
-        checks.push_back({b.done(fmt::format("c = 2^{} (subnormal), A = B = 0", fc.emin() - 1)), "c", *kept, zero_d(false)});
+        checks.push_back(
+            {b.done(fmt::format("c = 2^{} (subnormal), A = B = 0", fc.emin() - 1)), "c", *kept, zero_d(false)});
     }
     // A product of normal factors below d's (and binary32's) smallest normal: 2^(emin(d) - 1).
     for (int e : {fd.emin() - 1, model::binary32.emin() - 1}) {
@@ -79,7 +82,8 @@ class SubnormalProbe final : public ProbeBase {
       if (model::classify(fa, ab->first) != Class::normal || model::classify(fb, ab->second) != Class::normal) continue;
       CaseBuilder b(cfg);
       b.raw(0, ab->first, ab->second);
-      checks.push_back({b.done(fmt::format("a_0 b_0 = -2^{} from normal factors", e)), "products", *kept, zero_d(true)});
+      checks.push_back(
+          {b.done(fmt::format("a_0 b_0 = -2^{} from normal factors", e)), "products", *kept, zero_d(true)});
       break;
     }
     // A subnormal sum: 1.5 e + (-e), e = 2^emin(d), from products or c.
@@ -179,8 +183,10 @@ class SpecialsProbe final : public ProbeBase {
     // NaN from 0 * inf.
     if (fb.has_inf() || fa.has_inf()) {
       CaseBuilder b(cfg);
-      if (fb.has_inf()) b.raw(0, model::zero(fa, false).bits, inf(fb, false));
-      else b.raw(0, inf(fa, false), model::zero(fb, false).bits);
+      if (fb.has_inf())
+        b.raw(0, model::zero(fa, false).bits, inf(fb, false));
+      else
+        b.raw(0, inf(fa, false), model::zero(fb, false).bits);
       push(b, "nan", "0 * inf");
     }
     // NaN from inf - inf: two products, then c and a product.
@@ -247,13 +253,19 @@ class SpecialsProbe final : public ProbeBase {
         if (!b.c(t)) {
           b = CaseBuilder(cfg);
           b.product(0, t);
-          if (K >= 2) b.product(1, s);
-          else b.set(-1, s);
+          if (K >= 2)
+            b.product(1, s);
+          else
+            b.set(-1, s);
         } else {
           b.product(0, s);
         }
-        push(b, "edge", fmt::format("{}((2 - u) 2^{} + {} u 2^{})", negative ? "-" : "", fd.emax(),
-                                    r == 3 ? "0.75" : r == 2 ? "0.5" : "0.25", fd.emax()));
+        push(b, "edge",
+             fmt::format("{}((2 - u) 2^{} + {} u 2^{})", negative ? "-" : "", fd.emax(),
+                         r == 3   ? "0.75"
+                         : r == 2 ? "0.5"
+                                  : "0.25",
+                         fd.emax()));
       }
     // TF32: the 13 low bits of each input are ignored (MMA-Sim IV-C step 0).
     if (fa.pad_bits > 0) {
@@ -292,17 +304,19 @@ class SpecialsProbe final : public ProbeBase {
         same &= out[i] == out[nans.front()];
       }
       const std::uint64_t nv = model::pack(fd, false, fd.magnitude_mask());
-      std::string style = !all_nan ? "none" : !same ? "mixed" : out[nans.front()] == nv ? "nvidia"
-                          : out[nans.front()] == model::canonical_nan(fd)               ? "format"
-                                                                                        : "other";
+      std::string style = !all_nan                                        ? "none"
+                          : !same                                         ? "mixed"
+                          : out[nans.front()] == nv                       ? "nvidia"
+                          : out[nans.front()] == model::canonical_nan(fd) ? "format"
+                                                                          : "other";
       f.parameters["nan"] = style;
       if (all_nan) f.parameters["nan_bits"] = fmt::format("{:x}", out[nans.front()]);
       const int w = (fd.storage_bits + 3) / 4;
       parts.push_back(!all_nan            ? "0 * inf or inf - inf does not always give NaN"
                       : style == "nvidia" ? fmt::format("NaN results are NVIDIA's canonical {:0{}x}", nv, w)
-                      : style == "format" ? fmt::format("NaN results are the canonical quiet NaN {:0{}x}",
-                                                        model::canonical_nan(fd), w)
-                                          : "NaN results with payloads " + show(fd, out[nans.front()]));
+                      : style == "format"
+                          ? fmt::format("NaN results are the canonical quiet NaN {:0{}x}", model::canonical_nan(fd), w)
+                          : "NaN results with payloads " + show(fd, out[nans.front()]));
     }
     for (std::size_t i : outputs_of("product_overflow")) {
       const bool ovf = cls(i) == Class::infinite;

@@ -143,7 +143,8 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> factor(const Format& fa, 
         if (!a) continue;
         const auto b = encode(fb, {v.neg && !sign_on_a, s2, e - x});
         if (!b) continue;
-        const bool sub_a = model::classify(fa, *a) == Class::subnormal, sub_b = model::classify(fb, *b) == Class::subnormal;
+        const bool sub_a = model::classify(fa, *a) == Class::subnormal,
+                   sub_b = model::classify(fb, *b) == Class::subnormal;
         const long score = 10000L * (sub_a + sub_b) + power_of_two + d;
         if (!best || score < best_score) {
           best = std::pair{*a, *b};
@@ -166,7 +167,8 @@ std::uint64_t round_to(const Format& d, int bits, model::Rounding r, Exact v) {
   narrow.pad_bits = 0;
   const std::uint64_t x = model::round_pack(narrow, o, v).bits;
   const std::uint64_t m = model::magnitude_of(narrow, x);
-  const std::uint64_t widened = ((m >> narrow.man_bits) << d.man_bits) | ((m & narrow.man_mask()) << (d.man_bits - bits));
+  const std::uint64_t widened =
+      ((m >> narrow.man_bits) << d.man_bits) | ((m & narrow.man_mask()) << (d.man_bits - bits));
   return model::pack(d, model::sign_of(narrow, x), widened);
 }
 
@@ -238,7 +240,8 @@ Expected<std::vector<std::uint64_t>> run(backends::Device& device, const MmaConf
   std::vector<std::pair<std::size_t, std::size_t>> where(cases.size());
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const DotCase& x = cases[i];
-    if (x.a.size() != K || x.b.size() != K) return Error{fmt::format("case '{}' does not have K = {} products", x.note, K)};
+    if (x.a.size() != K || x.b.size() != K)
+      return Error{fmt::format("case '{}' does not have K = {} products", x.note, K)};
     const std::size_t t = i / per, r = i % per;
     const std::size_t row = M <= N ? r : (r + t) % M, col = M <= N ? (r + t) % N : r;
     for (std::size_t k = 0; k < K; ++k) {
@@ -301,8 +304,8 @@ std::string dot_line(const MmaConfig& cfg, const Format* scale, const DotCase& c
 }
 
 bool nan_free(const DotConfig& cfg) {
-  return cfg.algorithm == MmaAlgorithm::sfma || cfg.algorithm == MmaAlgorithm::gps || cfg.algorithm == MmaAlgorithm::tree ||
-         cfg.nan == model::MmaNan::format;
+  return cfg.algorithm == MmaAlgorithm::sfma || cfg.algorithm == MmaAlgorithm::gps ||
+         cfg.algorithm == MmaAlgorithm::tree || cfg.nan == model::MmaNan::format;
 }
 
 bool agrees(const DotConfig& cfg, std::uint64_t predicted, std::uint64_t output) {
@@ -336,7 +339,8 @@ std::string join(const std::vector<std::string>& v, std::string_view sep, std::s
 
 ProductRange product_range(const MmaConfig& cfg) {
   const Format &a = *cfg.a, &b = *cfg.b;
-  const int lo_a = a.has_subnormals() ? a.quantum_min() : a.emin(), lo_b = b.has_subnormals() ? b.quantum_min() : b.emin();
+  const int lo_a = a.has_subnormals() ? a.quantum_min() : a.emin(),
+            lo_b = b.has_subnormals() ? b.quantum_min() : b.emin();
   return {a.emax() + b.emax(), lo_a + lo_b};
 }
 
@@ -377,11 +381,14 @@ Expected<Calibration> measure_kept_bits(backends::Device& device, const MmaConfi
   cal.tested_up_to = int(cases.size()) - 1;
   int first_lost = -1;
   for (std::size_t t = 0; t < cases.size(); ++t) {
-    if (observations) observations->push_back(observation(cfg, cases[t], (*out)[t], {{"small summand kept", expect[t]}}));
+    if (observations)
+      observations->push_back(observation(cfg, cases[t], (*out)[t], {{"small summand kept", expect[t]}}));
     if ((*out)[t] != expect[t] && first_lost < 0) first_lost = int(t);
   }
-  if (first_lost < 0) cal.exact = true;
-  else if (first_lost > 0) cal.F = first_lost - 1;
+  if (first_lost < 0)
+    cal.exact = true;
+  else if (first_lost > 0)
+    cal.F = first_lost - 1;
   return cal;
 }
 
@@ -447,7 +454,9 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
   const int K = cfg.k;
   const auto spread = [](const Format& f) { return std::max(1, std::min(8, (f.emax() - f.emin()) / 6)); };
   // Every encoding, and nothing in a container's spare bits (e2m1 in 8 bits: 0 to f).
-  const auto bits = [&](const Format& f) { return rng_() & (f.storage_mask() >> (f.storage_bits - f.pad_bits - f.value_bits())); };
+  const auto bits = [&](const Format& f) {
+    return rng_() & (f.storage_mask() >> (f.storage_bits - f.pad_bits - f.value_bits()));
+  };
   switch (g) {
     case Gen::bits:
       for (int k = 0; k < K; ++k) a[k] = bits(fa), b[k] = bits(fb);
@@ -496,8 +505,10 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
         return Exact{va.neg != vb.neg, va.sig * vb.sig, va.exp + vb.exp};
       }();
       const auto cx = encode(fc, neg(x));
-      if (j == i && cx) c = *cx;
-      else c = random_finite(fc, lead(x) - int(rng_() % 60), lead(x), true);
+      if (j == i && cx)
+        c = *cx;
+      else
+        c = random_finite(fc, lead(x) - int(rng_() % 60), lead(x), true);
       // Half of the time c lies 20 to 35 binades below the cancelled pair, with a full
       // significand: where aligning c rounds down, toward zero, or not at all (MMA-Sim VI-C).
       if (j != i && rng_() % 2) {
@@ -515,7 +526,7 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
       // away from zero it gives d's smallest number; dropped, zero).
       for (int k = 0; k < K; ++k) a[k] = model::zero(fa, false).bits, b[k] = model::zero(fb, false).bits;
       c = model::zero(fc, false).bits;
-      const int lo = g == Gen::deep            ? lowest_summand_exponent(*cfg_)
+      const int lo = g == Gen::deep        ? lowest_summand_exponent(*cfg_)
                      : fd.has_subnormals() ? fd.quantum_min() - 2
                                            : fd.emin() - 1;
       const int eb = lo + int(rng_() % std::uint64_t(fd.emin() + 3 - lo));
@@ -613,7 +624,8 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
         a[k] = x && y ? *x : model::zero(fa, false).bits;
         b[k] = x && y ? *y : model::zero(fb, false).bits;
       }
-      c = rng_() % 4 == 0 ? model::zero(fc, false).bits : top(fc, ea + eb + 1, negative).value_or(model::zero(fc, false).bits);
+      c = rng_() % 4 == 0 ? model::zero(fc, false).bits
+                          : top(fc, ea + eb + 1, negative).value_or(model::zero(fc, false).bits);
       return;
     }
     case Gen::special: {
@@ -625,7 +637,10 @@ void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t
           case 3: return model::pack(f, f.has_sign() && (rng_() & 1), f.max_finite_magnitude());
           case 4: return f.has_subnormals() ? model::pack(f, f.has_sign() && (rng_() & 1), 1) : bits(f);
           case 5: return bits(f);
-          default: return f.nan == model::NanStyle::ieee ? model::pack(f, rng_() & 1, f.inf_magnitude() | (rng_() & f.man_mask()) | 1) : bits(f);
+          default:
+            return f.nan == model::NanStyle::ieee
+                       ? model::pack(f, rng_() & 1, f.inf_magnitude() | (rng_() & f.man_mask()) | 1)
+                       : bits(f);
         }
       };
       for (int k = 0; k < K; ++k) {

@@ -179,8 +179,8 @@ enum class Gen : std::uint8_t {
 // bits are left to split (the identification's challenge), and among fit's inputs (every_gen).
 inline constexpr Gen all_gens[] = {Gen::bits, Gen::normal,   Gen::wide,    Gen::cancel, Gen::tiny,
                                    Gen::tie,  Gen::overflow, Gen::special, Gen::carry};
-inline constexpr Gen every_gen[] = {Gen::bits, Gen::normal,  Gen::wide,  Gen::cancel, Gen::tiny, Gen::tie,
-                                    Gen::overflow, Gen::special, Gen::carry, Gen::deep, Gen::full};
+inline constexpr Gen every_gen[] = {Gen::bits,     Gen::normal,  Gen::wide,  Gen::cancel, Gen::tiny, Gen::tie,
+                                    Gen::overflow, Gen::special, Gen::carry, Gen::deep,   Gen::full};
 std::string_view name(Gen g);
 
 class RandomInputs {

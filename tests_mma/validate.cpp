@@ -76,7 +76,8 @@ Expected<Validation> validate(backends::Device& device, const backends::MmaConfi
   const auto start = std::chrono::steady_clock::now();
   const std::size_t M = std::size_t(cfg.m), N = std::size_t(cfg.n), K = std::size_t(cfg.k);
   const model::Format &fa = *cfg.a, &fb = *cfg.b, &fc = *cfg.c;
-  const std::size_t per_batch = std::max<std::size_t>(1, std::min<std::size_t>(4096, (std::size_t{1} << 20) / (M * N * K + 1)));
+  const std::size_t per_batch =
+      std::max<std::size_t>(1, std::min<std::size_t>(4096, (std::size_t{1} << 20) / (M * N * K + 1)));
   const auto spread = [](const model::Format& f) { return std::max(1, std::min(8, (f.emax() - f.emin()) / 6)); };
   const NormalDraw na = normal_draw(fa, spread(fa)), nb = normal_draw(fb, spread(fb)),
                    nc = normal_draw(fc, std::min(spread(fa) + spread(fb), std::max(1, fc.emax() / 2)));

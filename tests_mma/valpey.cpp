@@ -41,15 +41,18 @@ class TruncationProbe final : public ProbeBase {
         if (!b.c(small)) {
           b = CaseBuilder(cfg);
           b.product(0, pow2(1, negative_two));
-          if (cfg.k >= 2) b.product(1, small);
-          else b.set(-1, small);
+          if (cfg.k >= 2)
+            b.product(1, small);
+          else
+            b.set(-1, small);
         }
         if (!b.ok()) continue;
         cases.push_back(b.done(fmt::format("{} {} 2^-{}", negative_two ? "-2" : "2", negative_two ? "+" : "-", e)));
         exact.push_back(add(pow2(1, negative_two), small));
       }
     if (cases.empty()) return audit::unsupported("2 and 2^-e cannot be expressed in these formats");
-    Reference trunc{"truncated at alignment", {}}, rz{"exact sum rounded toward zero", {}}, rne{"exact sum rounded to nearest", {}};
+    Reference trunc{"truncated at alignment", {}}, rz{"exact sum rounded toward zero", {}},
+        rne{"exact sum rounded to nearest", {}};
     for (const Exact& v : exact) {
       trunc.outputs.push_back(*encode(fd, pow2(1, v.neg)));
       rz.outputs.push_back(round_to(fd, fd.man_bits, Rounding::rz, v));
@@ -63,17 +66,18 @@ class TruncationProbe final : public ProbeBase {
     const std::string example = cases.front().note;
     f.parameters["matching"] = as;
     f.parameters["alignment"] = has(trunc) && !has(rz) ? nlohmann::json("truncation")
-                                : has(rz)               ? nlohmann::json("round toward zero (sticky)")
-                                                        : nlohmann::json(nullptr);
+                                : has(rz)              ? nlohmann::json("round toward zero (sticky)")
+                                                       : nlohmann::json(nullptr);
     if (has(trunc) && !has(rz)) {
-      f.verdict = fmt::format("ALIGNMENT: shifted-out bits are truncated, not rounded toward zero: {} gives {} where "
-                              "round-toward-zero gives {}",
-                              example, show(fd, (*out)[0]), show(fd, rz.outputs.front()));
+      f.verdict = fmt::format(
+          "ALIGNMENT: shifted-out bits are truncated, not rounded toward zero: {} gives {} where "
+          "round-toward-zero gives {}",
+          example, show(fd, (*out)[0]), show(fd, rz.outputs.front()));
       if (has(rne))
         f.message = "an exact sum rounded to nearest would give the same outputs: see mma.rounding for the rounding";
     } else if (has(rz)) {
-      f.verdict = fmt::format("ALIGNMENT: the exact sum is rounded toward zero: {} gives {}", example,
-                              show(fd, (*out)[0]));
+      f.verdict =
+          fmt::format("ALIGNMENT: the exact sum is rounded toward zero: {} gives {}", example, show(fd, (*out)[0]));
     } else {
       f.verdict = fmt::format("ALIGNMENT: {} gives {} (neither truncation nor a rounded exact sum)", example,
                               show(fd, (*out)[0]));
@@ -85,7 +89,8 @@ class TruncationProbe final : public ProbeBase {
 class CarryOutProbe final : public ProbeBase {
  public:
   CarryOutProbe()
-      : ProbeBase("mma.valpey.carry_bits", "Carry-out bits of the accumulator: summands near 2 whose sum needs them all",
+      : ProbeBase("mma.valpey.carry_bits",
+                  "Carry-out bits of the accumulator: summands near 2 whose sum needs them all",
                   std::string(kValpey) + "4.3") {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
@@ -123,7 +128,8 @@ class CarryOutProbe final : public ProbeBase {
       const int bits = model::msb(sum.sig) + sum.exp;
       parts.push_back(fmt::format("{} summands: {} ({} carry-out bits {})", counts[i], show(fd, (*out)[i]), bits,
                                   ok ? "kept" : "not kept"));
-      f.parameters[fmt::format("carry_bits_{}_summands", counts[i])] = ok ? nlohmann::json(bits) : nlohmann::json(nullptr);
+      f.parameters[fmt::format("carry_bits_{}_summands", counts[i])] =
+          ok ? nlohmann::json(bits) : nlohmann::json(nullptr);
     }
     f.parameters["carries_kept"] = all;
     f.verdict = "CARRIES: " + join(parts, "; ", "; ");

@@ -1,12 +1,11 @@
 // Guard bits of the adder and of cascaded adders (Daumas, da Graca, Defour 2006, section 2.3).
 //
-// scalar.add.guard_bits: 1.5 - 2^-i for i = 1 .. p + 2p + 6 (the paper went to p + 40; adder_scale), with sums and differences
-// whose smaller operand has one, two or many bits beyond the precision, and random pairs. Every
-// adder of model/scalar_unit.hpp is a hypothesis: g guard bits (0 .. p + 2) with or without a
-// sticky bit under chop or any rounding mode, and the correctly rounded adder in every mode. The
-// paper found 1.5 - 2^-i == 1.5 for i >= 26 on both its GPUs: chopped, two guard bits, no sticky.
-// A correctly rounded adder and one with g >= 2 guard bits and a sticky bit give the same results
-// (Coonen): the verdict then says "correctly rounded".
+// scalar.add.guard_bits: 1.5 - 2^-i for i = 1 .. p + 2p + 6 (the paper went to p + 40; adder_scale), with sums and
+// differences whose smaller operand has one, two or many bits beyond the precision, and random pairs. Every adder of
+// model/scalar_unit.hpp is a hypothesis: g guard bits (0 .. p + 2) with or without a sticky bit under chop or any
+// rounding mode, and the correctly rounded adder in every mode. The paper found 1.5 - 2^-i == 1.5 for i >= 26 on both
+// its GPUs: chopped, two guard bits, no sticky. A correctly rounded adder and one with g >= 2 guard bits and a sticky
+// bit give the same results (Coonen): the verdict then says "correctly rounded".
 //
 // scalar.add.cascaded: (1.5 - 2^-i) - 1.5 as one expression, two dependent additions issued
 // together. The second subtraction is exact (Sterbenz), so the output is what the first adder made
@@ -43,7 +42,8 @@ AdderCases adder_cases(const Format& f, const audit::ProbeContext& ctx) {
     paper.push_back({{value(f, false, k - 1, 3), pow2(f, k - i)}, fmt::format("1.5 - 2^-{}{}", i, times(k))});
     sums.push_back({{pow2(f, k), pow2(f, k - i)}, fmt::format("1 + 2^-{}{}", i, times(k))});
     if (i >= 2) {
-      sums.push_back({{value(f, false, k - 1, 3), value(f, false, k - i - 1, 3)}, fmt::format("1.5 + 1.5*2^-{}{}", i, times(k))});
+      sums.push_back(
+          {{value(f, false, k - 1, 3), value(f, false, k - i - 1, 3)}, fmt::format("1.5 + 1.5*2^-{}{}", i, times(k))});
       sums.push_back({{pow2(f, k), value(f, true, k - i - 1, 3)}, fmt::format("1 + -1.5*2^-{}{}", i, times(k))});
     }
     // A subtrahend with bits all the way down: 1 + 2^-(p-1) below the precision.
@@ -63,8 +63,10 @@ AdderCases adder_cases(const Format& f, const audit::ProbeContext& ctx) {
         for (bool neg : {false, true}) {
           const std::uint64_t sig = (std::uint64_t{1} << m) + (neg ? std::uint64_t(-1) : 1);  // 2^m +- 1
           const std::uint64_t b = value(f, true, k - i - m, sig);
-          sums.push_back({{a, b}, fmt::format("{} - (1 {} 2^-{})*2^-{}{}", show(f, a), neg ? "-" : "+", m, i, times(k))});
-          sums.push_back({{a, negate(f, b)}, fmt::format("{} + (1 {} 2^-{})*2^-{}{}", show(f, a), neg ? "-" : "+", m, i, times(k))});
+          sums.push_back(
+              {{a, b}, fmt::format("{} - (1 {} 2^-{})*2^-{}{}", show(f, a), neg ? "-" : "+", m, i, times(k))});
+          sums.push_back({{a, negate(f, b)},
+                          fmt::format("{} + (1 {} 2^-{})*2^-{}{}", show(f, a), neg ? "-" : "+", m, i, times(k))});
         }
   // An exact zero: its sign tells rounding down from the others.
   sums.push_back({{value(f, false, k - 1, 3), value(f, true, k - 1, 3)}, fmt::format("1.5 + -1.5{}", times(k))});
@@ -73,7 +75,8 @@ AdderCases adder_cases(const Format& f, const audit::ProbeContext& ctx) {
   for (std::uint64_t base : {std::uint64_t{2}, std::uint64_t{3}})  // 1.0 and 1.5
     for (std::uint64_t m = 0; m < 4; ++m)
       for (std::uint64_t n = 0; n < 4; ++n) {
-        const std::uint64_t a = value(f, false, k - p + 1, (base << (p - 2)) + m), b = value(f, false, k - p + 1, (base << (p - 2)) + n);
+        const std::uint64_t a = value(f, false, k - p + 1, (base << (p - 2)) + m),
+                            b = value(f, false, k - p + 1, (base << (p - 2)) + n);
         sums.push_back({{a, b}, fmt::format("{} + {}", show(f, a), show(f, b))});
       }
   // Sums that carry out with many bits set below the precision (a significand of all ones plus one
@@ -136,7 +139,9 @@ AdderCases adder_cases(const Format& f, const audit::ProbeContext& ctx) {
 //     format and adder;
 //   - guard bits from the register's last bit at f's largest exponent down to f's smallest
 //     subnormal bit keep every operand whole: correctly rounded (emax - emin of them in f).
-bool directed(Rounding r) { return r == Rounding::rz || r == Rounding::ru || r == Rounding::rd || r == Rounding::ra || r == Rounding::ro; }
+bool directed(Rounding r) {
+  return r == Rounding::rz || r == Rounding::ru || r == Rounding::rd || r == Rounding::ra || r == Rounding::ro;
+}
 
 // The guard bits a sticky adder needs to be correctly rounded in mode r. Round to odd needs none:
 // it asks only whether a rest is there, which the sticky bit says, and the one bit of a difference
@@ -151,8 +156,9 @@ AdderParams canonical_adder(const Format& reg, const Format& f, AdderParams a) {
   Rounding r = a.rounding.effective();
   // Guard bits reaching from the last bit of a register holding f's largest exponent down to f's
   // smallest subnormal bit keep every operand whole: the register holds the exact sum.
-  if (a.guard_bits && ((a.sticky && *a.guard_bits >= sticky_guard_bits(r)) || (!directed(r) && *a.guard_bits >= p + 1) ||
-                       *a.guard_bits >= f.emax() - reg.man_bits - f.quantum_min()))
+  if (a.guard_bits &&
+      ((a.sticky && *a.guard_bits >= sticky_guard_bits(r)) || (!directed(r) && *a.guard_bits >= p + 1) ||
+       *a.guard_bits >= f.emax() - reg.man_bits - f.quantum_min()))
     a = {UnitRounding::ieee(r), std::nullopt, false};
   if (a.guard_bits && *a.guard_bits == 0 && r == Rounding::rna) r = Rounding::ra;
   a.rounding = a.guard_bits && r == Rounding::rz ? UnitRounding::chopped() : UnitRounding::ieee(r);
@@ -177,7 +183,8 @@ nlohmann::json adder_answer(const model::ScalarUnit& u, const AdderParams& unit_
       a = a.guard_bits ? AdderParams{UnitRounding::ieee(s), *a.guard_bits + d, a.sticky}
                        : AdderParams{UnitRounding::ieee(s), std::nullopt, false};
       registers = false;
-    } else if ((!directed(s) && r != Rounding::rd && pr >= 2 * p + 2 && (!a.guard_bits || *a.guard_bits + d >= p + 1)) ||
+    } else if ((!directed(s) && r != Rounding::rd && pr >= 2 * p + 2 &&
+                (!a.guard_bits || *a.guard_bits + d >= p + 1)) ||
                (!a.guard_bits && r == Rounding::ro && d >= 2 && s != Rounding::rd)) {
       a = {UnitRounding::ieee(s), std::nullopt, false};
       registers = false;
@@ -191,17 +198,19 @@ nlohmann::json adder_answer(const model::ScalarUnit& u, const AdderParams& unit_
   j["sticky"] = a.sticky;
   // With no guard bit, the class of roundings that add alike, overflow included (probe_support.hpp).
   if (a.guard_bits == 0)
-    if (nlohmann::json names = rounding_class(model::name(a.rounding), true); names.size() > 1) j["equivalent_roundings"] = names;
+    if (nlohmann::json names = rounding_class(model::name(a.rounding), true); names.size() > 1)
+      j["equivalent_roundings"] = names;
   return j;
 }
 
 std::string say_adder(const nlohmann::json& a) {
   AdderParams p;
   p.rounding = a["rounding"] == "chop" ? UnitRounding::chopped()
-                                        : UnitRounding::ieee(*model::find_rounding(a["rounding"].get<std::string>()));
+                                       : UnitRounding::ieee(*model::find_rounding(a["rounding"].get<std::string>()));
   if (a["guard_bits"].is_number()) p.guard_bits = a["guard_bits"].get<int>();
   p.sticky = a["sticky"].get<bool>();
-  const std::string regs = a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
+  const std::string regs =
+      a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
   return describe_adder(p) + or_equivalently(a) + regs;
 }
 
@@ -278,8 +287,9 @@ nlohmann::json cascaded_answer(const model::ScalarUnit& u) {
 }
 
 std::string say_cascaded(const nlohmann::json& a) {
-  return a["same_as_single"].get<bool>() ? "as a single addition: " + say_adder(a)
-                                         : "the first of two dependent additions differs from a single one: " + say_adder(a);
+  return a["same_as_single"].get<bool>()
+             ? "as a single addition: " + say_adder(a)
+             : "the first of two dependent additions differs from a single one: " + say_adder(a);
 }
 
 class CascadedProbe final : public UnitProbe {
@@ -291,7 +301,8 @@ class CascadedProbe final : public UnitProbe {
   const UnitQuestion& question() const override {
     // The profile's adder for the first of two dependent additions, where it is not `add`.
     static const UnitQuestion q{{"CASCADED ADDITION", "the first of two dependent additions", say_cascaded},
-                                cascaded_answer, [](const nlohmann::json& a) {
+                                cascaded_answer,
+                                [](const nlohmann::json& a) {
                                   if (a["same_as_single"].get<bool>()) return nlohmann::json::object();
                                   nlohmann::json add = adder_profile(a)["add"];
                                   add.erase("equivalent_roundings");  // the single adder's question
@@ -307,7 +318,8 @@ class CascadedProbe final : public UnitProbe {
     auto [paper, sums, random] = adder_cases(f, ctx);
     const auto cascade = [](const std::vector<Case>& v, const char* op) {
       std::vector<Case> out;
-      for (const Case& c : v) out.push_back({{c.operands[0], c.operands[1], c.operands[0]}, fmt::format("({}) - {}", c.note, op)});
+      for (const Case& c : v)
+        out.push_back({{c.operands[0], c.operands[1], c.operands[0]}, fmt::format("({}) - {}", c.note, op)});
       return out;
     };
     // The candidates: the single adders that reproduce the single additions, each with every first
@@ -340,14 +352,16 @@ class CascadedProbe final : public UnitProbe {
       from = i;
     }
     finding.parameters["zero_from_i"] = from ? nlohmann::json(from) : nlohmann::json(nullptr);
-    finding.verdict += from ? fmt::format("; (1.5 - 2^-i) - 1.5 = 0 from i = {}", from) : std::string("; (1.5 - 2^-i) - 1.5 never 0");
+    finding.verdict +=
+        from ? fmt::format("; (1.5 - 2^-i) - 1.5 = 0 from i = {}", from) : std::string("; (1.5 - 2^-i) - 1.5 never 0");
     return finding;
   }
 };
 
 }  // namespace
 
-static Expected<std::vector<model::ScalarUnit>> identify_adders(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) {
+static Expected<std::vector<model::ScalarUnit>> identify_adders(backends::Device& device, const Format& f,
+                                                                const audit::ProbeContext& ctx) {
   auto all = survivors(device, adder_groups(f, ctx), candidates(device, f, adder_space(), unit_roundings()), false,
                        &adder_question());
   if (!all) return all.error();
@@ -355,7 +369,8 @@ static Expected<std::vector<model::ScalarUnit>> identify_adders(backends::Device
   std::set<std::string> seen;
   // One per answer and rounding: adders that add alike may still round a fused operation apart.
   for (const model::ScalarUnit& u : *all)
-    if (seen.insert(std::string(u.format->name) + adder_answer(u, u.add).dump() + std::string(model::name(u.add.rounding.effective())))
+    if (seen.insert(std::string(u.format->name) + adder_answer(u, u.add).dump() +
+                    std::string(model::name(u.add.rounding.effective())))
             .second)
       out.push_back(u);
   return out;
@@ -363,7 +378,8 @@ static Expected<std::vector<model::ScalarUnit>> identify_adders(backends::Device
 
 Expected<std::vector<model::ScalarUnit>> reproducing_adders(backends::Device& device, const Format& f,
                                                             const audit::ProbeContext& ctx) {
-  return remembered<std::vector<model::ScalarUnit>>(ctx, "adders " + std::string(f.name), [&] { return identify_adders(device, f, ctx); });
+  return remembered<std::vector<model::ScalarUnit>>(ctx, "adders " + std::string(f.name),
+                                                    [&] { return identify_adders(device, f, ctx); });
 }
 
 void add_adder_probes(std::vector<const audit::ScalarProbe*>& out) {

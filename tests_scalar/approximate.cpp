@@ -42,8 +42,7 @@ std::optional<model::UlpBound> measured_bound(const model::Format& f, model::Op 
 
 std::optional<model::UlpBound> conclude_approximate(backends::Device& device, const model::Format& f,
                                                     const audit::ProbeContext& ctx, model::Op op,
-                                                    std::span<const Case> cases,
-                                                    std::span<const std::uint64_t> outputs,
+                                                    std::span<const Case> cases, std::span<const std::uint64_t> outputs,
                                                     const audit::Question& q, const nlohmann::json& answer,
                                                     audit::Finding& finding) {
   if (finding.parameters.value("conclusion", "") != "unexplained") return std::nullopt;
@@ -64,8 +63,8 @@ std::optional<model::UlpBound> conclude_approximate(backends::Device& device, co
     }
     random.push_back(std::move(c));
   }
-  const backends::Expr e = op == model::Op::div ? backends::binary(backends::Node::div, f)
-                                                : backends::unary(backends::Node::sqrt, f);
+  const backends::Expr e =
+      op == model::Op::div ? backends::binary(backends::Node::div, f) : backends::unary(backends::Node::sqrt, f);
   auto got = run_cases(device, e, random);
   if (!got) return std::nullopt;
   all.insert(all.end(), random.begin(), random.end());
@@ -79,10 +78,10 @@ std::optional<model::UlpBound> conclude_approximate(backends::Device& device, co
   finding.parameters["max_ulps"] = model::ulps(*bound);
   const auto allowance = backends::api_allowance(device.info(), device.caps(), f, op);
   if (allowance) finding.parameters["api_allowance"] = fmt::format("{}: {}", allowance->api, allowance->text);
-  const std::string said = fmt::format(
-      "the compiled {} is not correctly rounded: errors of at most {} ulp on {} results{}", what,
-      model::to_string(*bound), all.size(),
-      allowance ? fmt::format("; {}'s allowance: {}", allowance->api, allowance->text) : std::string());
+  const std::string said =
+      fmt::format("the compiled {} is not correctly rounded: errors of at most {} ulp on {} results{}", what,
+                  model::to_string(*bound), all.size(),
+                  allowance ? fmt::format("; {}'s allowance: {}", allowance->api, allowance->text) : std::string());
   finding.verdict = answer.is_null() ? fmt::format("{}; {}", j.verdict, said) : fmt::format("{}: {}", q.head, said);
   return bound;
 }

@@ -33,8 +33,7 @@ std::optional<model::UlpBound> measured_bound(const model::Format& f, model::Op 
 // finding untouched.
 std::optional<model::UlpBound> conclude_approximate(backends::Device& device, const model::Format& f,
                                                     const audit::ProbeContext& ctx, model::Op op,
-                                                    std::span<const Case> cases,
-                                                    std::span<const std::uint64_t> outputs,
+                                                    std::span<const Case> cases, std::span<const std::uint64_t> outputs,
                                                     const audit::Question& q, const nlohmann::json& answer,
                                                     audit::Finding& finding);
 

@@ -138,8 +138,8 @@ class Binary16ExhaustiveProbe final : public audit::ScalarProbe {
       if (t->mismatches[0] == 0)
         parts.push_back(fmt::format("{} matches the correctly rounded model on {}", key, over));
       else
-        parts.push_back(fmt::format("{}: {} mismatches with the correctly rounded model on {}{}", key,
-                                    t->mismatches[0], over,
+        parts.push_back(fmt::format("{}: {} mismatches with the correctly rounded model on {}{}", key, t->mismatches[0],
+                                    over,
                                     best != 0 ? fmt::format(" ({}: {})", alt[best].name, t->mismatches[best]) : ""));
     }
     fi.parameters["seed"] = ctx.seed;
@@ -175,14 +175,15 @@ class Binary16ExhaustiveProbe final : public audit::ScalarProbe {
       if (pending.valid()) t.merge(pending.get());
       if (!r) return r.error();
       if (r->size() != count) return Error{"the device returned the wrong number of results"};
-      pending = std::async(std::launch::async, compare_parallel, std::cref(f), op, std::move(operands),
-                           std::move(*r), start);
+      pending =
+          std::async(std::launch::async, compare_parallel, std::cref(f), op, std::move(operands), std::move(*r), start);
     }
     if (pending.valid()) t.merge(pending.get());
     const auto alt = alternatives();
     for (const Mismatch& m : t.first) {
-      audit::Observation o{{m.a, m.b}, m.d, {}, 16, 16,
-                           fmt::format("{} {} {}", show(f, m.a), op == Node::add ? "+" : "*", show(f, m.b))};
+      audit::Observation o{
+          {m.a, m.b}, m.d, {},
+          16,         16,  fmt::format("{} {} {}", show(f, m.a), op == Node::add ? "+" : "*", show(f, m.b))};
       for (std::size_t h = 0; h < alt.size(); ++h) o.predictions.emplace_back(alt[h].name, m.pred[h]);
       fi.observations.push_back(std::move(o));
     }

@@ -24,8 +24,11 @@ std::string say_wider(const nlohmann::json& a) {
   const std::string adder = adder_question().question.say(a);
   if (a.contains("registers")) return "computed wider, then rounded: " + adder;
   // g guard bits: sums to 11 + g bits, then rounded to 11 (as [DGD]'s 26 bits chopped to 11 read).
-  const std::string bits = a["guard_bits"].is_number() ? fmt::format("sums to {} bits, then rounded to 11; ", 11 + a["guard_bits"].get<int>()) : "";
-  return fmt::format("the sums of a binary16 adder: {} ({}a wider sum rounded to binary16 may give the same)", adder, bits);
+  const std::string bits = a["guard_bits"].is_number()
+                               ? fmt::format("sums to {} bits, then rounded to 11; ", 11 + a["guard_bits"].get<int>())
+                               : "";
+  return fmt::format("the sums of a binary16 adder: {} ({}a wider sum rounded to binary16 may give the same)", adder,
+                     bits);
 }
 
 class WiderSumsProbe final : public UnitProbe {
@@ -36,7 +39,8 @@ class WiderSumsProbe final : public UnitProbe {
   bool applies(const Format& f) const override { return &f == &model::binary16; }
   // The adder's answer; the profile is the guard-bits probe's.
   const UnitQuestion& question() const override {
-    static const UnitQuestion q{{"BINARY16 SUMS", "how binary16 sums are computed", say_wider}, adder_question().ask,
+    static const UnitQuestion q{{"BINARY16 SUMS", "how binary16 sums are computed", say_wider},
+                                adder_question().ask,
                                 [](const nlohmann::json&) { return nlohmann::json::object(); }};
     return q;
   }
@@ -49,7 +53,9 @@ class WiderSumsProbe final : public UnitProbe {
     for (int i = 1; i <= imax; ++i) {
       paper.push_back({{value(f, false, k - 1, 3), pow2(f, k - i, true)}, fmt::format("1.5 + -2^-{}{}", i, times(k))});
       cases.push_back({{pow2(f, k), pow2(f, k - i)}, fmt::format("1 + 2^-{}{}", i, times(k))});
-      if (i >= 2) cases.push_back({{value(f, false, k - 1, 3), value(f, true, k - i - 1, 3)}, fmt::format("1.5 + -1.5*2^-{}{}", i, times(k))});
+      if (i >= 2)
+        cases.push_back({{value(f, false, k - 1, 3), value(f, true, k - i - 1, 3)},
+                         fmt::format("1.5 + -1.5*2^-{}{}", i, times(k))});
       if (k - i - p + 1 >= f.emin() - f.man_bits)
         cases.push_back({{value(f, false, k - 1, 3), value(f, true, k - i - p + 1, (std::uint64_t{1} << (p - 1)) | 1)},
                          fmt::format("1.5 + -(1 + 2^-{})*2^-{}{}", p - 1, i, times(k))});
@@ -67,17 +73,20 @@ class WiderSumsProbe final : public UnitProbe {
     if (units->empty()) units->push_back(model::ieee_unit(f));  // no adder fits: nothing reproduces, said so
     audit::Finding finding;
     const Expr expr = backends::binary(Node::add, f);
-    auto out = conclude(device, {{expr, paper}, {expr, cases}}, *units, question(), finding, {keep_all(), keep_some(8, 16)});
+    auto out =
+        conclude(device, {{expr, paper}, {expr, cases}}, *units, question(), finding, {keep_all(), keep_some(8, 16)});
     if (!out) return audit::failed(out.error().message);
     if (finding.parameters.value("conclusion", "") == "stated")
-      finding.parameters["wider"] = finding.parameters.contains("registers") ? nlohmann::json(true) : nlohmann::json(nullptr);
+      finding.parameters["wider"] =
+          finding.parameters.contains("registers") ? nlohmann::json(true) : nlohmann::json(nullptr);
     // The paper's reading, a measurement: from which i on is 1.5 - 2^-i exactly 1.5?
     int until = 0;
     for (int i = imax; i >= 1; --i) {
       if ((*out)[0][std::size_t(i - 1)] != paper[std::size_t(i - 1)].operands[0]) break;
       until = i;
     }
-    finding.parameters["one_and_half_minus_2^-i_is_1.5_from_i"] = until ? nlohmann::json(until) : nlohmann::json(nullptr);
+    finding.parameters["one_and_half_minus_2^-i_is_1.5_from_i"] =
+        until ? nlohmann::json(until) : nlohmann::json(nullptr);
     if (until) finding.verdict += fmt::format("; 1.5 - 2^-i = 1.5 from i = {}", until);
     return finding;
   }

@@ -63,19 +63,22 @@ bool narrows(const Format& w, const Format& f) {
 }
 
 std::string say_registers(std::size_t differ) {
-  return fmt::format("not told apart from registers wider than the storage: (a * b) * c also differs from its "
-                     "products stored one at a time in {} of {} cases (scalar.register.* say which)",
-                     differ, 2 * kCases);
+  return fmt::format(
+      "not told apart from registers wider than the storage: (a * b) * c also differs from its "
+      "products stored one at a time in {} of {} cases (scalar.register.* say which)",
+      differ, 2 * kCases);
 }
 
 }  // namespace
 
 audit::Finding ContractionCanary::run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const {
-  if (f.man_bits < 2) return audit::unsupported(fmt::format("{} has too few fraction bits for a product's rounding error", f.name));
+  if (f.man_bits < 2)
+    return audit::unsupported(fmt::format("{} has too few fraction bits for a product's rounding error", f.name));
   std::mt19937_64 rng(ctx.seed ^ 0x636f6e7472616374ULL);
   std::vector<Case> products;
   for (std::size_t i = 0; i < kCases; ++i)
-    products.push_back({{random_normal(f, rng(), 0, rng() & 1, 0, 0), random_normal(f, rng(), 0, false, 0, 0)}, "a * b"});
+    products.push_back(
+        {{random_normal(f, rng(), 0, rng() & 1, 0, 0), random_normal(f, rng(), 0, false, 0, 0)}, "a * b"});
   auto p = run_cases(device, single(Node::mul, f), products);
   if (!p) return audit::failed(p.error().message);
   audit::Finding fi;
@@ -87,7 +90,8 @@ audit::Finding ContractionCanary::run(backends::Device& device, const Format& f,
     for (std::size_t i = 0; i < kCases; ++i) {
       const u64 a = products[i].operands[0], b = products[i].operands[1];
       const u64 c = op == Node::add ? negate(f, (*p)[i]) : (*p)[i];
-      cases.push_back({{a, b, c}, op == Node::add ? "a * b + c, c = -(a * b) as stored" : "a * b - c, c = a * b as stored"});
+      cases.push_back(
+          {{a, b, c}, op == Node::add ? "a * b + c, c = -(a * b) as stored" : "a * b - c, c = a * b as stored"});
       one.push_back(model::fma(f, model::Options{}, a, b, op == Node::add ? c : negate(f, c)).bits);
     }
     const Expr expr = compound(Node::mul, op, f);
@@ -103,8 +107,10 @@ audit::Finding ContractionCanary::run(backends::Device& device, const Format& f,
   fi.parameters = {{"cases", n}, {"differ", total.differ}, {"one_rounding", total.single}};
   if (total.differ == 0) {
     fi.parameters["contracted"] = false;
-    fi.verdict = fmt::format("CONTRACTION: none: a * b + c and a * b - c written as two roundings are computed as "
-                             "two ({} cases as stored)", n);
+    fi.verdict = fmt::format(
+        "CONTRACTION: none: a * b + c and a * b - c written as two roundings are computed as "
+        "two ({} cases as stored)",
+        n);
     return fi;
   }
   auto wide = wider_registers(device, f, rng);
@@ -112,8 +118,8 @@ audit::Finding ContractionCanary::run(backends::Device& device, const Format& f,
   fi.parameters["registers_differ"] = *wide;
   if (*wide) {
     fi.parameters["contracted"] = nullptr;
-    fi.verdict = fmt::format("CONTRACTION: {} of {} cases differ from the operations stored one at a time, {}", total.differ,
-                             n, say_registers(*wide));
+    fi.verdict = fmt::format("CONTRACTION: {} of {} cases differ from the operations stored one at a time, {}",
+                             total.differ, n, say_registers(*wide));
     return fi;
   }
   fi.parameters["contracted"] = true;
@@ -157,14 +163,15 @@ audit::Finding NarrowingCanary::run(backends::Device& device, const Format& f, c
     for (std::size_t attempt = 0; attempt < 64 * kCases && cases[0].size() + cases[1].size() < kCases; ++attempt) {
       const bool neg = rng() & 1;
       // A tie of f in [1, 2), exact in w.
-      const u64 tie = value(*w, neg, -(f.man_bits + 1),
-                            (u64{1} << (f.man_bits + 1)) | (2 * (rng() & f.man_mask()) + 1));
+      const u64 tie =
+          value(*w, neg, -(f.man_bits + 1), (u64{1} << (f.man_bits + 1)) | (2 * (rng() & f.man_mask()) + 1));
       const u64 a = random_normal(*w, rng(), 0, false, 0, 0);
       const u64 b = model::div(*w, o, tie, a).bits;
       keep(0, a, b, model::mul(*w, o, a, b).bits, model::mul(model::binary64, o, exact(a), exact(b)).bits,
            "a * b near a tie of the narrower format");
       const u64 tiny = pow2(*w, -(w->man_bits + 3), rng() & 1);
-      keep(1, tie, tiny, model::add(*w, o, tie, tiny).bits, model::add(model::binary64, o, exact(tie), exact(tiny)).bits,
+      keep(1, tie, tiny, model::add(*w, o, tie, tiny).bits,
+           model::add(model::binary64, o, exact(tie), exact(tiny)).bits,
            "a + b, a a tie of the narrower format, b below half an ulp of a");
     }
     Compared total;
@@ -199,8 +206,8 @@ audit::Finding NarrowingCanary::run(backends::Device& device, const Format& f, c
     if (!wide) return audit::failed(wide.error().message);
     if (*wide) {
       entry["folded"] = nullptr;
-      said.push_back(fmt::format("{}: {} of {} cases differ from the operations stored one at a time, {}", head, total.differ,
-                                 n, say_registers(*wide)));
+      said.push_back(fmt::format("{}: {} of {} cases differ from the operations stored one at a time, {}", head,
+                                 total.differ, n, say_registers(*wide)));
       continue;
     }
     entry["folded"] = true;
@@ -251,7 +258,8 @@ std::string CompiledCode::altered(const Expr& expr) const {
     if (in.op == Node::cvt) {
       const backends::Instr& arg = code[in.arg[0]];
       if (arg.op != Node::mul && arg.op != Node::add && arg.op != Node::sub) continue;
-      if (auto it = folded_.find(std::pair<std::string, std::string>(arg.format->name, in.format->name)); it != folded_.end())
+      if (auto it = folded_.find(std::pair<std::string, std::string>(arg.format->name, in.format->name));
+          it != folded_.end())
         return it->second;
     }
   }

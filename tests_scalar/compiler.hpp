@@ -62,7 +62,7 @@ class CompiledCode {
   bool empty() const { return contracted_.empty() && folded_.empty(); }
 
  private:
-  std::map<std::string, std::string, std::less<>> contracted_;                 // format -> why
+  std::map<std::string, std::string, std::less<>> contracted_;                      // format -> why
   std::map<std::pair<std::string, std::string>, std::string, std::less<>> folded_;  // (w, f) -> why
 };
 

@@ -67,8 +67,9 @@ Expected<std::vector<model::ScalarUnit>> fusion_candidates(backends::Device& dev
   if (!adders) return adders.error();
   auto multipliers = reproducing_multipliers(device, f, ctx);
   if (!multipliers) return multipliers.error();
-  const std::vector<model::MultiplierParams> exact = {{model::UnitRounding::ieee(model::Rounding::rne), std::nullopt, 0},
-                                                      {model::UnitRounding::chopped(), std::nullopt, 0}};
+  const std::vector<model::MultiplierParams> exact = {
+      {model::UnitRounding::ieee(model::Rounding::rne), std::nullopt, 0},
+      {model::UnitRounding::chopped(), std::nullopt, 0}};
   std::vector<model::ScalarUnit> out;
   for (const model::ScalarUnit& a : *adders)
     for (bool fma_fused : {true, false}) {
@@ -89,9 +90,18 @@ Expected<std::vector<model::ScalarUnit>> division_candidates(backends::Device& d
                                                              const audit::ProbeContext& ctx) {
   std::vector<model::DivParams> divisions;
   for (const model::UnitRounding& ur : unit_roundings())
-    for (model::DivMethod m : {model::DivMethod::correctly_rounded, model::DivMethod::reciprocal}) divisions.push_back({m, ur, {}});
-  return with_reproducing_multipliers(
-      device, candidates(device, f, [&](const Format&) { Space s; s.divisions = divisions; return s; }, unit_roundings()), ctx);
+    for (model::DivMethod m : {model::DivMethod::correctly_rounded, model::DivMethod::reciprocal})
+      divisions.push_back({m, ur, {}});
+  return with_reproducing_multipliers(device,
+                                      candidates(
+                                          device, f,
+                                          [&](const Format&) {
+                                            Space s;
+                                            s.divisions = divisions;
+                                            return s;
+                                          },
+                                          unit_roundings()),
+                                      ctx);
 }
 
 nlohmann::json fusion_answer(const model::ScalarUnit& u, bool fused) {
@@ -120,8 +130,10 @@ std::vector<Case> double_rounding_cases(const Format& f) {
   std::vector<Case> v;
   for (bool neg : {false, true}) {
     const auto sg = [&](std::uint64_t x) { return neg ? negate(f, x) : x; };
-    v.push_back({{sg(a), b, sg(one(f))}, fmt::format("{} * {} + {} (just off a tie)", show(f, sg(a)), show(f, b), show(f, sg(one(f))))});
-    v.push_back({{sg(a2), b2, sg(c2)}, fmt::format("{} * {} + {} (just off a tie)", show(f, sg(a2)), show(f, b2), show(f, sg(c2)))});
+    v.push_back({{sg(a), b, sg(one(f))},
+                 fmt::format("{} * {} + {} (just off a tie)", show(f, sg(a)), show(f, b), show(f, sg(one(f))))});
+    v.push_back({{sg(a2), b2, sg(c2)},
+                 fmt::format("{} * {} + {} (just off a tie)", show(f, sg(a2)), show(f, b2), show(f, sg(c2)))});
   }
   return v;
 }
@@ -170,7 +182,8 @@ const Format* wider_on(const backends::Device& device, const Format& f) {
   const Format* best = nullptr;
   for (const Format* g : device.caps().formats) {
     if (g == &f || !g->has_sign() || g->man_bits < f.man_bits || g->emax() < f.emax() ||
-        g->quantum_min() > f.quantum_min() || (f.has_inf() && !g->has_inf()) || (f.has_nan() && g->nan != model::NanStyle::ieee))
+        g->quantum_min() > f.quantum_min() || (f.has_inf() && !g->has_inf()) ||
+        (f.has_nan() && g->nan != model::NanStyle::ieee))
       continue;
     if (g->man_bits == f.man_bits && g->exp_bits == f.exp_bits) continue;
     if (!best || g->storage_bits < best->storage_bits) best = g;

@@ -45,7 +45,8 @@ class DivisionMethodProbe final : public UnitProbe {
         {"DIVISION", "the method of the division",
          [](const nlohmann::json& a) {
            if (a["method"] == "approximate") return std::string("approximate");
-           const std::string regs = a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
+           const std::string regs =
+               a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
            const std::string r = a["rounding"] == "rne" ? std::string("to nearest") : a["rounding"].get<std::string>();
            return a["method"] == "reciprocal"
                       ? fmt::format("x * (1/y), the reciprocal correctly rounded ({}), then the multiplier{}", r, regs)
@@ -54,8 +55,9 @@ class DivisionMethodProbe final : public UnitProbe {
         division_answer,
         [](const nlohmann::json& a) {
           if (a["method"] == "approximate") return nlohmann::json{{"div", {{"method", "approximate"}}}};
-          return a.contains("registers") ? nlohmann::json::object()
-                                         : nlohmann::json{{"div", {{"method", a["method"]}, {"rounding", a["rounding"]}}}};
+          return a.contains("registers")
+                     ? nlohmann::json::object()
+                     : nlohmann::json{{"div", {{"method", a["method"]}, {"rounding", a["rounding"]}}}};
         }};
     return q;
   }

@@ -40,10 +40,11 @@ nlohmann::json overflow_answer(const model::ScalarUnit& u) {
     return {{"overflow", overflow_of(u.convert)}};
   }
   const bool fused = u.fma_zero_addend == model::ZeroAddend::ieee && (u.fma_fused || u.mad_fused);
-  const nlohmann::json per = {{"add", overflow_of(u.add.rounding)},
-                              {"mul", overflow_of(u.mul.rounding)},
-                              {"div", overflow_of(u.div.method == model::DivMethod::reciprocal ? u.mul.rounding : u.div.rounding)},
-                              {"fma", overflow_of(fused ? u.add.rounding : u.mul.rounding)}};
+  const nlohmann::json per = {
+      {"add", overflow_of(u.add.rounding)},
+      {"mul", overflow_of(u.mul.rounding)},
+      {"div", overflow_of(u.div.method == model::DivMethod::reciprocal ? u.mul.rounding : u.div.rounding)},
+      {"fma", overflow_of(fused ? u.add.rounding : u.mul.rounding)}};
   for (const auto& [op, v] : per.items())
     if (v != per["add"]) return {{"overflow", per}};
   return {{"overflow", per["add"]}};
@@ -61,9 +62,10 @@ std::string say_overflow(const nlohmann::json& a) {
 }
 
 std::vector<Group> infinity_groups(const Format& f, const Format* g) {
-  const std::uint64_t inf = model::pack(f, false, f.inf_magnitude()), ninf = negate(f, inf), pz = model::zero(f, false).bits,
-                      nz = negate(f, pz), one_ = one(f), m1 = negate(f, one_), two = pow2(f, 1), m2 = negate(f, two),
-                      max = largest(f), nmax = largest(f, true), half = pow2(f, -1);
+  const std::uint64_t inf = model::pack(f, false, f.inf_magnitude()), ninf = negate(f, inf),
+                      pz = model::zero(f, false).bits, nz = negate(f, pz), one_ = one(f), m1 = negate(f, one_),
+                      two = pow2(f, 1), m2 = negate(f, two), max = largest(f), nmax = largest(f, true),
+                      half = pow2(f, -1);
   std::vector<Group> v;
   v.push_back({backends::transfer(f), {{{inf}, "transfer(inf)"}, {{ninf}, "transfer(-inf)"}}});
   v.push_back({backends::binary(Node::add, f),
@@ -75,7 +77,9 @@ std::vector<Group> infinity_groups(const Format& f, const Format* g) {
                 {{max, max}, "MAX + MAX (overflow)"},
                 {{nmax, nmax}, "-MAX + -MAX (overflow)"}}});
   v.push_back({backends::binary(Node::sub, f),
-               {{{inf, inf}, "inf - inf"}, {{inf, ninf}, "inf - (-inf)"}, {{one_, inf}, "1 - inf"},
+               {{{inf, inf}, "inf - inf"},
+                {{inf, ninf}, "inf - (-inf)"},
+                {{one_, inf}, "1 - inf"},
                 {{nmax, max}, "-MAX - MAX (overflow)"}}});
   v.push_back({backends::binary(Node::mul, f),
                {{{inf, two}, "inf * 2"},
@@ -125,7 +129,8 @@ class InfinityProbe final : public UnitProbe {
   std::string_view source() const override { return "IEEE 754-2019 sections 6.1 and 7.2 to 7.4; Kahan's Paranoia"; }
   bool applies(const Format& f) const override { return f.has_inf() && f.has_nan() && f.has_sign() && f.man_bits >= 1; }
   const UnitQuestion& question() const override {
-    static const UnitQuestion q{{"INFINITY", "arithmetic with infinities and overflow", say_overflow}, overflow_answer, nullptr};
+    static const UnitQuestion q{
+        {"INFINITY", "arithmetic with infinities and overflow", say_overflow}, overflow_answer, nullptr};
     return q;
   }
 
@@ -134,9 +139,9 @@ class InfinityProbe final : public UnitProbe {
     const Format* g = wider_on(device, f);
     const std::vector<Group> groups = infinity_groups(f, g);
     // One rounding per overflow behaviour (the cases round nothing else).
-    const std::vector<model::UnitRounding> rs = {model::UnitRounding::ieee(Rounding::rne), model::UnitRounding::chopped(),
-                                                 model::UnitRounding::ieee(Rounding::ru),
-                                                 model::UnitRounding::ieee(Rounding::rd)};
+    const std::vector<model::UnitRounding> rs = {
+        model::UnitRounding::ieee(Rounding::rne), model::UnitRounding::chopped(),
+        model::UnitRounding::ieee(Rounding::ru), model::UnitRounding::ieee(Rounding::rd)};
     const SpaceOf space = [&rs](const Format&) {
       Space s;
       for (const model::UnitRounding& r : rs) {

@@ -15,7 +15,6 @@
 namespace gp::scalar {
 namespace {
 
-
 class MadProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.mad.extra_precision"; }
@@ -26,9 +25,11 @@ class MadProbe final : public UnitProbe {
     static const UnitQuestion q{
         {"MAD", "the fusion of the MAD",
          [](const nlohmann::json& a) {
-           const std::string regs = a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
-           return a["fused"].get<bool>() ? "fused: MAD(x, y, -x*y) returns the exact error of the product" + regs
-                                         : "not fused: the product is rounded by the multiplier before the addition" + regs;
+           const std::string regs =
+               a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
+           return a["fused"].get<bool>()
+                      ? "fused: MAD(x, y, -x*y) returns the exact error of the product" + regs
+                      : "not fused: the product is rounded by the multiplier before the addition" + regs;
          }},
         [](const model::ScalarUnit& u) { return fusion_answer(u, u.mad_fused); },
         nullptr};
@@ -56,8 +57,9 @@ class MadProbe final : public UnitProbe {
     if (!units) return audit::failed(units.error().message);
     audit::Finding finding;
     // And sums just above a tie: wider registers round them twice.
-    auto out = conclude(device, {{backends::ternary(Node::mad, f), cases}, {backends::ternary(Node::mad, f), double_rounding_cases(f)}},
-                        *units, question(), finding);
+    auto out = conclude(
+        device, {{backends::ternary(Node::mad, f), cases}, {backends::ternary(Node::mad, f), double_rounding_cases(f)}},
+        *units, question(), finding);
     if (!out) return audit::failed(out.error().message);
     int zeros = 0;
     for (std::uint64_t o : (*out)[0]) zeros += model::classify(f, o) == model::Class::zero;

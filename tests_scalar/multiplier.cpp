@@ -54,7 +54,8 @@ std::vector<Case> paper_sequence(const Format& f) {
 std::vector<Case> odd_multiples(const Format& f, std::uint64_t n, std::uint64_t seed, std::uint64_t c,
                                 std::uint64_t size) {
   const int p = f.precision();
-  const std::uint64_t x = (std::uint64_t{1} << (p - 1)) + 1, last = (std::uint64_t{1} << (p - 1)) - 1;  // 0 < i < 2^(p-1)
+  const std::uint64_t x = (std::uint64_t{1} << (p - 1)) + 1,
+                      last = (std::uint64_t{1} << (p - 1)) - 1;  // 0 < i < 2^(p-1)
   const std::uint64_t count = std::min(n, last);
   std::vector<Case> v;
   std::mt19937_64 rng(seed ^ 0x636f72726563ULL ^ c);
@@ -81,11 +82,14 @@ std::vector<Case> column_probes(const Format& f) {
                    fmt::format("{}(2^{} + {}) * {:#x}: a tie", neg ? "-" : "", p - 1, x - top, top + half)});
   for (int j = 0; j + 2 < p; ++j) {
     const std::uint64_t bit = std::uint64_t{1} << j;
-    const std::pair<std::uint64_t, const char*> bs[] = {
-        {top + half + bit, "tie + 2^{}"}, {top + half - bit, "tie - 2^{}"}, {top + bit, "exact + 2^{}"}, {2 * top - bit, "ulp - 2^{}"}};
+    const std::pair<std::uint64_t, const char*> bs[] = {{top + half + bit, "tie + 2^{}"},
+                                                        {top + half - bit, "tie - 2^{}"},
+                                                        {top + bit, "exact + 2^{}"},
+                                                        {2 * top - bit, "ulp - 2^{}"}};
     for (const auto& [b, what] : bs)
-      v.push_back({{normalised(f, a), normalised(f, b)},
-                   fmt::format("(2^{} + 1) * {:#x}: below the last bit, {}", p - 1, b, fmt::format(fmt::runtime(what), j))});
+      v.push_back(
+          {{normalised(f, a), normalised(f, b)},
+           fmt::format("(2^{} + 1) * {:#x}: below the last bit, {}", p - 1, b, fmt::format(fmt::runtime(what), j))});
   }
   return v;
 }
@@ -122,7 +126,8 @@ std::vector<Case> random_pairs(const Format& f, std::uint64_t n, std::uint64_t s
   std::mt19937_64 rng(seed ^ 0x6d756c2d636f6cULL);
   std::vector<Case> v;
   for (std::uint64_t i = 0; i < n; ++i) {
-    const std::uint64_t a = random_normal(f, rng(), 0, rng() & 1, 0, 0), b = random_normal(f, rng(), 0, rng() & 1, 0, 0);
+    const std::uint64_t a = random_normal(f, rng(), 0, rng() & 1, 0, 0),
+                        b = random_normal(f, rng(), 0, rng() & 1, 0, 0);
     v.push_back({{a, b}, fmt::format("{} * {}", show(f, a), show(f, b))});
   }
   return v;
@@ -173,16 +178,20 @@ void narrow(const Format& f, Candidate& cand, const Case& k, std::uint64_t out) 
   if (at_lo == target && at_hi == target) return;  // the whole interval fits: nothing to narrow
   while (a < b) {
     const std::uint64_t mid = a + (b - a) / 2;
-    if (mag(mid) >= target) b = mid;
-    else a = mid + 1;
+    if (mag(mid) >= target)
+      b = mid;
+    else
+      a = mid + 1;
   }
   const std::uint64_t lo = a;
   a = cand.lo;
   b = cand.hi;
   while (a < b) {
     const std::uint64_t mid = a + (b - a + 1) / 2;
-    if (mag(mid) <= target) a = mid;
-    else b = mid - 1;
+    if (mag(mid) <= target)
+      a = mid;
+    else
+      b = mid - 1;
   }
   const std::uint64_t hi = a;
   if (lo > hi || mag(lo) != target) {
@@ -442,7 +451,8 @@ nlohmann::json multiplier_answer(const model::ScalarUnit& u, bool with_correctio
   bool registers = d > 0;
   if (registers && d >= p + 1 && u.convert.effective() == Rounding::rz) {
     const int lowest = m.truncated_columns ? std::max(pr - 1 - *m.truncated_columns, 0) : 0;
-    if (!m.truncated_columns || (lowest <= 2 * d && (2 * d - lowest >= 64 || m.correction < (std::uint64_t{1} << (2 * d - lowest))))) {
+    if (!m.truncated_columns ||
+        (lowest <= 2 * d && (2 * d - lowest >= 64 || m.correction < (std::uint64_t{1} << (2 * d - lowest))))) {
       m = {UnitRounding::ieee(Rounding::rz), std::nullopt, 0};
       registers = false;
     }
@@ -455,7 +465,8 @@ nlohmann::json multiplier_answer(const model::ScalarUnit& u, bool with_correctio
     const int lowest = m.truncated_columns ? std::max(pr - 1 - *m.truncated_columns, 0) : 0;
     const Rounding r = m.rounding.effective();
     const int room = r == Rounding::rz ? pr - 1 : model::name(r).starts_with("rn") ? pr - 2 : lowest;
-    const bool stays = m.correction == 0 || (lowest < room && m.correction < (std::uint64_t{1} << std::min(room - lowest, 63)));
+    const bool stays =
+        m.correction == 0 || (lowest < room && m.correction < (std::uint64_t{1} << std::min(room - lowest, 63)));
     if (lowest <= 2 * d && stays) {
       m = {u.convert, std::nullopt, 0};
       canonical(p, m);
@@ -472,22 +483,28 @@ nlohmann::json multiplier_answer(const model::ScalarUnit& u, bool with_correctio
   // other pairs of tie_directed (rnz gives inf where chop gives MAX), which the probe's products
   // at the top of the range show.
   const bool flushed = model::flushing(u, model::FlushOp::mul).flush_output || u.subnormals.flush_transfer;
-  if (!registers && flushed && m.truncated_columns == 0 && m.correction < 4 && m.rounding == UnitRounding::ieee(Rounding::rna))
+  if (!registers && flushed && m.truncated_columns == 0 && m.correction < 4 &&
+      m.rounding == UnitRounding::ieee(Rounding::rna))
     m.rounding = UnitRounding::ieee(Rounding::ra);
   nlohmann::json j = nlohmann::json::object();
   if (registers) j["registers"] = u.format->name;
   j["rounding"] = model::name(m.rounding);
   j["truncated_columns"] = m.truncated_columns ? nlohmann::json(*m.truncated_columns) : nlohmann::json(nullptr);
   if (with_correction) j["correction"] = m.correction;
-  if (!registers && flushed && m.truncated_columns == 0 && m.correction < 4 && m.rounding == UnitRounding::ieee(Rounding::ra))
+  if (!registers && flushed && m.truncated_columns == 0 && m.correction < 4 &&
+      m.rounding == UnitRounding::ieee(Rounding::ra))
     j["equivalent_roundings"] = rounding_class("ra", true);
   return j;
 }
 
 std::string say_multiplier(const nlohmann::json& a) {
-  const std::string r = (a["rounding"] == "chop" ? std::string("chopped") : "rounded " + a["rounding"].get<std::string>()) + or_equivalently(a);
-  const std::string regs = a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
-  if (a["truncated_columns"].is_null()) return fmt::format("every partial product generated (no truncated columns), {}{}", r, regs);
+  const std::string r =
+      (a["rounding"] == "chop" ? std::string("chopped") : "rounded " + a["rounding"].get<std::string>()) +
+      or_equivalently(a);
+  const std::string regs =
+      a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
+  if (a["truncated_columns"].is_null())
+    return fmt::format("every partial product generated (no truncated columns), {}{}", r, regs);
   const int t = a["truncated_columns"].get<int>();
   std::string c;
   if (a.contains("correction")) {
@@ -501,13 +518,16 @@ class MultiplierProbe : public UnitProbe {
  public:
   explicit MultiplierProbe(bool correction)
       : correction_(correction),
-        q_{{"MULTIPLICATION", correction ? "the correction constant of the multiplier" : "the truncated columns of the multiplier",
+        q_{{"MULTIPLICATION",
+            correction ? "the correction constant of the multiplier" : "the truncated columns of the multiplier",
             say_multiplier},
            [correction](const model::ScalarUnit& u) { return multiplier_answer(u, correction); },
            [correction](const nlohmann::json& a) {
              nlohmann::json m = correction ? nlohmann::json{{"correction", a["correction"]}}
-                                           : nlohmann::json{{"truncated_columns", a["truncated_columns"]}, {"rounding", a["rounding"]}};
-             if (!correction && a.contains("equivalent_roundings")) m["equivalent_roundings"] = a["equivalent_roundings"];
+                                           : nlohmann::json{{"truncated_columns", a["truncated_columns"]},
+                                                            {"rounding", a["rounding"]}};
+             if (!correction && a.contains("equivalent_roundings"))
+               m["equivalent_roundings"] = a["equivalent_roundings"];
              return nlohmann::json{{"mul", m}};
            }} {}
   std::string_view source() const override {
@@ -565,9 +585,11 @@ class CorrectionProbe final : public MultiplierProbe {
     // The odd multiples: the first chunk is kept for the observations, the rest streams through.
     const std::uint64_t n = ctx.cases(256, 4096, std::uint64_t{1} << 23), chunk = 1 << 16;
     // The aimed sets first: they leave few candidates for the many odd multiples to narrow.
-    std::vector<std::vector<Case>> sets = {paper_sequence(f), column_probes(f),
+    std::vector<std::vector<Case>> sets = {paper_sequence(f),
+                                           column_probes(f),
                                            residue_probes(f, ctx.cases(32, 128, 4096), ctx.seed + 1),
-                                           random_pairs(f, ctx.cases(32, 64, 4096), ctx.seed + 1), overflow_probes(f),
+                                           random_pairs(f, ctx.cases(32, 64, 4096), ctx.seed + 1),
+                                           overflow_probes(f),
                                            odd_multiples(f, n, ctx.seed, 0, chunk)};
     const Chunks rest = [&](std::uint64_t c) { return odd_multiples(f, n, ctx.seed, c + 1, chunk); };
     audit::Finding finding = conclude_on(device, f, sets, ctx.seed, rest, 32);
@@ -581,7 +603,7 @@ class CorrectionProbe final : public MultiplierProbe {
 nlohmann::json truncation_answer(const model::ScalarUnit& u) { return multiplier_answer(u, false); }
 
 static Expected<std::vector<model::MultiplierParams>> identify_multipliers(backends::Device& device, const Format& f,
-                                                                    const audit::ProbeContext& ctx) {
+                                                                           const audit::ProbeContext& ctx) {
   std::vector<std::vector<Case>> sets = column_sets(f, ctx);
   auto id = identify(device, f, sets, ctx.seed);
   if (!id) return id.error();

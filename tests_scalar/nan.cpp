@@ -66,15 +66,17 @@ std::string say(const nlohmann::json& a) {
   if (prop == "canonical") {
     s = "every NaN result is the canonical NaN";
   } else {
-    s = prop == "first" ? "the first NaN operand comes out" : prop == "last" ? "the last NaN operand comes out"
-                                                                               : "the NaN operand with the larger payload comes out";
+    s = prop == "first"  ? "the first NaN operand comes out"
+        : prop == "last" ? "the last NaN operand comes out"
+                         : "the NaN operand with the larger payload comes out";
     if (a.contains("quiet")) s += a["quiet"].get<bool>() ? ", quieted" : ", signalling ones unchanged";
     s += a.value("sub_flips", false) ? "; a - NaN flips the NaN's sign" : "; a - NaN keeps the NaN's sign";
     if (const auto o = model::find_fma_nan_order(a.value("fma_order", "")))
       s += "; fma takes its NaN operands in the order " + model::words(*o);
   }
   const auto d = model::find_default_nan(a.value("default_nan", ""));
-  return fmt::format("{}; invalid operations give the {} ({})", s, d ? describe(*d) : "?", a.value("default_nan_bits", ""));
+  return fmt::format("{}; invalid operations give the {} ({})", s, d ? describe(*d) : "?",
+                     a.value("default_nan_bits", ""));
 }
 
 // The answer's profile keys: those the IEEE unit does not have, and `canonical` always.
@@ -106,7 +108,8 @@ std::vector<model::NanPolicy> nan_policies(const Format& f) {
   std::vector<model::NanPolicy> v;
   for (bool transfer : {false, true})
     for (model::DefaultNan d : default_nans(f)) {
-      for (model::NanPropagation c : {model::NanPropagation::first, model::NanPropagation::last, model::NanPropagation::larger_payload})
+      for (model::NanPropagation c :
+           {model::NanPropagation::first, model::NanPropagation::last, model::NanPropagation::larger_payload})
         for (const std::optional<model::FmaNanOrder>& order : fma_orders(f, c))
           for (bool quiet : {true, false})
             for (bool flips : {false, true}) {
@@ -146,7 +149,9 @@ std::vector<Group> propagation_groups(const Format& f) {
   const Values n = nan_values(f);
   const std::uint64_t one_ = one(f), two = pow2(f, 1);
   std::vector<Group> v;
-  std::vector<Case> add = {{{n.qa, one_}, "qNaN(1) + 1"}, {{one_, n.qa}, "1 + qNaN(1)"}, {{n.qa, n.qb}, "qNaN(1) + -qNaN(big)"},
+  std::vector<Case> add = {{{n.qa, one_}, "qNaN(1) + 1"},
+                           {{one_, n.qa}, "1 + qNaN(1)"},
+                           {{n.qa, n.qb}, "qNaN(1) + -qNaN(big)"},
                            {{n.qb, n.qa}, "-qNaN(big) + qNaN(1)"}};
   if (ieee_nans(f)) {
     add.push_back({{n.sc, one_}, "sNaN(2) + 1"});
@@ -157,8 +162,9 @@ std::vector<Group> propagation_groups(const Format& f) {
   v.push_back({backends::binary(Node::add, f), add});
   v.push_back({backends::binary(Node::sub, f),
                {{{n.qa, one_}, "qNaN(1) - 1"}, {{one_, n.qa}, "1 - qNaN(1)"}, {{one_, n.qb}, "1 - -qNaN(big)"}}});
-  v.push_back({backends::binary(Node::mul, f),
-               {{{n.qa, two}, "qNaN(1) * 2"}, {{two, n.qb}, "2 * -qNaN(big)"}, {{n.qa, n.qb}, "qNaN(1) * -qNaN(big)"}}});
+  v.push_back(
+      {backends::binary(Node::mul, f),
+       {{{n.qa, two}, "qNaN(1) * 2"}, {{two, n.qb}, "2 * -qNaN(big)"}, {{n.qa, n.qb}, "qNaN(1) * -qNaN(big)"}}});
   v.push_back({backends::binary(Node::div, f), {{{n.qa, two}, "qNaN(1) / 2"}, {{two, n.qb}, "2 / -qNaN(big)"}}});
   v.push_back({backends::unary(Node::sqrt, f), {{{n.qa}, "sqrt(qNaN(1))"}, {{n.qb}, "sqrt(-qNaN(big))"}}});
   // Every pair of NaN operands in both orders: which of the two wins decides the fma's order of
@@ -180,7 +186,8 @@ std::vector<Group> propagation_groups(const Format& f) {
 // Conversions of f's NaNs to the wider format g.
 Group conversion_group(const Format& f, const Format& g) {
   const Values n = nan_values(f);
-  std::vector<Case> cv = {{{n.qa}, fmt::format("{}(qNaN(1))", g.name)}, {{n.qb}, fmt::format("{}(-qNaN(big))", g.name)}};
+  std::vector<Case> cv = {{{n.qa}, fmt::format("{}(qNaN(1))", g.name)},
+                          {{n.qb}, fmt::format("{}(-qNaN(big))", g.name)}};
   if (ieee_nans(f)) cv.push_back({{n.sc}, fmt::format("{}(sNaN(2))", g.name)});
   return {backends::conversion(f, g), cv};
 }
@@ -237,8 +244,9 @@ class NanProbe final : public UnitProbe {
         finding.observations.push_back(std::move(o));
       }
       finding.parameters["conversion_as_ieee"] = as_ieee;
-      finding.verdict += fmt::format("; conversion to {}: {}", g->name,
-                                     as_ieee ? "payload and sign kept, quieted" : "other NaNs than IEEE's (see the observations)");
+      finding.verdict +=
+          fmt::format("; conversion to {}: {}", g->name,
+                      as_ieee ? "payload and sign kept, quieted" : "other NaNs than IEEE's (see the observations)");
     }
     return finding;
   }

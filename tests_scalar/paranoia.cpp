@@ -43,7 +43,9 @@ class ParanoiaProbe : public audit::ScalarProbe {
 
 u64 magnitude(const Format& f, u64 x) { return x & ~f.sign_mask(); }
 
-Item single(const Bench& b, Node op, u64 x, u64 y, std::string note) { return Item{&b.op(op), {x, y}, std::move(note)}; }
+Item single(const Bench& b, Node op, u64 x, u64 y, std::string note) {
+  return Item{&b.op(op), {x, y}, std::move(note)};
+}
 
 // " (consistent with: chopped, 2 guard bits, no sticky)" when only guard-bit adders explain the outputs.
 std::string adder_hint(const std::vector<std::string>& consistent) {
@@ -265,8 +267,8 @@ class PrecisionProbe final : public ParanoiaProbe {
     if (u1_ok && u2_ok)
       parts.push_back(fmt::format("U1 = {} and U2 = {} confirmed", show_pow2(f, u1), show_pow2(f, u2)));
     else
-      parts.push_back(fmt::format("Paranoia's recalculation gives U1 = {}, U2 = {} (the format's are {} and {})", show_pow2(f, u1),
-                                  show_pow2(f, u2), show_pow2(f, c.U1), show_pow2(f, c.U2)));
+      parts.push_back(fmt::format("Paranoia's recalculation gives U1 = {}, U2 = {} (the format's are {} and {})",
+                                  show_pow2(f, u1), show_pow2(f, u2), show_pow2(f, c.U1), show_pow2(f, c.U2)));
     if (all_pass(verify))
       parts.push_back("U1 U2 F9 B9 verified");
     else
@@ -339,11 +341,10 @@ class CompareSubProbe final : public ParanoiaProbe {
     }
 
     // (X - Y) + (Y - X) == 0 (line 2720), X = 1 + 1/2 (1 + 1/2), Y = (1 + U2) / 2, and more pairs.
-    const std::vector<std::pair<u64, u64>> pairs = {
-        {c.v(7, -2), model::mul(f, {}, c.one_plus(1), c.half).bits},
-        {c.one, c.F9},
-        {c.onehalf_plus(1), c.v(1, -c.P - 3)},
-        {c.three, c.one_plus(3)}};
+    const std::vector<std::pair<u64, u64>> pairs = {{c.v(7, -2), model::mul(f, {}, c.one_plus(1), c.half).bits},
+                                                    {c.one, c.F9},
+                                                    {c.onehalf_plus(1), c.v(1, -c.P - 3)},
+                                                    {c.three, c.one_plus(3)}};
     items.clear();
     for (const auto& [x, y] : pairs)
       items.push_back({&sym, {x, y}, fmt::format("(X - Y) + (Y - X), X = {}, Y = {}", show(f, x), show(f, y))});
@@ -362,9 +363,10 @@ class CompareSubProbe final : public ParanoiaProbe {
     if (inconsistent == 0)
       parts.push_back("Comparison and Subtraction consistent");
     else
-      parts.push_back(fmt::format("SERIOUS: comparison alleges X != Y although subtraction disagrees in {} cases "
-                                  "(first: {})",
-                                  inconsistent, first));
+      parts.push_back(
+          fmt::format("SERIOUS: comparison alleges X != Y although subtraction disagrees in {} cases "
+                      "(first: {})",
+                      inconsistent, first));
     parts.push_back(nonzero == 0 ? "(X - Y) + (Y - X) == 0" : "FLAW: (X - Y) + (Y - X) is nonzero");
     fi.verdict = "SUBTRACTION: " + join(parts, "; ");
     return fi;
@@ -411,8 +413,9 @@ class MulGuardProbe final : public ParanoiaProbe {
     fi.parameters["tests"] = checks_json(guard);
     fi.parameters["accuracy"] = checks_json(accuracy);
     fi.parameters["consistent"] = b.consistent();
-    std::string v = all_pass(guard) ? "MULTIPLICATION: Seems to have guard bit"
-                                    : "MULTIPLICATION: SERIOUS: lacks a Guard Digit, so 1*X != X (" + failures(guard) + ")";
+    std::string v = all_pass(guard)
+                        ? "MULTIPLICATION: Seems to have guard bit"
+                        : "MULTIPLICATION: SERIOUS: lacks a Guard Digit, so 1*X != X (" + failures(guard) + ")";
     v += all_pass(accuracy) ? "; accuracy tests passed"
                             : "; FAILURE: * gets too many final digits wrong (" + failures(accuracy) + ")";
     fi.verdict = v;
@@ -469,8 +472,7 @@ class DivGuardProbe final : public ParanoiaProbe {
     fi.parameters["other"] = checks_json(other);
     fi.parameters["consistent"] = b.consistent();
     std::vector<std::string> parts;
-    if (!all_pass(guard))
-      parts.push_back("FAILURE: Division lacks guard digit (" + failures(guard) + ")");
+    if (!all_pass(guard)) parts.push_back("FAILURE: Division lacks guard digit (" + failures(guard) + ")");
     if (!all_pass(by_one)) parts.push_back("SERIOUS: Division lacks a Guard Digit, so X/1 != X");
     if (parts.empty()) parts.push_back("Seems to have guard digit");
     if (!all_pass(other)) parts.push_back("FAILURE: " + failures(other) + " is false");
@@ -623,7 +625,9 @@ class ProductRoundingProbe final : public ParanoiaProbe {
       all_chopped = all_chopped && z;
       results.push_back({{"test", cls[k].note},
                          {"output", show(f, out)},
-                         {"result", r ? "EXACT" : z ? "CHOPPED" : "NEITHER"}});
+                         {"result", r   ? "EXACT"
+                                    : z ? "CHOPPED"
+                                        : "NEITHER"}});
     }
     const bool pre_ok = all_pass(pre_checks);
     const std::string rounding = pre_ok && all_rounded ? "rounded" : pre_ok && all_chopped ? "chopped" : "neither";
@@ -720,12 +724,12 @@ class StickyProbe final : public ParanoiaProbe {
     std::vector<Hyp> hyps = ieee_and_chopped(f);
     for (Hyp& h : guard_bit_adders(f)) hyps.push_back(h);
     Bench b(device, f, fi, hyps);
-    const u64 y2 = c.v(1, -P - 1);                                      // U2 / 2
-    const u64 x2 = c.v((std::int64_t{1} << P) + 1, -2 * P - 1);        // (1/2 + U1) U2
-    const u64 y1 = c.v(1, -P - 2);                                      // U1 / 2
-    const u64 x1 = c.v((std::int64_t{1} << P) + 1, -2 * P - 2);        // (1/2 + U1) U1
-    const u64 z1 = c.v((std::int64_t{1} << P) - 1, -2 * P - 2);         // (1/2 - U1) U1
-    const u64 onequarter = c.v(5, -2);                                  // 1 + 1/(2 Radix)
+    const u64 y2 = c.v(1, -P - 1);                               // U2 / 2
+    const u64 x2 = c.v((std::int64_t{1} << P) + 1, -2 * P - 1);  // (1/2 + U1) U2
+    const u64 y1 = c.v(1, -P - 2);                               // U1 / 2
+    const u64 x1 = c.v((std::int64_t{1} << P) + 1, -2 * P - 2);  // (1/2 + U1) U1
+    const u64 z1 = c.v((std::int64_t{1} << P) - 1, -2 * P - 2);  // (1/2 - U1) U1
+    const u64 onequarter = c.v(5, -2);                           // 1 + 1/(2 Radix)
     const u64 one_two_u2 = c.one_plus(2);
     const std::vector<Item> items = {
         single(b, Node::add, c.one, y2, "1 + U2/2 -> 1"),
@@ -739,8 +743,9 @@ class StickyProbe final : public ParanoiaProbe {
         single(b, Node::mul, c.one_plus(1), c.onehalf, "(1 + U2) * 1.5 -> 1.5 + 2 U2"),
         single(b, Node::mul, onequarter, one_two_u2, "(1 + 1/4) * (1 + 2 U2) -> 1.25 + 2 U2"),
     };
-    const std::vector<u64> want = {c.one, c.one_plus(1), c.one_plus(2), c.one_plus(1), c.one, c.F9, c.F9,
-                                   c.one_minus(2), c.onehalf_plus(2), c.v((std::int64_t{5} << (P - 2)) + 2, -P)};
+    const std::vector<u64> want = {
+        c.one, c.one_plus(1), c.one_plus(2),  c.one_plus(1),     c.one,
+        c.F9,  c.F9,          c.one_minus(2), c.onehalf_plus(2), c.v((std::int64_t{5} << (P - 2)) + 2, -P)};
     const std::vector<u64> o = b.run(items);
     std::vector<Check> checks;
     for (std::size_t i = 0; i < items.size(); ++i) checks.push_back({items[i].note, same_value(f, o[i], want[i])});
@@ -765,8 +770,7 @@ class StickyProbe final : public ParanoiaProbe {
 class CommutativeProbe final : public ParanoiaProbe {
  public:
   CommutativeProbe()
-      : ParanoiaProbe("scalar.mul.commutative", "Commutativity of multiplication (Paranoia milestone 60)",
-                      kParanoia) {}
+      : ParanoiaProbe("scalar.mul.commutative", "Commutativity of multiplication (Paranoia milestone 60)", kParanoia) {}
 
  protected:
   audit::Finding body(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
@@ -801,10 +805,13 @@ class CommutativeProbe final : public ParanoiaProbe {
       fails += !ok;
       if (i < 4 || (!ok && fails <= 16)) {
         const u64 rn = model::mul(f, {}, pairs[i].second, pairs[i].first).bits;
-        audit::Observation o{{pairs[i].second, pairs[i].first}, yx, {{"commutative", xy}, {"ieee", rn}},
-                             f.storage_bits, f.storage_bits,
-                             fmt::format("Y * X against X * Y, X = {}, Y = {}", show(f, pairs[i].first),
-                                         show(f, pairs[i].second))};
+        audit::Observation o{
+            {pairs[i].second, pairs[i].first},
+            yx,
+            {{"commutative", xy}, {"ieee", rn}},
+            f.storage_bits,
+            f.storage_bits,
+            fmt::format("Y * X against X * Y, X = {}, Y = {}", show(f, pairs[i].first), show(f, pairs[i].second))};
         fi.observations.push_back(std::move(o));
       }
     }
@@ -830,8 +837,9 @@ void add_paranoia_probes(std::vector<const audit::ScalarProbe*>& out) {
   static const MulGuardProbe mul_guard;
   static const DivGuardProbe div_guard;
   static const SubGuardProbe sub_guard;
-  static const ProductRoundingProbe mul_rounding(Node::mul, "scalar.mul.paranoia_rounding",
-                                                 "Multiplication chopped, rounded or neither (Paranoia 40, lines 2390-2400)");
+  static const ProductRoundingProbe mul_rounding(
+      Node::mul, "scalar.mul.paranoia_rounding",
+      "Multiplication chopped, rounded or neither (Paranoia 40, lines 2390-2400)");
   static const ProductRoundingProbe div_rounding(Node::div, "scalar.div.paranoia_rounding",
                                                  "Division chopped, rounded or neither (Paranoia 45, lines 2480-2490)");
   static const AddSubRoundingProbe addsub_rounding;

@@ -123,10 +123,10 @@ class UnderflowProbe final : public RangeProbe {
     fi.parameters["subnormal_results_flushed"] = results_flushed;
     fi.parameters["subnormal_operands_flushed"] = operands_flushed;
     fi.parameters["subnormal_rounding"] =
-        same_value(f, o[i_round], c.v(2, qmin)) && same_value(f, o[i_round + 1], c.v(2, qmin))   ? "nearest"
-        : same_value(f, o[i_round], c.minsub) && same_value(f, o[i_round + 1], c.minsub)        ? "chopped"
-        : is_zero(f, o[i_round]) && is_zero(f, o[i_round + 1])                                   ? "flushed"
-                                                                                                 : "other";
+        same_value(f, o[i_round], c.v(2, qmin)) && same_value(f, o[i_round + 1], c.v(2, qmin)) ? "nearest"
+        : same_value(f, o[i_round], c.minsub) && same_value(f, o[i_round + 1], c.minsub)       ? "chopped"
+        : is_zero(f, o[i_round]) && is_zero(f, o[i_round + 1])                                 ? "flushed"
+                                                                                               : "other";
     fi.parameters["consistent"] = cons;
 
     std::vector<std::string> parts;
@@ -134,7 +134,8 @@ class UnderflowProbe final : public RangeProbe {
       parts.push_back(fmt::format("gradual; smallest positive number E0 = {} = {}", show_pow2(f, *e0), show(f, *e0)));
       parts.push_back("subnormal results of + - * / kept, subnormal operands used");
       if (fi.parameters["subnormal_rounding"] != "nearest")
-        parts.push_back(fmt::format("results on the subnormal grid are {}", fi.parameters["subnormal_rounding"].get<std::string>()));
+        parts.push_back(fmt::format("results on the subnormal grid are {}",
+                                    fi.parameters["subnormal_rounding"].get<std::string>()));
     } else {
       std::string what = "abrupt";
       if (results_flushed && operands_flushed)
@@ -146,8 +147,8 @@ class UnderflowProbe final : public RangeProbe {
       parts.push_back(fmt::format("{} (UfThold = {}{})", what, show_pow2(f, c.minnorm),
                                   e0 ? ", E0 = " + show_pow2(f, *e0) : std::string()));
       if (phoney_zero)
-        parts.push_back(fmt::format("SERIOUS DEFECT: X != Z yet X - Z yields 0 (X = next({0}), Z = {0})",
-                                    show_pow2(f, c.minnorm)));
+        parts.push_back(
+            fmt::format("SERIOUS DEFECT: X != Z yet X - Z yields 0 (X = next({0}), Z = {0})", show_pow2(f, c.minnorm)));
       if (e0 && e1 && compare(f, *e1, *e0) < 0)
         parts.push_back("DEFECT: products underflow at a higher threshold than differences");
       if (e0 && e1 && compare(f, *e0, *e1) < 0)
@@ -192,8 +193,7 @@ class OverflowProbe final : public RangeProbe {
     const Expr twice_minus = e3.done();
     std::vector<Item> items;
     // Doubling -2^k up to and past the top binade (Paranoia's search from -1/C).
-    for (int k = emax - 2; k <= emax; ++k)
-      items.push_back({&mul, {c.v(-1, k), c.two}, fmt::format("-2^{} * 2", k)});
+    for (int k = emax - 2; k <= emax; ++k) items.push_back({&mul, {c.v(-1, k), c.two}, fmt::format("-2^{} * 2", k)});
     const std::size_t i_main = items.size();
     items.push_back({&mul, {c.max, c.two}, "MAX * 2"});
     items.push_back({&add, {c.max, c.max}, "MAX + MAX"});
@@ -226,8 +226,8 @@ class OverflowProbe final : public RangeProbe {
                                      {"MAX + 0 == MAX", same_value(f, o[i_safe + 3], c.max)}};
     const std::vector<Check> doubling = {
         {"-2^(emax-1) * 2 == -2^emax", same_value(f, o[1], c.v(-1, emax))},
-        {"-2^emax * 2 overflows", !same_value(f, o[2], c.v(-1, emax)) && compare(f, o[2], c.v(-1, emax)) <= 0 &&
-                                      !is_nan(f, o[2])}};
+        {"-2^emax * 2 overflows",
+         !same_value(f, o[2], c.v(-1, emax)) && compare(f, o[2], c.v(-1, emax)) <= 0 && !is_nan(f, o[2])}};
     // The first sum past MAX that overflows: ulp/4 (nothing should), ulp/2 (rounded), ulp (chopped).
     std::string threshold = "none";
     const char* edges[] = {"MAX + ulp(MAX)/4", "MAX + ulp(MAX)/2", "MAX + ulp(MAX)"};

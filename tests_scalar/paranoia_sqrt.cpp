@@ -20,7 +20,9 @@ namespace {
 class SqrtProbe final : public audit::ScalarProbe {
  public:
   std::string_view id() const override { return "scalar.sqrt.paranoia"; }
-  std::string_view title() const override { return "Square root: exact squares, monotonicity, rounding (Paranoia 70-85)"; }
+  std::string_view title() const override {
+    return "Square root: exact squares, monotonicity, rounding (Paranoia 70-85)";
+  }
   std::string_view source() const override { return "Paranoia (Kahan; Karpinski, Byte 1985), milestones 70-85"; }
   bool applies(const Format& f) const override { return paranoid_format(f); }
   audit::Finding run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const override {
@@ -37,10 +39,10 @@ class SqrtProbe final : public audit::ScalarProbe {
     const auto one_item = [&](u64 x, std::string note) { return Item{&sq, {x}, std::move(note)}; };
 
     // 0, -0, 1.
-    const std::vector<u64> basic = b.run({one_item(c.zero, "sqrt(0)"), one_item(c.neg(c.zero), "sqrt(-0)"),
-                                          one_item(c.one, "sqrt(1)")});
-    const bool basic_ok = same_value(f, basic[0], c.zero) && same_value(f, basic[1], c.zero) &&
-                          same_value(f, basic[2], c.one);
+    const std::vector<u64> basic =
+        b.run({one_item(c.zero, "sqrt(0)"), one_item(c.neg(c.zero), "sqrt(-0)"), one_item(c.one, "sqrt(1)")});
+    const bool basic_ok =
+        same_value(f, basic[0], c.zero) && same_value(f, basic[1], c.zero) && same_value(f, basic[2], c.one);
 
     // sqrt(X*X) == X: Radix, 1/Radix, U1, and integers of at most p/2 bits above 2^(p/2 - 1).
     // (U1 only where U1^2 is normal: a flushed square is the underflow probe's finding.)
@@ -86,8 +88,12 @@ class SqrtProbe final : public audit::ScalarProbe {
       if (nonmonotonic++ == 0) first_mono = show(f, centres[i / 3]);
       if (nonmonotonic <= 4)
         for (std::size_t k = i; k < i + 3; ++k)
-          fi.observations.push_back({items[k].x, mono[k], {{"ieee", b.predict("ieee", items[k])}}, f.storage_bits,
-                                     f.storage_bits, items[k].note});
+          fi.observations.push_back({items[k].x,
+                                     mono[k],
+                                     {{"ieee", b.predict("ieee", items[k])}},
+                                     f.storage_bits,
+                                     f.storage_bits,
+                                     items[k].note});
     }
 
     // Rounding: x = RZ(s^2) and RU(s^2) for midpoints s = y + ulp(y)/2: roots just below and above s.
@@ -130,8 +136,8 @@ class SqrtProbe final : public audit::ScalarProbe {
         ++range.nonfinite;
       // Observations: Paranoia's four operands and the first cases that are not correctly rounded.
       if (i < 4 || (rout[i] != rn && recorded++ < 12))
-        fi.observations.push_back({items[i].x, rout[i], {{"ieee", rn}, {"chopped", z}}, f.storage_bits,
-                                   f.storage_bits, items[i].note});
+        fi.observations.push_back(
+            {items[i].x, rout[i], {{"ieee", rn}, {"chopped", z}}, f.storage_bits, f.storage_bits, items[i].note});
     }
     const std::string rounding = rounded ? "rounded" : chopped ? "chopped" : "neither";
 
@@ -148,14 +154,14 @@ class SqrtProbe final : public audit::ScalarProbe {
     else if (rounding == "chopped")
       parts.push_back("appears to chop");
     else
-      parts.push_back(fmt::format("Is neither chopped nor correctly rounded; observed errors run from {:.6g} to {:.6g} "
-                                  "ulps",
-                                  range.min_ulps(), range.max_ulps()));
+      parts.push_back(
+          fmt::format("Is neither chopped nor correctly rounded; observed errors run from {:.6g} to {:.6g} "
+                      "ulps",
+                      range.min_ulps(), range.max_ulps()));
     if (!basic_ok) parts.push_back("FAILURE: square root of 0.0, -0.0 or 1.0 wrong");
-    parts.push_back(square_fails == 0
-                        ? fmt::format("sqrt(X*X) == X for {} values", roots.size())
-                        : fmt::format("SERIOUS: sqrt(X*X) != X for {} of {} values (first: {})", square_fails,
-                                      roots.size(), first_square));
+    parts.push_back(square_fails == 0 ? fmt::format("sqrt(X*X) == X for {} values", roots.size())
+                                      : fmt::format("SERIOUS: sqrt(X*X) != X for {} of {} values (first: {})",
+                                                    square_fails, roots.size(), first_square));
     parts.push_back(nonmonotonic == 0 ? "passed a test for monotonicity"
                                       : fmt::format("DEFECT: sqrt(X) is non-monotonic for X near {}", first_mono));
     fi.verdict = "SQUARE ROOT: " + join(parts, "; ");

@@ -120,16 +120,16 @@ std::vector<u64> Bench::run(const std::vector<Item>& items, bool record) {
     for (std::size_t i = 0; i < items.size(); ++i) {
       if (items[i].expr != e) continue;
       if (items[i].x.size() != std::size_t(e->inputs))
-        throw std::logic_error(fmt::format("'{}' has {} operands for {}", items[i].note, items[i].x.size(),
-                                           e->to_string()));
+        throw std::logic_error(
+            fmt::format("'{}' has {} operands for {}", items[i].note, items[i].x.size(), e->to_string()));
       idx.push_back(i);
       operands.insert(operands.end(), items[i].x.begin(), items[i].x.end());
     }
     auto r = device_.scalar({e, operands});
     if (!r) throw DeviceFailure(fmt::format("{}: {}", e->to_string(), r.error().message));
     if (r->size() != idx.size())
-      throw DeviceFailure(fmt::format("{}: the device returned {} results for {} cases", e->to_string(), r->size(),
-                                      idx.size()));
+      throw DeviceFailure(
+          fmt::format("{}: the device returned {} results for {} cases", e->to_string(), r->size(), idx.size()));
     for (std::size_t k = 0; k < idx.size(); ++k) out[idx[k]] = (*r)[k];
   }
   std::vector<std::vector<u64>> predicted(hyps_.size());
@@ -140,7 +140,8 @@ std::vector<u64> Bench::run(const std::vector<Item>& items, bool record) {
     audit::Observation o;
     for (std::size_t h = 0; h < hyps_.size(); ++h) {
       const u64 p = predicted[h][i];
-      const bool same = p == out[i] || (model::is_nan(model::classify(of, p)) && model::is_nan(model::classify(of, out[i])));
+      const bool same =
+          p == out[i] || (model::is_nan(model::classify(of, p)) && model::is_nan(model::classify(of, out[i])));
       if (!same) alive_[h] = false;
       if (record) o.predictions.emplace_back(hyps_[h].name, p);
     }
@@ -204,6 +205,5 @@ std::string failures(const std::vector<Check>& checks) {
     if (!c.pass) v.push_back(c.what);
   return join(v, "; ");
 }
-
 
 }  // namespace gp::scalar::paranoia

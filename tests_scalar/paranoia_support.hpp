@@ -56,7 +56,7 @@ struct Consts {
   int P;  // fraction bits: U2 = 2^-P
   u64 zero, one, two, three, half, onehalf, U1, U2, F9, B9, max, minnorm, minsub;
   u64 v(std::int64_t n, int e) const { return exact(f, n, e); }
-  u64 one_plus(std::int64_t k) const { return v((std::int64_t{1} << P) + k, -P); }              // 1 + k U2
+  u64 one_plus(std::int64_t k) const { return v((std::int64_t{1} << P) + k, -P); }               // 1 + k U2
   u64 onehalf_plus(std::int64_t k) const { return v((std::int64_t{3} << (P - 1)) + k, -P); }     // 1.5 + k U2
   u64 one_minus(std::int64_t k) const { return v((std::int64_t{1} << (P + 1)) - k, -(P + 1)); }  // 1 - k U1
   u64 two_minus(std::int64_t k) const { return v((std::int64_t{1} << (P + 1)) - k, -P); }        // 2 - k U2
@@ -130,6 +130,5 @@ nlohmann::json checks_json(const std::vector<Check>& checks);
 bool all_pass(const std::vector<Check>& checks);
 // "a; b; c" of the failed checks' descriptions.
 std::string failures(const std::vector<Check>& checks);
-
 
 }  // namespace gp::scalar::paranoia

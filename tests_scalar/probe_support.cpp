@@ -29,8 +29,8 @@ Expected<std::vector<std::uint64_t>> run_cases(backends::Device& device, const E
   operands.reserve(cases.size() * std::size_t(expr.inputs));
   for (const Case& c : cases) {
     if (c.operands.size() != std::size_t(expr.inputs))
-      return Error{fmt::format("case '{}' has {} operands, the expression takes {}", c.note, c.operands.size(),
-                               expr.inputs)};
+      return Error{
+          fmt::format("case '{}' has {} operands, the expression takes {}", c.note, c.operands.size(), expr.inputs)};
     operands.insert(operands.end(), c.operands.begin(), c.operands.end());
   }
   auto out = device.scalar({&expr, operands});
@@ -75,7 +75,8 @@ std::vector<model::UnitRounding> unit_roundings() {
 std::vector<model::DefaultNan> default_nans(const Format& f) {
   std::vector<model::DefaultNan> v;
   for (model::DefaultNan d : model::all_default_nans)
-    if (std::none_of(v.begin(), v.end(), [&](model::DefaultNan e) { return model::default_nan(f, e) == model::default_nan(f, d); }))
+    if (std::none_of(v.begin(), v.end(),
+                     [&](model::DefaultNan e) { return model::default_nan(f, e) == model::default_nan(f, d); }))
       v.push_back(d);
   return v;
 }
@@ -188,21 +189,24 @@ nlohmann::json rounding_class(std::string_view directed, bool overflow) {
   nlohmann::json names = nlohmann::json::array({std::string(directed)});
   const auto d = model::find_unit_rounding(directed);
   for (model::Rounding r : model::all_roundings)
-    if (d && tie_directed(r) == d->effective() && (!overflow || r == model::Rounding::rna)) names.push_back(std::string(model::name(r)));
+    if (d && tie_directed(r) == d->effective() && (!overflow || r == model::Rounding::rna))
+      names.push_back(std::string(model::name(r)));
   return names;
 }
 
 std::string or_equivalently(const nlohmann::json& answer) {
   if (!answer.is_object() || !answer.contains("equivalent_roundings")) return "";
   std::vector<std::string> others;
-  for (std::size_t i = 1; i < answer["equivalent_roundings"].size(); ++i) others.push_back(answer["equivalent_roundings"][i].get<std::string>());
+  for (std::size_t i = 1; i < answer["equivalent_roundings"].size(); ++i)
+    others.push_back(answer["equivalent_roundings"][i].get<std::string>());
   return ", or equivalently " + join(others, " or ");
 }
 
 std::unique_ptr<backends::Device> unit_device(const model::ScalarUnit& u, const std::vector<const Format*>& formats) {
   backends::Profile p{"candidate", "candidate unit", "model", "", {u}, {}, {}, {}};
   for (const Format* f : formats)
-    if (std::none_of(p.units.begin(), p.units.end(), [&](const model::ScalarUnit& x) { return &x.storage_format() == f; }))
+    if (std::none_of(p.units.begin(), p.units.end(),
+                     [&](const model::ScalarUnit& x) { return &x.storage_format() == f; }))
       p.units.push_back(model::ieee_unit(*f));
   return std::make_unique<backends::ReferenceDevice>(std::move(p));
 }
@@ -239,8 +243,9 @@ nlohmann::json unit_parameters(const model::ScalarUnit& u) {
 }
 
 std::string unit_label(const model::ScalarUnit& u) {
-  return &u.storage_format() == u.format ? fmt::format("{} unit", u.format->name)
-                                         : fmt::format("{} registers, {} storage", u.format->name, u.storage_format().name);
+  return &u.storage_format() == u.format
+             ? fmt::format("{} unit", u.format->name)
+             : fmt::format("{} registers, {} storage", u.format->name, u.storage_format().name);
 }
 
 }  // namespace
@@ -285,7 +290,8 @@ Expected<Wrong> wrong_cases(const model::ScalarUnit& u, const std::vector<Group>
       for (std::size_t i = from; i < to; ++i)
         if (!same_output(of, (*p)[i - from], outputs[gi][i], nan_equivalent)) {
           if (!w.count++)
-            w.first = fmt::format("{}: device {}, model {}", g.cases[i].note, hex(of, outputs[gi][i]), hex(of, (*p)[i - from]));
+            w.first = fmt::format("{}: device {}, model {}", g.cases[i].note, hex(of, outputs[gi][i]),
+                                  hex(of, (*p)[i - from]));
           if (!all) return w;
         }
     }
@@ -373,7 +379,8 @@ bool challengeable(const Expr& e) {
   for (const backends::Instr& i : e.code) {
     if (i.op == Node::input) continue;
     ++ops;
-    arithmetic = arithmetic && (i.op == Node::add || i.op == Node::sub || i.op == Node::mul || i.op == Node::fma || i.op == Node::mad);
+    arithmetic = arithmetic && (i.op == Node::add || i.op == Node::sub || i.op == Node::mul || i.op == Node::fma ||
+                                i.op == Node::mad);
   }
   return ops == 1 && arithmetic;
 }
@@ -402,7 +409,8 @@ Expected<Challenge> challenge(backends::Device& device, std::vector<Group>& grou
     std::size_t answers = 0;
     for (const auto& [answer, units] : by_answer) {
       for (std::size_t i : {std::size_t{0}, units.size() / 2, units.size() - 1})
-        if (reps.empty() || reps.back().first != answers || reps.back().second != units[i]) reps.emplace_back(answers, units[i]);
+        if (reps.empty() || reps.back().first != answers || reps.back().second != units[i])
+          reps.emplace_back(answers, units[i]);
       ++answers;
     }
     std::vector<Group> drawn;
@@ -451,7 +459,8 @@ Expected<Challenge> challenge(backends::Device& device, std::vector<Group>& grou
             if (reps[x].first == reps[y].first) agree = same(x, y);
         for (std::size_t x = 0; x < reps.size() && agree; ++x)
           for (std::size_t y = x + 1; y < reps.size(); ++y)
-            if (reps[x].first != reps[y].first && !same(x, y)) fresh = split.emplace(reps[x].first, reps[y].first).second || fresh;
+            if (reps[x].first != reps[y].first && !same(x, y))
+              fresh = split.emplace(reps[x].first, reps[y].first).second || fresh;
         if (!fresh) continue;
         Case c = pool[i];
         std::vector<std::string> shown;
@@ -501,21 +510,23 @@ Expected<Challenge> challenge(backends::Device& device, std::vector<Group>& grou
 // the search went.
 void say_challenge(const Challenge& c, audit::Conclusion conclusion, audit::Finding& finding) {
   if (!c.searched) return;
-  finding.parameters["challenge"] = {{"searched", c.searched}, {"run", c.run}, {"exhaustive", c.exhaustive}, {"unsplit", c.unsplit}};
+  finding.parameters["challenge"] = {
+      {"searched", c.searched}, {"run", c.run}, {"exhaustive", c.exhaustive}, {"unsplit", c.unsplit}};
   if (conclusion != audit::Conclusion::inconclusive) return;
   if (c.unsplit && c.exhaustive)
     finding.verdict += fmt::format("; no input splits them (every input of the expressions tried, {} run)", c.run);
   else if (c.unsplit)
     finding.verdict += fmt::format("; no input of a search splits them ({} drawn, {} run)", c.searched, c.run);
   else
-    finding.verdict += fmt::format("; the search for inputs that split them stopped after its rounds ({} drawn, {} run)", c.searched, c.run);
+    finding.verdict += fmt::format(
+        "; the search for inputs that split them stopped after its rounds ({} drawn, {} run)", c.searched, c.run);
 }
 
 }  // namespace
 
 Expected<std::vector<model::ScalarUnit>> survivors(backends::Device& device, const std::vector<Group>& groups,
-                                                   const std::vector<model::ScalarUnit>& candidates, bool nan_equivalent,
-                                                   const UnitQuestion* split_by) {
+                                                   const std::vector<model::ScalarUnit>& candidates,
+                                                   bool nan_equivalent, const UnitQuestion* split_by) {
   auto outputs = run_groups(device, groups);
   if (!outputs) return outputs.error();
   std::vector<model::ScalarUnit> out;
@@ -540,8 +551,12 @@ Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& dev
   auto run = run_groups(device, groups);
   if (!run) return run.error();
   const Outputs& outputs = *run;
-  const auto same = [&](const Format& of, std::uint64_t a, std::uint64_t b) { return same_output(of, a, b, nan_equivalent); };
-  const auto test = [&](const model::ScalarUnit& u, bool all) { return wrong_cases(u, groups, outputs, nan_equivalent, all); };
+  const auto same = [&](const Format& of, std::uint64_t a, std::uint64_t b) {
+    return same_output(of, a, b, nan_equivalent);
+  };
+  const auto test = [&](const model::ScalarUnit& u, bool all) {
+    return wrong_cases(u, groups, outputs, nan_equivalent, all);
+  };
   std::vector<model::ScalarUnit> alive;
   for (const model::ScalarUnit& u : candidates) {
     auto v = test(u, false);
@@ -569,13 +584,14 @@ Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& dev
       if (!v) return v.error();
       all.emplace_back(*v, &u);
     }
-    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first.count < b.first.count; });
+    std::stable_sort(all.begin(), all.end(),
+                     [](const auto& a, const auto& b) { return a.first.count < b.first.count; });
     for (std::size_t i = 0; i < all.size() && i < 3; ++i) {
       // Named by its answer, or by its parameters where the question does not apply to it.
       const nlohmann::json answer = q.ask(*all[i].second);
       const nlohmann::json named = answer.is_null() ? unit_parameters(*all[i].second) : answer;
-      misses.push_back({fmt::format("{} ({})", unit_label(*all[i].second), audit::render(named)),
-                        all[i].first.count, all[i].first.first});
+      misses.push_back({fmt::format("{} ({})", unit_label(*all[i].second), audit::render(named)), all[i].first.count,
+                        all[i].first.first});
       shown.push_back(all[i].second);
     }
   }

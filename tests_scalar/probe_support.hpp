@@ -121,8 +121,8 @@ std::string or_equivalently(const nlohmann::json& answer);
 // A probe's question (audit::Question) and how a unit answers it, from its parameters alone.
 struct UnitQuestion {
   audit::Question question;
-  std::function<nlohmann::json(const model::ScalarUnit&)> ask;      // null: does not apply to the unit
-  std::function<nlohmann::json(const nlohmann::json&)> profile;    // a stated answer's profile fragment
+  std::function<nlohmann::json(const model::ScalarUnit&)> ask;   // null: does not apply to the unit
+  std::function<nlohmann::json(const nlohmann::json&)> profile;  // a stated answer's profile fragment
 };
 
 // What the challenge did (conclude): inputs searched and run, whether the search covered every
@@ -134,13 +134,13 @@ struct Challenge {
 
 // Runs every group on the device, keeps the candidates that reproduce every output bit (NaN outputs
 // match any NaN with `nan_equivalent`); where their answers differ, challenges them: inputs of the
-// groups' single additions, subtractions and multiplications searched to split them (1 + tiny addends, ties of products and sums, the
-// subnormal and overflow boundaries, within the classes of operands and outputs the probe's cases
-// have) run on the device, until one answer is left or no input splits the rest (parameters.challenge;
-// an inconclusive verdict says how it was established). Then judges them (audit::judge) and applies the judgement to the
-// finding, with the profile fragment of a stated answer. Observations (the cases `keep` accepts,
-// per group) carry the predictions of one survivor per distinct answer, or of the closest
-// candidates when none survives. Returns the device's outputs per group.
+// groups' single additions, subtractions and multiplications searched to split them (1 + tiny addends, ties of products
+// and sums, the subnormal and overflow boundaries, within the classes of operands and outputs the probe's cases have)
+// run on the device, until one answer is left or no input splits the rest (parameters.challenge; an inconclusive
+// verdict says how it was established). Then judges them (audit::judge) and applies the judgement to the finding, with
+// the profile fragment of a stated answer. Observations (the cases `keep` accepts, per group) carry the predictions of
+// one survivor per distinct answer, or of the closest candidates when none survives. Returns the device's outputs per
+// group.
 Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& device, const std::vector<Group>& groups,
                                                            const std::vector<model::ScalarUnit>& candidates,
                                                            const UnitQuestion& q, audit::Finding& finding,

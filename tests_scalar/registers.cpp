@@ -24,7 +24,7 @@ namespace {
 
 // The candidate units of both probes (see above); the IEEE unit where no adder fits.
 Expected<std::vector<model::ScalarUnit>> register_candidates(backends::Device& device, const Format& f,
-                                                            const audit::ProbeContext& ctx) {
+                                                             const audit::ProbeContext& ctx) {
   auto adders = reproducing_adders(device, f, ctx);
   if (!adders) return adders.error();
   // The first of two dependent additions may run on another adder (scalar.add.cascaded).
@@ -81,19 +81,20 @@ class RangeProbe final : public UnitProbe {
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.1"; }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 1 && f.has_zero(); }
   const UnitQuestion& question() const override {
-    static const UnitQuestion q{
-        {"REGISTERS", "the exponent range of the registers",
-         [](const nlohmann::json& a) {
-           return a["extended_range"].get<bool>() ? fmt::format("extended exponent range ({} registers)", a["registers"].get<std::string>())
-                                                  : std::string("no extended exponent range");
-         }},
-        [](const model::ScalarUnit& u) {
-          const bool wider = u.format->emax() > u.storage_format().emax();
-          nlohmann::json j = {{"extended_range", wider}};
-          if (wider) j["registers"] = u.format->name;
-          return j;
-        },
-        [](const nlohmann::json&) { return nlohmann::json::object(); }};
+    static const UnitQuestion q{{"REGISTERS", "the exponent range of the registers",
+                                 [](const nlohmann::json& a) {
+                                   return a["extended_range"].get<bool>()
+                                              ? fmt::format("extended exponent range ({} registers)",
+                                                            a["registers"].get<std::string>())
+                                              : std::string("no extended exponent range");
+                                 }},
+                                [](const model::ScalarUnit& u) {
+                                  const bool wider = u.format->emax() > u.storage_format().emax();
+                                  nlohmann::json j = {{"extended_range", wider}};
+                                  if (wider) j["registers"] = u.format->name;
+                                  return j;
+                                },
+                                [](const nlohmann::json&) { return nlohmann::json::object(); }};
     return q;
   }
 
@@ -102,19 +103,24 @@ class RangeProbe final : public UnitProbe {
     const std::uint64_t max = largest(f), nmax = largest(f, true);
     const int p = f.precision();
     std::vector<Shape> shapes;
-    shapes.push_back({Node::add, Node::sub,
+    shapes.push_back({Node::add,
+                      Node::sub,
                       {{{max, max, max}, "(MAX + MAX) - MAX"}, {{nmax, nmax, nmax}, "(-MAX + -MAX) - (-MAX)"}},
                       {max, nmax}});
-    shapes.push_back({Node::mul, Node::mul,
-                      {{{max, pow2(f, 1), pow2(f, -1)}, "(MAX * 2) * 0.5"}, {{nmax, pow2(f, 1), pow2(f, -1)}, "(-MAX * 2) * 0.5"}},
-                      {max, nmax}});
+    shapes.push_back(
+        {Node::mul,
+         Node::mul,
+         {{{max, pow2(f, 1), pow2(f, -1)}, "(MAX * 2) * 0.5"}, {{nmax, pow2(f, 1), pow2(f, -1)}, "(-MAX * 2) * 0.5"}},
+         {max, nmax}});
     if (f.has_subnormals() && f.emin() + p + 1 <= f.emax()) {
       const std::uint64_t tiny = smallest_normal(f);
-      shapes.push_back({Node::mul, Node::mul,
-                        {{{tiny, pow2(f, -(p + 1)), pow2(f, p + 1)}, fmt::format("(2^{} * 2^-{}) * 2^{}", f.emin(), p + 1, p + 1)},
-                         {{negate(f, tiny), pow2(f, -(p + 1)), pow2(f, p + 1)},
-                          fmt::format("(-2^{} * 2^-{}) * 2^{}", f.emin(), p + 1, p + 1)}},
-                        {tiny, negate(f, tiny)}});
+      shapes.push_back(
+          {Node::mul,
+           Node::mul,
+           {{{tiny, pow2(f, -(p + 1)), pow2(f, p + 1)}, fmt::format("(2^{} * 2^-{}) * 2^{}", f.emin(), p + 1, p + 1)},
+            {{negate(f, tiny), pow2(f, -(p + 1)), pow2(f, p + 1)},
+             fmt::format("(-2^{} * 2^-{}) * 2^{}", f.emin(), p + 1, p + 1)}},
+           {tiny, negate(f, tiny)}});
     }
     auto units = register_candidates(device, f, ctx);
     if (!units) return audit::failed(units.error().message);
@@ -149,7 +155,8 @@ class PrecisionProbe final : public UnitProbe {
         {"REGISTERS", "the precision of the registers",
          [](const nlohmann::json& a) {
            return a["extended_precision"].get<bool>()
-                      ? fmt::format("extended precision, {} bits ({} registers)", a["register_bits"].get<int>(), a["registers"].get<std::string>())
+                      ? fmt::format("extended precision, {} bits ({} registers)", a["register_bits"].get<int>(),
+                                    a["registers"].get<std::string>())
                       : fmt::format("no extra precision: {} bits as in memory", a["register_bits"].get<int>());
          }},
         [](const model::ScalarUnit& u) {
@@ -168,16 +175,18 @@ class PrecisionProbe final : public UnitProbe {
     const int k = scale.k, imax = scale.imax;
     std::vector<Case> paper, exact;
     for (int i = 1; i <= imax; ++i) {
-      paper.push_back({{value(f, false, k - 1, 3), pow2(f, k - i), pow2(f, k - i)},
-                       k ? fmt::format("(1.5 - 2^-{0}) + 2^-{0} (times 2^{1})", i, k) : fmt::format("(1.5 - 2^-{0}) + 2^-{0}", i)});
+      paper.push_back(
+          {{value(f, false, k - 1, 3), pow2(f, k - i), pow2(f, k - i)},
+           k ? fmt::format("(1.5 - 2^-{0}) + 2^-{0} (times 2^{1})", i, k) : fmt::format("(1.5 - 2^-{0}) + 2^-{0}", i)});
       exact.push_back({{pow2(f, k), pow2(f, k - i), pow2(f, k)},
                        k ? fmt::format("(1 + 2^-{0}) - 1 (times 2^{1})", i, k) : fmt::format("(1 + 2^-{0}) - 1", i)});
     }
     auto units = register_candidates(device, f, ctx);
     if (!units) return audit::failed(units.error().message);
     audit::Finding finding;
-    auto out = conclude(device, {{compound(Node::sub, Node::add, f), paper}, {compound(Node::add, Node::sub, f), exact}}, *units,
-                        question(), finding, {keep_some(8, 16), keep_some(8, 16)});
+    auto out =
+        conclude(device, {{compound(Node::sub, Node::add, f), paper}, {compound(Node::add, Node::sub, f), exact}},
+                 *units, question(), finding, {keep_some(8, 16), keep_some(8, 16)});
     if (!out) return audit::failed(out.error().message);
     // Measurements: (1 + 2^-i) - 1 == 2^-i for every i up to `held` (the register holds at least
     // held + 1 bits, whatever the rounding), and whether the sums equal steps stored one by one.

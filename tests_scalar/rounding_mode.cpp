@@ -150,9 +150,11 @@ std::string describe(const std::string& mode) {
 std::string say_rounding(const nlohmann::json& a) {
   if (a.contains("approximate")) return "approximate";
   const std::string r = a["rounding"].get<std::string>();
-  const std::string how = a.contains("equivalent_roundings") && r == "rne"
-                              ? "to nearest (ties never occur: " + join(a["equivalent_roundings"].get<std::vector<std::string>>(), " or ") + ")"
-                              : describe(r) + or_equivalently(a);
+  const std::string how =
+      a.contains("equivalent_roundings") && r == "rne"
+          ? "to nearest (ties never occur: " + join(a["equivalent_roundings"].get<std::vector<std::string>>(), " or ") +
+                ")"
+          : describe(r) + or_equivalently(a);
   if (a.contains("fused") && !a["fused"].get<bool>()) return "not fused: the product and the sum each rounded " + how;
   return "rounds " + how;
 }
@@ -185,7 +187,7 @@ class RoundingProbe final : public UnitProbe {
     const Format* from = op_ == Node::cvt ? wider(f) : &f;
     if (!computes_in(device, f)) return no_format(f);
     if (!computes_in(device, *from)) return no_format(*from);
-    const Expr expr = op_ == Node::cvt ? backends::conversion(*from, f)
+    const Expr expr = op_ == Node::cvt    ? backends::conversion(*from, f)
                       : op_ == Node::sqrt ? backends::unary(op_, f)
                       : op_ == Node::fma  ? backends::ternary(op_, f)
                                           : backends::binary(op_, f);
@@ -203,8 +205,10 @@ class RoundingProbe final : public UnitProbe {
                           one_u_s = value(f, false, 1 - p + s, (std::uint64_t{1} << (p - 1)) + 1);
       const std::string scale = s == 0 ? "" : fmt::format(" 2^{}", s);
       for (bool neg : {false, true})
-        cases.push_back({{one_u_s, neg ? negate(f, one_u) : one_u, value(f, !neg, 1 - p + s, (std::uint64_t{1} << (p - 1)) + 2)},
-                         neg ? fmt::format("-(1 + u)^2{0} + (1 + 2u){0}", scale) : fmt::format("(1 + u)^2{0} - (1 + 2u){0}", scale)});
+        cases.push_back(
+            {{one_u_s, neg ? negate(f, one_u) : one_u, value(f, !neg, 1 - p + s, (std::uint64_t{1} << (p - 1)) + 2)},
+             neg ? fmt::format("-(1 + u)^2{0} + (1 + 2u){0}", scale)
+                 : fmt::format("(1 + u)^2{0} - (1 + 2u){0}", scale)});
       // Sums just off a tie of f that wider registers round onto it: a fused fma of f rounds once.
       for (const Case& c : double_rounding_cases(f)) cases.push_back(c);
     }
@@ -218,8 +222,9 @@ class RoundingProbe final : public UnitProbe {
       for (bool neg : {false, true})
         for (std::uint64_t odd : {3, 5}) {
           const std::uint64_t x = value(f, neg, f.quantum_min() - 1 + m, odd);
-          cases.push_back({{x, y}, fmt::format("{} / {} (a tie below the smallest normal, kept part {})", show(f, x),
-                                               show(f, y), odd == 3 ? "odd" : "even")});
+          cases.push_back({{x, y},
+                           fmt::format("{} / {} (a tie below the smallest normal, kept part {})", show(f, x),
+                                       show(f, y), odd == 3 ? "odd" : "even")});
         }
     }
     // The candidates: the operation correctly rounded in every mode (IEEE rne first).
@@ -264,9 +269,9 @@ class RoundingProbe final : public UnitProbe {
     // has no other probe of its method, and its profile fragment carries the bound.
     if (op_ == Node::div || op_ == Node::sqrt) {
       const bool is_sqrt = op_ == Node::sqrt;
-      const auto bound = conclude_approximate(device, f, ctx, is_sqrt ? model::Op::sqrt : model::Op::div, cases, (*out)[0],
-                                              question().question, is_sqrt ? approximate_sqrt : nlohmann::json(),
-                                              finding);
+      const auto bound =
+          conclude_approximate(device, f, ctx, is_sqrt ? model::Op::sqrt : model::Op::div, cases, (*out)[0],
+                               question().question, is_sqrt ? approximate_sqrt : nlohmann::json(), finding);
       if (bound && is_sqrt) finding.profile = {{"sqrt", {{"rounding", "rne"}, {"max_ulps", model::ulps(*bound)}}}};
     }
     return finding;
@@ -374,7 +379,9 @@ class RoundingProbe final : public UnitProbe {
       for (std::uint64_t& v : x) v = operand(3);
       if (op_ == Node::sqrt) x[0] &= ~in.sign_mask();
       // fma: an addend far below the product half of the time, so that its bits decide the rounding.
-      if (op_ == Node::fma && rng() % 2) x[2] = operand(2) - (std::uint64_t(in.precision() / 2 + int(rng() % std::uint64_t(in.precision()))) << in.man_bits << in.pad_bits);
+      if (op_ == Node::fma && rng() % 2)
+        x[2] = operand(2) - (std::uint64_t(in.precision() / 2 + int(rng() % std::uint64_t(in.precision())))
+                             << in.man_bits << in.pad_bits);
       // A normal addend: a zero one (or a subnormal one flushed) would show the product's rounding
       // where the fma returns it (model::ZeroAddend::product).
       if (op_ == Node::fma && model::classify(in, x[2]) != model::Class::normal) continue;

@@ -71,8 +71,8 @@ class SignSymmetryProbe final : public UnitProbe {
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.2"; }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 1; }
   const UnitQuestion& question() const override {
-    static const UnitQuestion q{{"MULTIPLICATION", "the sign symmetry of the multiplier", say_symmetry},
-                                symmetry_answer, nullptr};
+    static const UnitQuestion q{
+        {"MULTIPLICATION", "the sign symmetry of the multiplier", say_symmetry}, symmetry_answer, nullptr};
     return q;
   }
 
@@ -86,7 +86,8 @@ class SignSymmetryProbe final : public UnitProbe {
     for (int k : {1, 3})
       if (std::uint64_t(k) < (std::uint64_t{1} << f.man_bits)) {
         const std::uint64_t a = value(f, false, ulp_exp(f), (std::uint64_t{1} << f.man_bits) + std::uint64_t(k));
-        cases.push_back({{a, value(f, false, -1, 3)}, fmt::format("1 + {}U2 and 1.5 (a tie)", k == 1 ? "" : std::to_string(k))});
+        cases.push_back(
+            {{a, value(f, false, -1, 3)}, fmt::format("1 + {}U2 and 1.5 (a tie)", k == 1 ? "" : std::to_string(k))});
       }
     for (std::uint64_t i = 0; i < n; ++i) {
       const std::uint64_t a = random_normal(f, rng(), rng(), rng() & 1, -span, span);
@@ -96,8 +97,11 @@ class SignSymmetryProbe final : public UnitProbe {
     std::vector<Group> groups;
     for (const Variant& v : kVariants) groups.push_back({variant_expr(f, v), cases});
     // Units of f and of wider registers, each with the multipliers that reproduce its products.
-    auto reproducing = with_reproducing_multipliers(
-        device, candidates(device, f, [](const Format&) { return Space{}; }, unit_roundings()), ctx);
+    auto reproducing =
+        with_reproducing_multipliers(device,
+                                     candidates(
+                                         device, f, [](const Format&) { return Space{}; }, unit_roundings()),
+                                     ctx);
     if (!reproducing) return audit::failed(reproducing.error().message);
     std::vector<model::ScalarUnit> units = std::move(*reproducing);
     // No multiplier of the model fits: the exact one in every rounding, which nothing reproduces.

@@ -32,7 +32,8 @@ std::vector<Category> categories(const Format& f, const std::vector<std::uint64_
     const std::uint64_t mid = model::pack(f, false, (f.man_mask() & 0x5555555555555555ULL) | 1);
     for (bool neg : {false, true}) {
       c.cases.push_back(with(smallest_subnormal(f, neg), fmt::format("{}smallest subnormal", neg ? "-" : "")));
-      c.cases.push_back(with(mid ^ (neg ? f.sign_mask() : 0), fmt::format("{}subnormal, alternate bits", neg ? "-" : "")));
+      c.cases.push_back(
+          with(mid ^ (neg ? f.sign_mask() : 0), fmt::format("{}subnormal, alternate bits", neg ? "-" : "")));
       c.cases.push_back(with(model::pack(f, neg, f.man_mask()), fmt::format("{}largest subnormal", neg ? "-" : "")));
     }
     out.push_back(std::move(c));
@@ -52,7 +53,8 @@ std::vector<Category> categories(const Format& f, const std::vector<std::uint64_
       }
     } else {
       c.cases.push_back(with(model::canonical_nan(f), "NaN"));
-      if (f.nan == model::NanStyle::all_ones && f.has_sign()) c.cases.push_back(with(model::pack(f, true, f.magnitude_mask()), "-NaN"));
+      if (f.nan == model::NanStyle::all_ones && f.has_sign())
+        c.cases.push_back(with(model::pack(f, true, f.magnitude_mask()), "-NaN"));
     }
     out.push_back(std::move(c));
   }
@@ -70,7 +72,8 @@ nlohmann::json transfer_answer(const model::ScalarUnit& u) {
   const Format& f = u.storage_format();
   nlohmann::json j = nlohmann::json::object();
   if (f.has_subnormals() && f.man_bits > 0) j["subnormals"] = u.subnormals.flush_transfer ? "flush" : "preserve";
-  if (f.has_nan() && f.nan == model::NanStyle::ieee && f.man_bits >= 2) j["nan"] = u.nan.quiet_on_transfer ? "quiet" : "preserve";
+  if (f.has_nan() && f.nan == model::NanStyle::ieee && f.man_bits >= 2)
+    j["nan"] = u.nan.quiet_on_transfer ? "quiet" : "preserve";
   return j;
 }
 
@@ -84,7 +87,8 @@ class TransferProbe final : public UnitProbe {
         {"TRANSFER (load and store, no operation)", "the transfer of special values",
          [](const nlohmann::json& a) {
            std::vector<std::string> parts;
-           if (a.contains("subnormals")) parts.push_back(a["subnormals"] == "flush" ? "subnormals: flushed to zero" : "subnormals: kept");
+           if (a.contains("subnormals"))
+             parts.push_back(a["subnormals"] == "flush" ? "subnormals: flushed to zero" : "subnormals: kept");
            if (a.contains("nan")) parts.push_back(a["nan"] == "quiet" ? "NaNs: signalling ones quieted" : "NaNs: kept");
            return parts.empty() ? std::string("nothing to transfer but normal numbers") : join(parts);
          }},
@@ -110,8 +114,8 @@ class TransferProbe final : public UnitProbe {
       return s;
     };
     audit::Finding finding;
-    auto out = conclude(device, groups, candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)}), question(),
-                        finding, {}, false);
+    auto out = conclude(device, groups, candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)}),
+                        question(), finding, {}, false);
     if (!out) return audit::failed(out.error().message);
     // Infinities: a measurement (every unit of the model keeps them).
     if (f.has_inf()) {
@@ -150,7 +154,8 @@ nlohmann::json operation_answer(const model::ScalarUnit& u) {
       const model::OpFlush x = wide ? model::OpFlush{} : model::flushing(u, op.flush);
       o["subnormals"] = u.subnormals.flush_transfer || x.flush_input || x.flush_output ? "flush" : "preserve";
     }
-    if (f.has_nan() && f.nan == model::NanStyle::ieee && f.man_bits >= 2) o["nan"] = u.nan.canonical ? "canonical" : "quiet";
+    if (f.has_nan() && f.nan == model::NanStyle::ieee && f.man_bits >= 2)
+      o["nan"] = u.nan.canonical ? "canonical" : "quiet";
     j[op.key] = o;
   }
   return j;
@@ -161,8 +166,10 @@ std::string say_operation(const nlohmann::json& a) {
   for (const NeutralOp& op : neutral_ops) {
     const nlohmann::json& o = a[op.key];
     std::vector<std::string> parts;
-    if (o.contains("subnormals")) parts.push_back(o["subnormals"] == "flush" ? "subnormals: flushed to zero" : "subnormals: kept");
-    if (o.contains("nan")) parts.push_back(o["nan"] == "canonical" ? "NaNs: made canonical" : "NaNs: kept, signalling ones quieted");
+    if (o.contains("subnormals"))
+      parts.push_back(o["subnormals"] == "flush" ? "subnormals: flushed to zero" : "subnormals: kept");
+    if (o.contains("nan"))
+      parts.push_back(o["nan"] == "canonical" ? "NaNs: made canonical" : "NaNs: kept, signalling ones quieted");
     ops.push_back(fmt::format("{}: {}", op.name, parts.empty() ? std::string("normal numbers only") : join(parts)));
   }
   return join(ops, "; ");
@@ -176,8 +183,10 @@ class OperationProbe final : public UnitProbe {
   // The profile keys are the flushing and NaN probes' (scalar.subnormals.flush, scalar.nan.*):
   // this probe restates them through two operations.
   const UnitQuestion& question() const override {
-    static const UnitQuestion q{{"OPERATIONS THAT CHANGE NOTHING", "what x*1 and x+(-0) do to special values", say_operation},
-                                operation_answer, [](const nlohmann::json&) { return nlohmann::json::object(); }};
+    static const UnitQuestion q{
+        {"OPERATIONS THAT CHANGE NOTHING", "what x*1 and x+(-0) do to special values", say_operation},
+        operation_answer,
+        [](const nlohmann::json&) { return nlohmann::json::object(); }};
     return q;
   }
 
@@ -204,7 +213,8 @@ class OperationProbe final : public UnitProbe {
       s.nans = one_operand_nan_policies(r);
       return s;
     };
-    auto units = with_reproducing_multipliers(device, candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)}), ctx);
+    auto units = with_reproducing_multipliers(
+        device, candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)}), ctx);
     if (!units) return audit::failed(units.error().message);
     if (units->empty()) units->push_back(model::ieee_unit(f));  // no multiplier fits: nothing reproduces, said so
     audit::Finding finding;

@@ -11,7 +11,7 @@
 namespace gp::scalar {
 namespace {
 
-constexpr const char* mul_chain = "(x*y)*z", * add_chain = "(x*y)+z";
+constexpr const char *mul_chain = "(x*y)*z", *add_chain = "(x*y)+z";
 
 // Whether the subnormal x * y reaches the next operation, from the unit's parameters: the product
 // is flushed by the multiplier's output flushing or by the next operation's input flushing, never
@@ -29,8 +29,9 @@ nlohmann::json intermediate_answer(const model::ScalarUnit& u) {
 std::string say_intermediate(const nlohmann::json& a) {
   const std::string t = a["transfer"] == "flush" ? "loads and stores flush" : "loads and stores keep subnormals";
   if (a[mul_chain] == a[add_chain])
-    return fmt::format("a subnormal intermediate result {} ({})",
-                       a[mul_chain] == "flush" ? "is flushed to zero before the next operation" : "reaches the next operation", t);
+    return fmt::format(
+        "a subnormal intermediate result {} ({})",
+        a[mul_chain] == "flush" ? "is flushed to zero before the next operation" : "reaches the next operation", t);
   return fmt::format("a subnormal product is {} by a multiplication and {} by an addition ({})",
                      a[mul_chain] == "flush" ? "flushed" : "kept", a[add_chain] == "flush" ? "flushed" : "kept", t);
 }
@@ -52,8 +53,8 @@ class IntermediateProbe final : public UnitProbe {
   }
   bool applies(const Format& f) const override { return f.has_subnormals() && f.man_bits >= 4; }
   const UnitQuestion& question() const override {
-    static const UnitQuestion q{{"SUBNORMALS", "subnormal intermediate results", say_intermediate}, intermediate_answer,
-                                intermediate_profile};
+    static const UnitQuestion q{
+        {"SUBNORMALS", "subnormal intermediate results", say_intermediate}, intermediate_answer, intermediate_profile};
     return q;
   }
 
@@ -79,7 +80,8 @@ class IntermediateProbe final : public UnitProbe {
       sp.op_flushes = add_and_mul_flushes();
       return sp;
     };
-    auto units = with_reproducing_multipliers(device, candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)}), ctx);
+    auto units = with_reproducing_multipliers(
+        device, candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)}), ctx);
     if (!units) return audit::failed(units.error().message);
     if (units->empty()) units->push_back(model::ieee_unit(f));  // no multiplier fits: nothing reproduces, said so
     audit::Finding out;
@@ -88,7 +90,8 @@ class IntermediateProbe final : public UnitProbe {
     // The readings of the old verdict, from the answer when one is stated.
     if (out.parameters.value("conclusion", "") == "stated") {
       const nlohmann::json& p = out.parameters;
-      out.parameters["flushed"] = p[mul_chain] != p[add_chain] ? nlohmann::json(nullptr) : nlohmann::json(p[mul_chain] == "flush");
+      out.parameters["flushed"] =
+          p[mul_chain] != p[add_chain] ? nlohmann::json(nullptr) : nlohmann::json(p[mul_chain] == "flush");
       out.parameters["transfer_flushes"] = p["transfer"] == "flush";
     }
     return out;

@@ -36,8 +36,9 @@ std::vector<OpCases> subnormal_cases(const Format& f, const Format* g) {
   const auto s = [&](std::uint64_t x) { return show(f, x); };
   std::vector<OpCases> out;
   // Every operation's table starts with plain transfers, which tie down the load and the store.
-  const Group transfer{backends::transfer(f),
-                       {{{half}, fmt::format("transfer: {}", s(half))}, {{n(smin)}, fmt::format("transfer: {}", s(n(smin)))}}};
+  const Group transfer{
+      backends::transfer(f),
+      {{{half}, fmt::format("transfer: {}", s(half))}, {{n(smin)}, fmt::format("transfer: {}", s(n(smin)))}}};
 
   {  // add
     OpCases c{"add", {transfer}};
@@ -48,8 +49,9 @@ std::vector<OpCases> subnormal_cases(const Format& f, const Format* g) {
     c.groups.push_back({backends::binary(Node::add, f),
                         {{{tiny15, n(tiny)}, fmt::format("output: {} + {}", s(tiny15), s(n(tiny)))},
                          {{n(tiny15), tiny}, fmt::format("output: {} + {}", s(n(tiny15)), s(tiny))}}});
-    c.groups.push_back({compound(Node::add, Node::add, f),
-                        {{{tiny15, n(tiny), tiny}, fmt::format("chain: ({} + {}) + {}", s(tiny15), s(n(tiny)), s(tiny))}}});
+    c.groups.push_back(
+        {compound(Node::add, Node::add, f),
+         {{{tiny15, n(tiny), tiny}, fmt::format("chain: ({} + {}) + {}", s(tiny15), s(n(tiny)), s(tiny))}}});
     out.push_back(std::move(c));
   }
   {  // mul
@@ -81,7 +83,9 @@ std::vector<OpCases> subnormal_cases(const Format& f, const Format* g) {
     backends::ExprBuilder b(f, 5);
     const int t = b.op(Node::fma, b.in(0), b.in(1), b.in(2));
     b.op(Node::fma, t, b.in(3), b.in(4));
-    c.groups.push_back({b.done(), {{{tiny, pow2(f, -1), zero, pow2(f, 1), zero}, fmt::format("chain: fma(fma({}, 0.5, 0), 2, 0)", s(tiny))}}});
+    c.groups.push_back(
+        {b.done(),
+         {{{tiny, pow2(f, -1), zero, pow2(f, 1), zero}, fmt::format("chain: fma(fma({}, 0.5, 0), 2, 0)", s(tiny))}}});
     out.push_back(std::move(c));
   }
   {  // div
@@ -113,7 +117,8 @@ std::vector<OpCases> subnormal_cases(const Format& f, const Format* g) {
                          {{gv(f.quantum_min(), true)}, fmt::format("output: {}(-2^{})", f.name, f.quantum_min())}}});
     backends::ExprBuilder b(*g, 1);
     b.cvt(b.cvt(b.in(0), f), *g);
-    c.groups.push_back({b.done(&*g), {{{gv(emin - 1)}, fmt::format("chain: {}({}(2^{}))", g->name, f.name, emin - 1)}}});
+    c.groups.push_back(
+        {b.done(&*g), {{{gv(emin - 1)}, fmt::format("chain: {}({}(2^{}))", g->name, f.name, emin - 1)}}});
     out.push_back(std::move(c));
   }
   return out;
@@ -160,12 +165,15 @@ std::string say_flush(const nlohmann::json& a) {
   std::vector<std::pair<std::string, std::vector<std::string>>> groups;
   for (model::FlushOp op : kOps) {
     const nlohmann::json& v = a[op_name(op)];
-    std::string what = v.is_string() ? v.get<std::string>()
-                                     : fmt::format("inputs {}{}", word(v["input"]),
-                                                   v.contains("output") ? fmt::format(", outputs {}", word(v["output"])) : "");
+    std::string what = v.is_string()
+                           ? v.get<std::string>()
+                           : fmt::format("inputs {}{}", word(v["input"]),
+                                         v.contains("output") ? fmt::format(", outputs {}", word(v["output"])) : "");
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == what; });
-    if (it == groups.end()) groups.push_back({what, {op_name(op)}});
-    else it->second.push_back(op_name(op));
+    if (it == groups.end())
+      groups.push_back({what, {op_name(op)}});
+    else
+      it->second.push_back(op_name(op));
   }
   std::string s = fmt::format("{} on transfer", word(a["transfer"]));
   for (const auto& [what, ops] : groups) s += fmt::format("; {}: {}", join(ops, ", "), what);
@@ -198,7 +206,8 @@ nlohmann::json flush_profile(const nlohmann::json& a) {
   nlohmann::json p = {{"subnormals", {{"transfer", a["transfer"]}, {"input", unit.first}, {"output", unit.second}}}};
   for (const auto& [op, io] : seen) {
     const std::string out = io.second.empty() ? unit.second : io.second;
-    if (io.first != unit.first || out != unit.second) p[op_name(op)]["subnormals"] = {{"input", io.first}, {"output", out}};
+    if (io.first != unit.first || out != unit.second)
+      p[op_name(op)]["subnormals"] = {{"input", io.first}, {"output", out}};
   }
   if (a.contains("fma.zero_addend")) p["fma"]["zero_addend"] = a["fma.zero_addend"];
   return p;
@@ -211,7 +220,9 @@ class FlushProbe final : public UnitProbe {
   std::string_view source() const override {
     return "IEEE 754-2019 section 7.5; flush-to-zero and denormals-are-zero as GPUs and x86 implement them";
   }
-  bool applies(const Format& f) const override { return f.has_subnormals() && f.has_sign() && f.man_bits >= 1 && f.has_zero(); }
+  bool applies(const Format& f) const override {
+    return f.has_subnormals() && f.has_sign() && f.man_bits >= 1 && f.has_zero();
+  }
   const UnitQuestion& question() const override {
     static const UnitQuestion q{{"SUBNORMALS", "the flushing of subnormals", say_flush}, flush_answer, flush_profile};
     return q;
@@ -243,7 +254,8 @@ class FlushProbe final : public UnitProbe {
       s.fma_zero_addends = {model::ZeroAddend::ieee, model::ZeroAddend::product};
       return s;
     };
-    std::vector<model::ScalarUnit> units = candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)});
+    std::vector<model::ScalarUnit> units =
+        candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)});
     // An IEEE fma rounding down gives -0 for +0 + -0 (the zero addend cases): its units too.
     for (std::size_t i = 0, n = units.size(); i < n; ++i)
       if (units[i].fma_zero_addend == model::ZeroAddend::ieee) {

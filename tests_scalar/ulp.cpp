@@ -51,8 +51,11 @@ std::string ErrorRange::bounds() const {
 }
 
 nlohmann::json ErrorRange::to_json() const {
-  nlohmann::json j = {{"results", results},     {"mismatches", mismatches}, {"nonfinite", nonfinite},
-                      {"skipped", skipped},     {"correctly_rounded", correctly_rounded()},
+  nlohmann::json j = {{"results", results},
+                      {"mismatches", mismatches},
+                      {"nonfinite", nonfinite},
+                      {"skipped", skipped},
+                      {"correctly_rounded", correctly_rounded()},
                       {"faithful", faithful()}};
   if (results > 0) {
     j["min_ulps"] = min_ulps();

@@ -39,7 +39,8 @@ struct Measured {
 
 class UlpErrorProbe final : public audit::ScalarProbe {
  public:
-  UlpErrorProbe(Node op, std::string_view id) : op_(op), id_(id), title_(fmt::format("Error bound of {} in ulps", shout(op))) {}
+  UlpErrorProbe(Node op, std::string_view id)
+      : op_(op), id_(id), title_(fmt::format("Error bound of {} in ulps", shout(op))) {}
   std::string_view id() const override { return id_; }
   std::string_view title() const override { return title_; }
   std::string_view source() const override {
@@ -92,7 +93,10 @@ class UlpErrorProbe final : public audit::ScalarProbe {
         else
           ++m.range.nonfinite;
         if (mismatch && recorded++ < 6)
-          fi.observations.push_back({std::vector<u64>(x.begin(), x.end()), d, {{"ieee", cr.bits}}, f.storage_bits,
+          fi.observations.push_back({std::vector<u64>(x.begin(), x.end()),
+                                     d,
+                                     {{"ieee", cr.bits}},
+                                     f.storage_bits,
                                      f.storage_bits,
                                      fmt::format("{}: not correctly rounded, error {} ulps", set,
                                                  err ? fmt::format("{:.6g}", q64_to_double(*err)) : "infinite")});
@@ -104,12 +108,16 @@ class UlpErrorProbe final : public audit::ScalarProbe {
         const char* what;
         double ulps;
       };
-      for (const End end : {End{m.range.argmin, "smallest", m.range.min_ulps()},
-                            End{m.range.argmax, "largest", m.range.max_ulps()}}) {
+      for (const End end :
+           {End{m.range.argmin, "smallest", m.range.min_ulps()}, End{m.range.argmax, "largest", m.range.max_ulps()}}) {
         std::vector<u64> x(tuples.begin() + std::ptrdiff_t(end.index * k),
                            tuples.begin() + std::ptrdiff_t((end.index + 1) * k));
         const u64 cr = correctly_rounded(f, op_, x).bits;
-        fi.observations.push_back({x, outputs[end.index], {{"ieee", cr}}, f.storage_bits, f.storage_bits,
+        fi.observations.push_back({x,
+                                   outputs[end.index],
+                                   {{"ieee", cr}},
+                                   f.storage_bits,
+                                   f.storage_bits,
                                    fmt::format("{}: {} error, {:.6g} ulps", set, end.what, end.ulps)});
       }
     }
@@ -183,7 +191,8 @@ class UlpErrorProbe final : public audit::ScalarProbe {
     const std::size_t n = ctx.cases(std::uint64_t{1} << 10, std::uint64_t{1} << 16, std::uint64_t{1} << 20);
     const Measured r = measure(device, f, random_set(f, n, ctx.seed, false), "random", fi);
     const bool signed_set = op_ != Node::sqrt;
-    const Measured s = signed_set ? measure(device, f, random_set(f, n, ctx.seed, true), "random signed", fi) : Measured{};
+    const Measured s =
+        signed_set ? measure(device, f, random_set(f, n, ctx.seed, true), "random signed", fi) : Measured{};
     nlohmann::json je = a.range.to_json();
     je["values"] = values;
     je["cases"] = a.cases;

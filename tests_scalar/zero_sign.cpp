@@ -51,9 +51,13 @@ std::vector<Group> zero_sign_groups(const Format& f, const Format* g) {
                 {{nz, nz}, "-0 - (-0)"},
                 {{pz, nz}, "+0 - (-0)"}}});
   v.push_back({backends::binary(Node::add, f),
-               {{{nz, nz}, "-0 + -0"}, {{nz, pz}, "-0 + +0"}, {{pz, nz}, "+0 + -0"}, {{x, mx}, "1.5 + (-1.5)"},
-                {{mx, x}, "-1.5 + 1.5"}, {{nz, one_}, "-0 + 1"}}});
-  std::vector<Case> mul = {{{nz, pz}, "-0 * +0"}, {{pz, nz}, "+0 * -0"}, {{nz, nz}, "-0 * -0"},
+               {{{nz, nz}, "-0 + -0"},
+                {{nz, pz}, "-0 + +0"},
+                {{pz, nz}, "+0 + -0"},
+                {{x, mx}, "1.5 + (-1.5)"},
+                {{mx, x}, "-1.5 + 1.5"},
+                {{nz, one_}, "-0 + 1"}}});
+  std::vector<Case> mul = {{{nz, pz}, "-0 * +0"},  {{pz, nz}, "+0 * -0"}, {{nz, nz}, "-0 * -0"},
                            {{one_, nz}, "1 * -0"}, {{m1, pz}, "-1 * +0"}, {{m1, nz}, "-1 * -0"}};
   if (-(f.precision() + 2) >= f.emin()) {  // a product far below the smallest subnormal
     const int e = -(f.precision() + 2);

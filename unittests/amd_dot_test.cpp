@@ -87,7 +87,8 @@ TEST(AmdDot, WmmaChainsTheDot2Unit) {
         }
         const std::uint64_t c = draw(binary32);
         std::uint64_t chained = c;
-        for (std::size_t k = 0; k < 16; k += 2) chained = d(chained, std::span(a).subspan(k, 2), std::span(b).subspan(k, 2));
+        for (std::size_t k = 0; k < 16; k += 2)
+          chained = d(chained, std::span(a).subspan(k, 2), std::span(b).subspan(k, 2));
         ASSERT_EQ(w(c, a, b), chained) << wmma;
       }
     }
@@ -100,8 +101,9 @@ TEST(AmdDot, WmmaChainsTheDot2Unit) {
 }
 
 TEST(AmdDot, OcfdaParametersByName) {
-  const auto r = dot_config_from_parameters(MmaAlgorithm::ocfda, binary16, binary16, binary32, binary32, 16,
-                                            {{"F", std::int64_t(23)}, {"flush_inputs", true}, {"block", std::int64_t(0)}});
+  const auto r =
+      dot_config_from_parameters(MmaAlgorithm::ocfda, binary16, binary16, binary32, binary32, 16,
+                                 {{"F", std::int64_t(23)}, {"flush_inputs", true}, {"block", std::int64_t(0)}});
   ASSERT_TRUE(r.config) << r.error;
   EXPECT_EQ(r.config->F, 23);
   EXPECT_TRUE(r.config->flush_inputs);

@@ -28,8 +28,10 @@ json audit(backends::Device& device, std::vector<std::string> probes, std::strin
   settings.tier = audit::Tier::quick;
   settings.probes = std::move(probes);
   audit::ResultDocument doc(device, "test", settings.to_json());
-  if (suite == "mma") audit::run_mma_suite(device, settings, doc);
-  else audit::run_scalar_suite(device, settings, doc);
+  if (suite == "mma")
+    audit::run_mma_suite(device, settings, doc);
+  else
+    audit::run_scalar_suite(device, settings, doc);
   doc.finish();
   return doc.json();
 }
@@ -39,7 +41,9 @@ json audit(backends::Device& device, std::vector<std::string> probes, std::strin
 TEST(Runner, ConfigurationsLeftOutAreAFinding) {
   class Partial final : public backends::Device {
    public:
-    explicit Partial(backends::Device& d) : d_(d), caps_(d.caps()) { caps_.mma_unsupported = "m8n8k4: no sm_70 in NVRTC"; }
+    explicit Partial(backends::Device& d) : d_(d), caps_(d.caps()) {
+      caps_.mma_unsupported = "m8n8k4: no sm_70 in NVRTC";
+    }
     const backends::DeviceInfo& info() const override { return d_.info(); }
     const backends::Capabilities& caps() const override { return caps_; }
     Expected<std::vector<std::uint64_t>> scalar(const backends::ScalarBatch& b) override { return d_.scalar(b); }
@@ -103,7 +107,9 @@ TEST(Runner, AnIdentificationEndedEarlyJudgesNoFinding) {
     }
     ASSERT_EQ(f["status"], "ok") << f.dump();
     const std::string verdict = f["verdict"];
-    EXPECT_EQ(verdict.rfind("inconclusive: no candidate model was judged, the identification ended: device lost", 0), 0u) << verdict;
+    EXPECT_EQ(verdict.rfind("inconclusive: no candidate model was judged, the identification ended: device lost", 0),
+              0u)
+        << verdict;
     EXPECT_EQ(f["parameters"]["conclusion"], "inconclusive");
     ++judged;
   }
@@ -157,9 +163,10 @@ TEST(Reports, PapersWordsBesideTheMmaFindings) {
 }
 
 TEST(ProfileFiles, PublishedValuesAndUnitsAreRead) {
-  const json file = {{"name", "my-gpu"},
-                     {"published", {{"scalar.add.ulp_error binary32", "vendor: 0.5 ulp"}}},
-                     {"scalar", {{"binary32", {{"add", {{"rounding", "chop"}, {"guard_bits", 1}, {"sticky", false}}}}}}}};
+  const json file = {
+      {"name", "my-gpu"},
+      {"published", {{"scalar.add.ulp_error binary32", "vendor: 0.5 ulp"}}},
+      {"scalar", {{"binary32", {{"add", {{"rounding", "chop"}, {"guard_bits", 1}, {"sticky", false}}}}}}}};
   auto profiles = backends::parse_profiles(file, "test.json");
   ASSERT_TRUE(profiles) << profiles.error().message;
   ASSERT_EQ(profiles->size(), 1u);
@@ -293,13 +300,18 @@ TEST(ProfileFiles, NanPolicyRoundTrips) {
   u.nan.sub_flips = true;
   u.nan.default_nan = model::DefaultNan::negative_quiet;
   const json j = backends::unit_to_json(u);
-  EXPECT_EQ(j["nan"], json({{"canonical", false}, {"quiet_on_transfer", false}, {"propagation", "larger_payload"},
-                            {"quiet", false}, {"sub_flips", true}, {"default", "negative_quiet"}}))
+  EXPECT_EQ(j["nan"], json({{"canonical", false},
+                            {"quiet_on_transfer", false},
+                            {"propagation", "larger_payload"},
+                            {"quiet", false},
+                            {"sub_flips", true},
+                            {"default", "negative_quiet"}}))
       << j.dump();
   auto back = backends::unit_from_json(model::binary32, j, "test");
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->nan, u.nan);
-  for (const auto& [key, value] : {std::pair{"propagation", json("x87")}, {"default", json("nvidia")}, {"default", json(1)}}) {
+  for (const auto& [key, value] :
+       {std::pair{"propagation", json("x87")}, {"default", json("nvidia")}, {"default", json(1)}}) {
     json bad = j;
     bad["nan"][key] = value;
     auto e = backends::unit_from_json(model::binary32, bad, "p");
@@ -326,8 +338,10 @@ TEST(ProfileFiles, FmaNanOrderRoundTrips) {
     bad["nan"]["fma_order"] = value;
     auto e = backends::unit_from_json(model::binary16, bad, "p");
     ASSERT_FALSE(e) << value.dump();
-    EXPECT_EQ(e.error().message, "p.nan.fma_order: must be a permutation of a, b, c (\"abc\", \"acb\", \"bac\", \"bca\", "
-                                 "\"cab\" or \"cba\"), not " + value.dump());
+    EXPECT_EQ(e.error().message,
+              "p.nan.fma_order: must be a permutation of a, b, c (\"abc\", \"acb\", \"bac\", \"bca\", "
+              "\"cab\" or \"cba\"), not " +
+                  value.dump());
   }
 }
 
@@ -344,15 +358,22 @@ TEST(ProfileFiles, ErrorsNameTheKey) {
   const std::string bad_key = error({{"name", "x"}, {"scalar", {{"binary32", {{"add", {{"guard", 1}}}}}}}});
   EXPECT_NE(bad_key.find("guard"), std::string::npos) << bad_key;
   EXPECT_EQ(error(json::array({{{"scalar", json::object()}}})), "f.json: [0].name: missing");
-  EXPECT_EQ(error(json::array({{{"name", "x"}, {"scalar", json::object()}}, {{"name", "ref:x"}, {"scalar", json::object()}}})),
+  EXPECT_EQ(error(json::array(
+                {{{"name", "x"}, {"scalar", json::object()}}, {{"name", "ref:x"}, {"scalar", json::object()}}})),
             "f.json: [1].name: device ref:x is also loaded from f.json [0]");
   EXPECT_EQ(error({{"name", "x"}, {"mma", {{{"config", "16x8x99:binary16"}}}}}),
             "f.json: mma[0].config: must be \"MxNxK:a,b,c,d\" (format names; M and N at most 256, K at most 1024)");
-  EXPECT_NE(error({{"name", "x"}, {"mma", {{{"config", "99999999999x8x4:binary16,binary16,binary32,binary32"}}}}}).find("mma[0].config"),
+  EXPECT_NE(error({{"name", "x"}, {"mma", {{{"config", "99999999999x8x4:binary16,binary16,binary32,binary32"}}}}})
+                .find("mma[0].config"),
             std::string::npos);
   EXPECT_EQ(error({{"name", "x"},
-                   {"mma", {{{"config", "8x8x4:binary64,binary64,binary64,binary64"}, {"algorithm", "sfma"}, {"parameters", json::object()}},
-                            {{"config", "8x8x4:binary64,binary64,binary64,binary64"}, {"algorithm", "sfma"}, {"parameters", json::object()}}}}}),
+                   {"mma",
+                    {{{"config", "8x8x4:binary64,binary64,binary64,binary64"},
+                      {"algorithm", "sfma"},
+                      {"parameters", json::object()}},
+                     {{"config", "8x8x4:binary64,binary64,binary64,binary64"},
+                      {"algorithm", "sfma"},
+                      {"parameters", json::object()}}}}}),
             "f.json: mma[1].config: 8x8x4:binary64,binary64,binary64,binary64 is listed twice");
   EXPECT_EQ(error({{"name", "x"}, {"mma", {{{"config", "8x8x4:binary64,binary64,binary64,binary64"}, {"colour", 1}}}}}),
             "f.json: mma[0].colour: unknown key (known: config, instruction, algorithm, parameters, validation)");
@@ -396,7 +417,8 @@ TEST(Compare, DifferencesAreNamedWithBothValues) {
   std::map<std::string, std::pair<std::string, std::string>> d;
   for (const audit::Difference& x : c.differences) d[x.where] = {x.a, x.b};
   EXPECT_EQ(d.size(), 4u) << audit::comparison_text(c);
-  EXPECT_EQ(d["scalar.add.guard_bits [binary32] parameters.guard_bits"], std::make_pair(std::string("2"), std::string("1")));
+  EXPECT_EQ(d["scalar.add.guard_bits [binary32] parameters.guard_bits"],
+            std::make_pair(std::string("2"), std::string("1")));
   EXPECT_EQ(d["scalar.add.guard_bits [binary32] verdict"].second, "ADDITION: changed");
   EXPECT_EQ(d["profile.scalar.binary32.mul.correction"], std::make_pair(std::string("3"), std::string("4")));
   const std::string first = a["findings"][0]["probe"].get<std::string>() + " [binary32]";
@@ -410,9 +432,10 @@ TEST(Reports, ResultsSideBySide) {
   backends::Device& r520 = testing::reference_device("ati-r520");
   backends::Device& ieee = testing::reference_device("ieee-binary32");
   const std::string t = audit::results_table({audit(r520, {}), audit(ieee, {})});
-  EXPECT_NE(t.find("| ref:ati-r520 | gpuparanoia reference model | binary32 | chop, 2 guard bits | chop, 9 columns + 3 | "
-                   "x * (1/y rz) | unfused | unfused |"),
-            std::string::npos)
+  EXPECT_NE(
+      t.find("| ref:ati-r520 | gpuparanoia reference model | binary32 | chop, 2 guard bits | chop, 9 columns + 3 | "
+             "x * (1/y rz) | unfused | unfused |"),
+      std::string::npos)
       << t;
   EXPECT_NE(t.find("| ref:ieee-binary32 | gpuparanoia reference model | binary32 | rne | rne | rne | fused | unfused | "
                    "preserve/preserve/preserve | 0 mismatches in 10000 |"),
@@ -432,14 +455,17 @@ TEST(Reports, MmaRowsSayWhatTheTableRowsPredict) {
   other["device"]["id"] = "vulkan:1";
   for (json& e : other["profile"]["mma"]) e["parameters"]["F"] = 24;
   const std::string t = audit::results_table({hmma, coopmat, other});
-  EXPECT_NE(t.find("| 0 mismatches in 10000 tiles | hopper:HMMA.16816.F32: the same (128000 elements of 1000 tiles predicted) |"),
+  EXPECT_NE(t.find("| 0 mismatches in 10000 tiles | hopper:HMMA.16816.F32: the same (128000 elements of 1000 tiles "
+                   "predicted) |"),
             std::string::npos)
       << t;
-  EXPECT_NE(t.find("| 0 mismatches in 10000 tiles | none; the same model as ref:hopper:HMMA.16816.F32 hopper:HMMA.16816.F32 |"),
-            std::string::npos)
+  EXPECT_NE(
+      t.find(
+          "| 0 mismatches in 10000 tiles | none; the same model as ref:hopper:HMMA.16816.F32 hopper:HMMA.16816.F32 |"),
+      std::string::npos)
       << t;
   EXPECT_EQ(t.find("the same model as vulkan"), std::string::npos) << t;
-  EXPECT_NE(t.find("\"F\":24,") , std::string::npos) << t;
+  EXPECT_NE(t.find("\"F\":24,"), std::string::npos) << t;
   EXPECT_NE(t.find("| 0 mismatches in 10000 tiles | none |"), std::string::npos) << t;
 }
 
@@ -451,17 +477,17 @@ TEST(Reports, SummationTreesAreDrawn) {
     return json{{"probe", probe}, {"config", config}, {"status", "ok"}, {"verdict", "V"}, {"parameters", parameters}};
   };
   const char* config = "2x2x2:binary16,binary16,binary16,binary16";
-  const json doc = {
-      {"device", {{"id", "ref:trees"}, {"name", "trees"}}},
-      {"findings",
-       {finding("mma.summation_tree", config, {{"tree", "(p0+p1)+c"}}),
-        finding("mma.identify", config, {{"algorithm", "tree"}, {"parameters", {{"tree", "p0+(p1+c)"}, {"sums", "binary16"}}}}),
-        finding("mma.identify", config, {{"algorithm", "fda"}, {"parameters", {{"tree", "p1+p0+c"}}}}),
-        finding("mma.summation_tree", config, {{"tree", "(p0+p1)+p1+c"}}),
-        finding("mma.summation_tree", config, {{"tree", "(p0+p1+p2)+c"}}),
-        finding("mma.summation_tree", config, {{"tree", 5}}),
-        finding("mma.summation_tree", "2x2:binary16", {{"tree", "(p0+p1)+c"}}),
-        finding("mma.summation_tree", "2x2x99999999999:binary16", {{"tree", "(p0+p1)+c"}})}}};
+  const json doc = {{"device", {{"id", "ref:trees"}, {"name", "trees"}}},
+                    {"findings",
+                     {finding("mma.summation_tree", config, {{"tree", "(p0+p1)+c"}}),
+                      finding("mma.identify", config,
+                              {{"algorithm", "tree"}, {"parameters", {{"tree", "p0+(p1+c)"}, {"sums", "binary16"}}}}),
+                      finding("mma.identify", config, {{"algorithm", "fda"}, {"parameters", {{"tree", "p1+p0+c"}}}}),
+                      finding("mma.summation_tree", config, {{"tree", "(p0+p1)+p1+c"}}),
+                      finding("mma.summation_tree", config, {{"tree", "(p0+p1+p2)+c"}}),
+                      finding("mma.summation_tree", config, {{"tree", 5}}),
+                      finding("mma.summation_tree", "2x2:binary16", {{"tree", "(p0+p1)+c"}}),
+                      finding("mma.summation_tree", "2x2x99999999999:binary16", {{"tree", "(p0+p1)+c"}})}}};
   const auto count = [](const std::string& s, const std::string& what) {
     std::size_t n = 0;
     for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
@@ -472,8 +498,9 @@ TEST(Reports, SummationTreesAreDrawn) {
                       "        c\n  V"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("[mma.identify]\n    summation tree:\n      +\n        p0\n        +\n          p1\n          c\n  V"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("[mma.identify]\n    summation tree:\n      +\n        p0\n        +\n          p1\n          c\n  V"),
+      std::string::npos)
       << text;
   EXPECT_EQ(count(text, "summation tree:"), 2u) << text;
   const std::string md = audit::markdown_report(doc);

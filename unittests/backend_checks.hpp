@@ -139,8 +139,9 @@ inline void expect_quick_mma_suite(const backends::Device& device, const std::st
 // that configuration's other findings never left pending, and every configuration reported.
 inline void expect_mma_crashes_contained(const backends::Device& device, const std::string& call, int nth,
                                          const std::string& folder) {
-  const CliRun run = run_cli(fmt::format("run --device '{}' --suite mma --quick --seed 1 --json {{json}}", device.info().id),
-                             folder, fmt::format("GPUPARANOIA_CRASH_IN={}:{}", call, nth));
+  const CliRun run =
+      run_cli(fmt::format("run --device '{}' --suite mma --quick --seed 1 --json {{json}}", device.info().id), folder,
+              fmt::format("GPUPARANOIA_CRASH_IN={}:{}", call, nth));
   EXPECT_EQ(run.exit_status, 1) << run.tail();
   ASSERT_TRUE(run.result.is_object()) << "no JSON result\n" << run.tail();
   EXPECT_EQ(run.result["complete"], true);

@@ -94,13 +94,14 @@ TEST(BadInput, ResultDocumentsInCompareAndTable) {
       continue;
     }
     const std::string error = std::string(c.name) == "deep.json"
-                                  ? fmt::format("{}: {}: nested deeper than {} arrays or objects", file,
-                                                [] {
-                                                  std::string s;
-                                                  for (int i = 0; i < input::kMaxJsonDepth; ++i) s += "[0]";
-                                                  return s;
-                                                }(),
-                                                input::kMaxJsonDepth)
+                                  ? fmt::format(
+                                        "{}: {}: nested deeper than {} arrays or objects", file,
+                                        [] {
+                                          std::string s;
+                                          for (int i = 0; i < input::kMaxJsonDepth; ++i) s += "[0]";
+                                          return s;
+                                        }(),
+                                        input::kMaxJsonDepth)
                                   : fmt::format("{}: {}", file, c.error);
     expect_rejected(fmt::format("compare '{}' '{}'", file, ok), "compare_bad", error);
     expect_rejected(fmt::format("compare '{}' '{}'", ok, file), "compare_bad", error);
@@ -170,7 +171,8 @@ TEST(BadInput, ProfileFiles) {
             ": mma[0]: parameters.block: must be an integer, not 4294967312");
   EXPECT_EQ(error("p5.json", R"({"schema": "gpuparanoia-result/1", "profile": {}, "device": 3})"),
             ": device: must be an object");
-  EXPECT_EQ(error("p6.json", R"([{"name": "x", "scalar": {}}, {"name": "y"}])"), ": [1].scalar: missing (an object of formats)");
+  EXPECT_EQ(error("p6.json", R"([{"name": "x", "scalar": {}}, {"name": "y"}])"),
+            ": [1].scalar: missing (an object of formats)");
   EXPECT_NE(error("p7.json", nested(5000)).find(": nested deeper than"), std::string::npos);
   auto dir = backends::load_profile_file(::testing::TempDir());
   ASSERT_FALSE(dir);
@@ -187,12 +189,13 @@ TEST(BadInput, TreeNesting) {
   ASSERT_FALSE(t.tree);
   EXPECT_EQ(t.error, fmt::format("parentheses nested deeper than {} at character {} of text", input::kMaxTreeDepth,
                                  input::kMaxTreeDepth + 2));
-  expect_rejected("model dot --algorithm tree --a-format binary16 --b-format binary16 --c-format binary32 "
-                  "--d-format binary32 --tree '" + std::string(60000, '(') + "p0+c" + std::string(60000, ')') +
-                      "' < /dev/null",
-                  "tree_deep",
-                  fmt::format("--tree: parentheses nested deeper than {} at character {} of text",
-                              input::kMaxTreeDepth, input::kMaxTreeDepth + 2));
+  expect_rejected(
+      "model dot --algorithm tree --a-format binary16 --b-format binary16 --c-format binary32 "
+      "--d-format binary32 --tree '" +
+          std::string(60000, '(') + "p0+c" + std::string(60000, ')') + "' < /dev/null",
+      "tree_deep",
+      fmt::format("--tree: parentheses nested deeper than {} at character {} of text", input::kMaxTreeDepth,
+                  input::kMaxTreeDepth + 2));
 }
 
 // What the program echoes of its input (keys, fields, values, option values) is escaped: a newline
@@ -207,16 +210,25 @@ TEST(BadInput, EchoedInputIsEscaped) {
     EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(needle), std::string::npos) << r.output << "\n  expected: " << needle;
   };
-  const std::string mma = R"({"config": "16x8x16:binary16,binary16,binary32,binary32", "algorithm": "fda", "parameters": )";
-  one_line(run_cli("devices --profile-file '" + write("key_newline.json", "{\"mma\": [" + mma + "{\"F\": 25, \"bloc\\n\": \"nvidia\"}}]}") + "'", "esc1"),
+  const std::string mma =
+      R"({"config": "16x8x16:binary16,binary16,binary32,binary32", "algorithm": "fda", "parameters": )";
+  one_line(run_cli("devices --profile-file '" +
+                       write("key_newline.json", "{\"mma\": [" + mma + "{\"F\": 25, \"bloc\\n\": \"nvidia\"}}]}") + "'",
+                   "esc1"),
            "parameters.bloc\\n: unknown parameter");
-  one_line(run_cli("devices --profile-file '" + write("key_escape.json", "{\"name\": \"x\", \"scalar\": {}, \"\\u001b[2J\": 1}") + "'", "esc2"),
+  one_line(run_cli("devices --profile-file '" +
+                       write("key_escape.json", "{\"name\": \"x\", \"scalar\": {}, \"\\u001b[2J\": 1}") + "'",
+                   "esc2"),
            ": \\x1b[2J: unknown key");
-  one_line(run_cli("devices --profile-file '" + write("value_escape.json", "{\"mma\": [" + mma + "{\"nan\": \"\\u001b[31m\"}}]}") + "'", "esc3"),
+  one_line(run_cli("devices --profile-file '" +
+                       write("value_escape.json", "{\"mma\": [" + mma + "{\"nan\": \"\\u001b[31m\"}}]}") + "'",
+                   "esc3"),
            "\\x1b[31m");
   // A result's odd key is no error: compare shows it escaped among the differences.
   const testing::CliRun compared = run_cli(
-      "compare '" + write("result_key.json", "{\"findings\": [], \"profile\": {\"scalar\": {\"binary32\": {\"add\": {\"a\\nb\\u001b\": 1}}}}}") +
+      "compare '" +
+          write("result_key.json",
+                "{\"findings\": [], \"profile\": {\"scalar\": {\"binary32\": {\"add\": {\"a\\nb\\u001b\": 1}}}}}") +
           "' '" + write("result_ok.json", "{\"findings\": []}") + "'",
       "esc4");
   EXPECT_EQ(compared.exit_status, cli::kExitDifferences) << compared.output;
@@ -224,10 +236,14 @@ TEST(BadInput, EchoedInputIsEscaped) {
   EXPECT_EQ(compared.output.find('\x1b'), std::string::npos) << compared.output;
   one_line(run_cli("model scalar --format binary16 --op add < '" + write("batch.txt", "3c00 \x1b[31m\n") + "'", "esc5"),
            "'\\x1b[31m' is not a hex bit pattern");
-  one_line(run_cli("model dot --algorithm tree --a-format binary16 --b-format binary16 --c-format binary32 --d-format binary32 "
-                   "--tree \"$(printf 'p0+\\033[31m')\" < /dev/null", "esc6"),
-           "\\x1b[31m");
-  one_line(run_cli("model scalar --format \"$(printf 'binary\\033[31m')\" --op add < /dev/null", "esc7"), "'binary\\x1b[31m'");
+  one_line(
+      run_cli(
+          "model dot --algorithm tree --a-format binary16 --b-format binary16 --c-format binary32 --d-format binary32 "
+          "--tree \"$(printf 'p0+\\033[31m')\" < /dev/null",
+          "esc6"),
+      "\\x1b[31m");
+  one_line(run_cli("model scalar --format \"$(printf 'binary\\033[31m')\" --op add < /dev/null", "esc7"),
+           "'binary\\x1b[31m'");
   // Reports of a document holding them: the same lines as of a plain one, the text escaped.
   json doc = json::parse(R"({"device": {"id": "x", "name": "plain"}, "findings": [{"probe": "p", "status": "ok",
                              "verdict": "plain", "format": "binary32"}], "profile": {"scalar": {"binary32": {"add": {"k": "v"}}}}})");

@@ -23,8 +23,8 @@ using model::ScalarUnit;
 // counts the findings whose verdict is inconclusive (their parameters stay out of the profile).
 nlohmann::json audit_profile(const ScalarUnit& hidden, std::uint64_t seed, std::string* report = nullptr,
                              int* undecided = nullptr) {
-  backends::ReferenceDevice device(
-      backends::Profile{"blind", "blind device", "test", "hidden parameters", testing::device_units(hidden), {}, {}, {}});
+  backends::ReferenceDevice device(backends::Profile{
+      "blind", "blind device", "test", "hidden parameters", testing::device_units(hidden), {}, {}, {}});
   audit::RunSettings settings;
   settings.suite = "scalar";
   settings.tier = audit::Tier::quick;
@@ -45,8 +45,8 @@ nlohmann::json audit_profile(const ScalarUnit& hidden, std::uint64_t seed, std::
 }
 
 // What no input can tell apart is not a difference: an adder with two guard bits and a sticky bit
-// is correctly rounded (one guard bit suffices for a directed mode); a multiplier that generates every column is exact; fma() of a unit whose
-// MAD is fused is fused either way.
+// is correctly rounded (one guard bit suffices for a directed mode); a multiplier that generates every column is exact;
+// fma() of a unit whose MAD is fused is fused either way.
 std::string differences(const ScalarUnit& hidden, const ScalarUnit& found) {
   std::string d;
   const auto note = [&](bool same, std::string_view what) {
@@ -88,9 +88,9 @@ std::string differences(const ScalarUnit& hidden, const ScalarUnit& found) {
   // (the rounding probe's cases there): a unit dividing in its storage format and keeping subnormal
   // quotients shows its tie rule.
   note(hidden.div.method == found.div.method, "div.method");
-  const bool quotient_ties = hidden.div.method == model::DivMethod::correctly_rounded &&
-                             hidden.format == &hidden.storage_format() &&
-                             !model::flushing(hidden, model::FlushOp::div).flush_output && !hidden.subnormals.flush_transfer;
+  const bool quotient_ties =
+      hidden.div.method == model::DivMethod::correctly_rounded && hidden.format == &hidden.storage_format() &&
+      !model::flushing(hidden, model::FlushOp::div).flush_output && !hidden.subnormals.flush_transfer;
   note(quotient_ties ? hidden.div.rounding.effective() == found.div.rounding.effective()
                      : same_without_ties(hidden.div.rounding.effective(), found.div.rounding.effective()),
        "div.rounding");
@@ -111,10 +111,13 @@ std::string differences(const ScalarUnit& hidden, const ScalarUnit& found) {
   }
   note(hidden.subnormals.flush_transfer == found.subnormals.flush_transfer, "subnormals.transfer");
   // The fma's NaN order, or the one its propagation rule amounts to; moot with canonical NaNs.
-  const auto fma_order = [](const model::NanPolicy& n) { return n.fma_order ? n.fma_order : model::fma_order_of(n.propagation); };
+  const auto fma_order = [](const model::NanPolicy& n) {
+    return n.fma_order ? n.fma_order : model::fma_order_of(n.propagation);
+  };
   note(hidden.nan.canonical || fma_order(hidden.nan) == fma_order(found.nan), "nan.fma_order");
   note(hidden.format == found.format, "registers");
-  note(&hidden.storage_format() == hidden.format || hidden.convert.effective() == found.convert.effective(), "cvt (the stores' rounding)");
+  note(&hidden.storage_format() == hidden.format || hidden.convert.effective() == found.convert.effective(),
+       "cvt (the stores' rounding)");
   return d;
 }
 
@@ -133,8 +136,10 @@ nlohmann::json expect_recovered(const ScalarUnit& hidden, std::uint64_t seed) {
     nlohmann::json all = backends::unit_to_json(hidden);
     all.erase("registers");
     for (const auto& [k, v] : keys.items())
-      if (v.is_object() && all.contains(k)) all[k].update(v);
-      else all[k] = v;
+      if (v.is_object() && all.contains(k))
+        all[k].update(v);
+      else
+        all[k] = v;
     keys = all;
   }
   auto found = backends::unit_from_json(hidden.storage_format(), keys, "inferred");
@@ -171,7 +176,8 @@ TEST(BlindScalar, RandomUnits) {
   const char* env = std::getenv("GP_BLIND_TRIALS");
   const int trials = env ? std::atoi(env) : testing::drawn_count(12, 24);
   for (int trial = 0; trial < trials; ++trial) {
-    const model::ScalarUnit u = testing::random_unit_with_registers(rng, trial % 3 == 2 ? model::binary16 : model::binary32);
+    const model::ScalarUnit u =
+        testing::random_unit_with_registers(rng, trial % 3 == 2 ? model::binary16 : model::binary32);
     if (!testing::in_sweep(std::size_t(trial))) continue;
     SCOPED_TRACE(fmt::format("trial {}", trial));
     expect_recovered(u, std::uint64_t(trial) + 1);
@@ -188,7 +194,7 @@ TEST(BlindScalar, ApproximateDivisionAndSquareRoot) {
     ScalarUnit u = model::ieee_unit(*f);
     u.name = "blind";
     u.div = {model::DivMethod::approximate, model::UnitRounding::ieee(model::Rounding::rne), {640}};  // 2.5 ulp
-    u.sqrt_max_error = model::UlpBound{768};                                                            // 3 ulp
+    u.sqrt_max_error = model::UlpBound{768};                                                          // 3 ulp
     SCOPED_TRACE(model::describe(u));
     const nlohmann::json profile = expect_recovered(u, 3);
     EXPECT_EQ(profile["div"]["method"], "approximate") << profile.dump();
@@ -212,8 +218,10 @@ TEST(BlindScalar, NonDefaultRoundings) {
     return u;
   };
   std::vector<ScalarUnit> units;
-  for (Rounding r : {Rounding::ru, Rounding::rd, Rounding::rz, Rounding::ro}) units.push_back(unit(model::binary32, r, Rounding::rne));
-  for (Rounding r : {Rounding::rna, Rounding::rd, Rounding::ro}) units.push_back(unit(model::binary32, Rounding::rne, r));
+  for (Rounding r : {Rounding::ru, Rounding::rd, Rounding::rz, Rounding::ro})
+    units.push_back(unit(model::binary32, r, Rounding::rne));
+  for (Rounding r : {Rounding::rna, Rounding::rd, Rounding::ro})
+    units.push_back(unit(model::binary32, Rounding::rne, r));
   units.push_back(unit(model::binary32, Rounding::rne, Rounding::ru));
   units.back().subnormals.flush_output = true;
   units.push_back(unit(model::binary32, Rounding::ru, Rounding::rne));
@@ -223,7 +231,8 @@ TEST(BlindScalar, NonDefaultRoundings) {
     SCOPED_TRACE(model::describe(u));
     const nlohmann::json profile = expect_recovered(u, 5);
     for (const char* op : {"add", "sub", "mul", "fma", "mad"}) {
-      EXPECT_FALSE(profile["validation"].value("not_validated", nlohmann::json::object()).contains(op)) << op << ": " << profile.dump();
+      EXPECT_FALSE(profile["validation"].value("not_validated", nlohmann::json::object()).contains(op))
+          << op << ": " << profile.dump();
     }
   }
 }

@@ -44,8 +44,8 @@ inline constexpr const char* kDriverProbes =
     "--probe 'scalar.zero.*' --probe 'scalar.storage.*' --probe 'scalar.cvt.*'";
 
 struct CliRun {
-  int exit_status = -1;  // -1: the program did not exit (a signal)
-  std::string output;    // stdout and stderr
+  int exit_status = -1;   // -1: the program did not exit (a signal)
+  std::string output;     // stdout and stderr
   nlohmann::json result;  // the --json document, null when none was written
   // The end of the output, for failure messages.
   std::string tail() const { return output.substr(output.size() > 4000 ? output.size() - 4000 : 0); }
@@ -59,9 +59,9 @@ inline CliRun run_cli(const std::string& args, const std::string& name, const st
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::filesystem::path json = dir / "result.json", log = dir / "log.txt";
-  const std::string command = fmt::format("{} '{}' {} > '{}' 2>&1", env, GPUPARANOIA_BINARY,
-                                          fmt::format(fmt::runtime(args), fmt::arg("json", "'" + json.string() + "'")),
-                                          log.string());
+  const std::string command =
+      fmt::format("{} '{}' {} > '{}' 2>&1", env, GPUPARANOIA_BINARY,
+                  fmt::format(fmt::runtime(args), fmt::arg("json", "'" + json.string() + "'")), log.string());
   const int status = std::system(command.c_str());
   CliRun r;
   r.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

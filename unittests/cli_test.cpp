@@ -53,9 +53,11 @@ TEST(ModelScalar, UpperCaseHexTabsAndShortFieldsAreAccepted) {
 TEST(ModelScalar, FieldsAndLinesBeyondTheirWidthAreErrors) {
   Outcome r = run(args("binary16", "add"), "3c00 03c00\n");
   EXPECT_EQ(r.code, kExitBadInput);
-  EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 2: '03c00' is not a binary16 bit pattern (16 bits, 4 hex digits at most)\n");
+  EXPECT_EQ(r.err,
+            "gpuparanoia: <stdin>:1: field 2: '03c00' is not a binary16 bit pattern (16 bits, 4 hex digits at most)\n");
   r = run(args("fp24", "add"), "0 1000000\n");
-  EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 2: '1000000' is not a fp24 bit pattern (24 bits, 6 hex digits at most)\n");
+  EXPECT_EQ(r.err,
+            "gpuparanoia: <stdin>:1: field 2: '1000000' is not a fp24 bit pattern (24 bits, 6 hex digits at most)\n");
   r = run(args("binary16", "add"), "0 0\n" + std::string(input::kMaxLineBytes + 1, ' ') + "\n0 0\n");
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_EQ(r.out, "0000\n");

@@ -32,10 +32,12 @@ TEST_P(ClosedLoop, TheLoadedResultAuditsTheSame) {
   for (char& ch : slug)
     if (ch == ':') ch = '_';
   const fs::path dir = fresh_folder(slug), a = dir / "A.json", b = dir / "B.json";
-  const auto first = run_cli_split({"run", "--quick", "--seed", "7", "--json", a.string(), "--device", device}, dir, "a");
+  const auto first =
+      run_cli_split({"run", "--quick", "--seed", "7", "--json", a.string(), "--device", device}, dir, "a");
   ASSERT_EQ(first.exit_status, 0) << first.err;
   const auto again = run_cli_split(
-      {"run", "--quick", "--seed", "7", "--profile-file", a.string(), "--device", "ref:A", "--json", b.string()}, dir, "b");
+      {"run", "--quick", "--seed", "7", "--profile-file", a.string(), "--device", "ref:A", "--json", b.string()}, dir,
+      "b");
   ASSERT_EQ(again.exit_status, 0) << again.err;
   const auto diff = run_cli_split({"compare", a.string(), b.string()}, dir, "compare");
   EXPECT_EQ(diff.exit_status, 0) << diff.out << diff.err;
@@ -49,7 +51,9 @@ TEST_P(ClosedLoop, TheLoadedResultAuditsTheSame) {
       << jb["device"];
   EXPECT_EQ(jb["profile"]["mma"].size(), ja["profile"]["mma"].size());
   // The formats in any order: a profile's scalar part is a JSON object.
-  const auto formats = [](const json& doc) { return doc["device"]["capabilities"]["formats"].get<std::set<std::string>>(); };
+  const auto formats = [](const json& doc) {
+    return doc["device"]["capabilities"]["formats"].get<std::set<std::string>>();
+  };
   EXPECT_EQ(formats(jb), formats(ja));
 }
 
@@ -65,7 +69,8 @@ INSTANTIATE_TEST_SUITE_P(Families, ClosedLoop,
                                            "ref:cdna3:v_mfma_f32_16x16x8_xf32", "ref:cdna1:v_mfma_f32_4x4x4f16"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            std::string name;
-                           for (char ch : param.param.substr(4)) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+                           for (char ch : param.param.substr(4))
+                             name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
                            return name;
                          });
 
@@ -81,7 +86,8 @@ TEST_P(RecoveredUnit, ItsProfileValidatesEveryOperation) {
   std::replace(name.begin(), name.end(), '/', '_');
   const fs::path dir = fresh_folder(name), unit = dir / "unit.json", out = dir / "out.json";
   std::ofstream(unit) << GetParam();
-  const auto r = run_cli_split({"run", "--quick", "--seed", "7", "--profile-file", unit.string(), "--device", "ref:unit", "--json", out.string()},
+  const auto r = run_cli_split({"run", "--quick", "--seed", "7", "--profile-file", unit.string(), "--device",
+                                "ref:unit", "--json", out.string()},
                                dir, "run");
   ASSERT_EQ(r.exit_status, 0) << r.err;
   const json truth = json::parse(GetParam())["scalar"]["binary32"];
@@ -116,12 +122,15 @@ TEST(LoadedNames, ANameGivenTwiceIsBadInput) {
   EXPECT_NE(one.out.find("ref:g70"), std::string::npos) << one.out;
 
   for (const char* command : {"devices", "run"}) {
-    const auto twice = run_cli_split({command, "--profile-file", a.string(), "--profile-file", b.string()}, dir, "twice");
+    const auto twice =
+        run_cli_split({command, "--profile-file", a.string(), "--profile-file", b.string()}, dir, "twice");
     EXPECT_EQ(twice.exit_status, 3) << twice.err;
-    EXPECT_EQ(twice.err, fmt::format("gpuparanoia: {}: device ref:g70 is also loaded from {}\n", b.string(), a.string()));
+    EXPECT_EQ(twice.err,
+              fmt::format("gpuparanoia: {}: device ref:g70 is also loaded from {}\n", b.string(), a.string()));
     const auto clash = run_cli_split({command, "--profile-file", builtin.string()}, dir, "clash");
     EXPECT_EQ(clash.exit_status, 3) << clash.err;
-    EXPECT_EQ(clash.err, fmt::format("gpuparanoia: {}: device ref:nvidia-g70 is also a built-in device\n", builtin.string()));
+    EXPECT_EQ(clash.err,
+              fmt::format("gpuparanoia: {}: device ref:nvidia-g70 is also a built-in device\n", builtin.string()));
   }
 }
 
@@ -136,7 +145,8 @@ TEST(LoadedMma, EntriesBecomeConfigurations) {
         {"mma",
          {{{"config", "4x4x4:binary16,binary16,binary32,binary32"},
            {"algorithm", "fda"},
-           {"parameters", {{"F", 3}, {"block", 4}, {"out_rounding", "rz"}, {"out_fraction_bits", 23}, {"nan", "nvidia"}}}},
+           {"parameters",
+            {{"F", 3}, {"block", 4}, {"out_rounding", "rz"}, {"out_fraction_bits", 23}, {"nan", "nvidia"}}}},
           {{"config", "8x8x4:binary64,binary64,binary64,binary64"}, {"algorithm", nullptr}}}}}}};
   auto profiles = backends::parse_profiles(doc, "dir/gpu.json");
   ASSERT_TRUE(profiles) << profiles.error().message;

@@ -33,8 +33,8 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 // A short audit: one device, a few probes.
-const std::vector<std::string> kShortRun = {"run", "--device", "ref:ieee-binary32", "--quick", "--seed", "1",
-                                            "--probe", "scalar.add.*"};
+const std::vector<std::string> kShortRun = {"run",    "--device", "ref:ieee-binary32", "--quick",
+                                            "--seed", "1",        "--probe",           "scalar.add.*"};
 
 std::vector<std::string> short_run(std::vector<std::string> more) {
   std::vector<std::string> args = kShortRun;
@@ -139,8 +139,8 @@ TEST(Outputs, AWriteThatFailsAtTheEndIsFourAndKeepsTheFileBefore) {
 
 TEST(Outputs, AFullStandardOutputIsFour) {
   const fs::path dir = fresh_folder("stdout");
-  const int status = std::system(fmt::format("'{}' devices > /dev/full 2> '{}'", GPUPARANOIA_BINARY,
-                                             (dir / "err").string()).c_str());
+  const int status =
+      std::system(fmt::format("'{}' devices > /dev/full 2> '{}'", GPUPARANOIA_BINARY, (dir / "err").string()).c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 4);
 }
@@ -160,12 +160,13 @@ TEST(Outputs, JsonAndOutAreBothWrittenComplete) {
 // --config selects MMA configurations by name or instruction, on each device that has them.
 TEST(Outputs, ConfigSelectsTheMmaConfigurations) {
   const fs::path dir = fresh_folder("config"), out = dir / "out";
-  const auto r = run_cli_split({"run", "--device", "ref:hopper:HMMA.16816.F32", "--device", "ref:hopper:DMMA.884",
-                                "--suite", "mma", "--quick", "--probe", "mma.identify", "--config", "*binary64*",
-                                "--seed", "1", "--out", out.string()},
-                               dir, "run");
+  const auto r = run_cli_split(
+      {"run", "--device", "ref:hopper:HMMA.16816.F32", "--device", "ref:hopper:DMMA.884", "--suite", "mma", "--quick",
+       "--probe", "mma.identify", "--config", "*binary64*", "--seed", "1", "--out", out.string()},
+      dir, "run");
   ASSERT_EQ(r.exit_status, 0) << r.err;
-  const json chosen = read_json(out / "ref-hopper-DMMA.884.json"), other = read_json(out / "ref-hopper-HMMA.16816.F32.json");
+  const json chosen = read_json(out / "ref-hopper-DMMA.884.json"),
+             other = read_json(out / "ref-hopper-HMMA.16816.F32.json");
   ASSERT_EQ(chosen["findings"].size(), 1u);
   EXPECT_EQ(chosen["findings"][0]["probe"], "mma.identify");
   EXPECT_EQ(chosen["run"]["configs"], json::array({"*binary64*"}));

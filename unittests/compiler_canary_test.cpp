@@ -64,7 +64,8 @@ std::vector<std::uint64_t> folded(const backends::ScalarBatch& b, const model::F
   for (std::size_t i = 0; i + 1 < b.operands.size(); i += 2) {
     const auto x = model::cvt(model::binary64, w, o, b.operands[i]).bits;
     const auto y = model::cvt(model::binary64, w, o, b.operands[i + 1]).bits;
-    const auto exact = e.code[2].op == Node::mul ? model::mul(model::binary64, o, x, y) : model::add(model::binary64, o, x, y);
+    const auto exact =
+        e.code[2].op == Node::mul ? model::mul(model::binary64, o, x, y) : model::add(model::binary64, o, x, y);
     out.push_back(model::cvt(*e.output_format, model::binary64, o, exact.bits).bits);
   }
   return out;

@@ -170,7 +170,8 @@ const Grammar* grammar(Word opcode) {
 }
 
 bool is_type(Word opcode) {
-  return (opcode >= spv::OpTypeVoid && opcode <= spv::OpTypeForwardPointer) || opcode == spvx::OpTypeCooperativeMatrixKHR;
+  return (opcode >= spv::OpTypeVoid && opcode <= spv::OpTypeForwardPointer) ||
+         opcode == spvx::OpTypeCooperativeMatrixKHR;
 }
 
 bool is_terminator(Word opcode) {
@@ -210,7 +211,8 @@ class Module {
   std::vector<std::vector<Word>> decorations(Id target, Word decoration) const {
     std::vector<std::vector<Word>> v;
     for (const Instruction* d : all(spv::OpDecorate))
-      if (d->operands[0] == target && d->operands[1] == decoration) v.emplace_back(d->operands.begin() + 2, d->operands.end());
+      if (d->operands[0] == target && d->operands[1] == decoration)
+        v.emplace_back(d->operands.begin() + 2, d->operands.end());
     return v;
   }
   std::vector<std::vector<Word>> member_decorations(Id structure, Word member, Word decoration) const {
@@ -272,7 +274,8 @@ void Module::decode(std::span<const Word> words) {
   for (std::size_t at = 5; at < words.size();) {
     const Word count = words[at] >> spv::WordCountShift, opcode = words[at] & spv::OpCodeMask;
     if (count == 0 || at + count > words.size())
-      return fail("instruction at word " + std::to_string(at) + ": word count " + std::to_string(count) + " overruns the module");
+      return fail("instruction at word " + std::to_string(at) + ": word count " + std::to_string(count) +
+                  " overruns the module");
     const Grammar* g = grammar(opcode);
     if (!g) return fail("opcode " + std::to_string(opcode) + " is not one the emitter writes");
     std::span<const Word> rest = words.subspan(at + 1, count - 1);
@@ -360,7 +363,8 @@ void Module::check_operands(const Instruction& inst, const Grammar& g, std::span
         ++at;
       } else {
         const Word w = words[at++];
-        if (kind == 'i' && !defined.count(w)) fail(where() + ": operand %" + std::to_string(w) + " used before its definition");
+        if (kind == 'i' && !defined.count(w))
+          fail(where() + ": operand %" + std::to_string(w) + " used before its definition");
         if (kind == 'f') forward.push_back(w);
       }
     }
@@ -382,7 +386,8 @@ void check_capabilities(Module& m) {
       if (encoding == spvx::FPEncodingBFloat16KHR && width == 16) {
         need.insert(spvx::CapabilityBFloat16TypeKHR);
         extensions.insert("SPV_KHR_bfloat16");
-      } else if ((encoding == spvx::FPEncodingFloat8E4M3EXT || encoding == spvx::FPEncodingFloat8E5M2EXT) && width == 8) {
+      } else if ((encoding == spvx::FPEncodingFloat8E4M3EXT || encoding == spvx::FPEncodingFloat8E5M2EXT) &&
+                 width == 8) {
         need.insert(spvx::CapabilityFloat8EXT);
         extensions.insert("SPV_EXT_float8");
       } else if (!encoding && (width == 16 || width == 32 || width == 64)) {
@@ -410,7 +415,8 @@ void check_capabilities(Module& m) {
   }
   if (m.all(spv::OpCapability).size() != m.capabilities().size()) m.violations.push_back("a capability declared twice");
   for (Word c : need)
-    if (!m.capabilities().count(c)) m.violations.push_back("capability " + std::to_string(c) + " used but not declared");
+    if (!m.capabilities().count(c))
+      m.violations.push_back("capability " + std::to_string(c) + " used but not declared");
   for (Word c : m.capabilities())
     if (!need.count(c)) m.violations.push_back("capability " + std::to_string(c) + " declared but not needed");
   // SPIR-V 1.5 has the storage-class, 16/8-bit storage and memory-model extensions in its core.
@@ -468,10 +474,12 @@ void check_interface(Module& m) {
       if (m.decorations(array->result, spv::DecorationArrayStride) !=
           std::vector<std::vector<Word>>{{m.scalar_bytes(array->operands[0])}})
         m.violations.push_back(where + ": ArrayStride is not the element size");
-      if (m.decorations(v, spv::DecorationDescriptorSet).size() != 1 || m.decorations(v, spv::DecorationBinding).size() != 1)
+      if (m.decorations(v, spv::DecorationDescriptorSet).size() != 1 ||
+          m.decorations(v, spv::DecorationBinding).size() != 1)
         m.violations.push_back(where + ": no descriptor set and binding");
     } else if (storage == spv::StorageClassInput) {
-      if (m.decorations(v, spv::DecorationBuiltIn).size() != 1) m.violations.push_back(where + ": input without BuiltIn");
+      if (m.decorations(v, spv::DecorationBuiltIn).size() != 1)
+        m.violations.push_back(where + ": input without BuiltIn");
     } else if (storage != spv::StorageClassPushConstant) {
       m.violations.push_back(where + ": storage class " + std::to_string(storage) + " not used by the emitter");
     }
@@ -505,8 +513,8 @@ struct MatrixSpec {
 // The buffer variable bound at `binding`.
 Id buffer_at(const Module& m, Word binding) {
   for (const Instruction* v : m.all(spv::OpVariable))
-    if (v->operands[0] == spv::StorageClassStorageBuffer && m.decorations(v->result, spv::DecorationBinding) ==
-                                                                std::vector<std::vector<Word>>{{binding}})
+    if (v->operands[0] == spv::StorageClassStorageBuffer &&
+        m.decorations(v->result, spv::DecorationBinding) == std::vector<std::vector<Word>>{{binding}})
       return v->result;
   return 0;
 }
@@ -524,8 +532,10 @@ class CoopmatCheck {
     check_frame(subgroup);
     const MatrixSpec a{TileKernel::A, config.a, Word(config.m), Word(config.k), spvx::CooperativeMatrixUseMatrixAKHR};
     const MatrixSpec b{TileKernel::B, config.b, Word(config.k), Word(config.n), spvx::CooperativeMatrixUseMatrixBKHR};
-    const MatrixSpec c{TileKernel::C, config.c, Word(config.m), Word(config.n), spvx::CooperativeMatrixUseMatrixAccumulatorKHR};
-    const MatrixSpec d{TileKernel::D, config.d, Word(config.m), Word(config.n), spvx::CooperativeMatrixUseMatrixAccumulatorKHR};
+    const MatrixSpec c{TileKernel::C, config.c, Word(config.m), Word(config.n),
+                       spvx::CooperativeMatrixUseMatrixAccumulatorKHR};
+    const MatrixSpec d{TileKernel::D, config.d, Word(config.m), Word(config.n),
+                       spvx::CooperativeMatrixUseMatrixAccumulatorKHR};
     for (const MatrixSpec& s : {a, b, c, d}) check_buffer(s);
     const auto muladds = m_.all(spvx::OpCooperativeMatrixMulAddKHR);
     const auto stores = m_.all(spvx::OpCooperativeMatrixStoreKHR);
@@ -563,7 +573,8 @@ class CoopmatCheck {
   // LocalSize (subgroup, 1, 1); tile = push.base + WorkgroupId.x inside `WorkgroupId.x < push.count`.
   void check_frame(Word subgroup) {
     const auto modes = m_.all(spv::OpExecutionMode);
-    if (modes.size() != 1 || modes[0]->operands != std::vector<Word>{modes[0]->operands[0], spv::ExecutionModeLocalSize, subgroup, 1, 1})
+    if (modes.size() != 1 ||
+        modes[0]->operands != std::vector<Word>{modes[0]->operands[0], spv::ExecutionModeLocalSize, subgroup, 1, 1})
       fail("the execution mode is not LocalSize " + std::to_string(subgroup) + " 1 1");
     const auto adds = m_.all(spv::OpIAdd);
     const auto compares = m_.all(spv::OpULessThan);
@@ -574,9 +585,11 @@ class CoopmatCheck {
     if (!is_push_member(compares[0]->operands[1], 1) || compares[0]->operands[0] != x)
       fail("the bounds check is not WorkgroupId.x < count");
     const Instruction* extract = m_.defining(x);
-    const Instruction* load = extract && extract->opcode == spv::OpCompositeExtract ? m_.defining(extract->operands[0]) : nullptr;
+    const Instruction* load =
+        extract && extract->opcode == spv::OpCompositeExtract ? m_.defining(extract->operands[0]) : nullptr;
     if (!load || extract->operands[1] != 0 || load->opcode != spv::OpLoad ||
-        m_.decorations(load->operands[0], spv::DecorationBuiltIn) != std::vector<std::vector<Word>>{{spv::BuiltInWorkgroupId}})
+        m_.decorations(load->operands[0], spv::DecorationBuiltIn) !=
+            std::vector<std::vector<Word>>{{spv::BuiltInWorkgroupId}})
       fail("the tile index does not use WorkgroupId.x");
     const auto branches = m_.all(spv::OpBranchConditional);
     if (branches.size() != 1 || branches[0]->operands[0] != compares[0]->result)
@@ -584,7 +597,8 @@ class CoopmatCheck {
     const auto push = m_.all(spv::OpTypeStruct);
     bool found = false;
     for (const Instruction* s : push)
-      found |= s->operands.size() == 2 && m_.scalar_bytes(s->operands[0]) == 4 && m_.scalar_bytes(s->operands[1]) == 4 &&
+      found |= s->operands.size() == 2 && m_.scalar_bytes(s->operands[0]) == 4 &&
+               m_.scalar_bytes(s->operands[1]) == 4 &&
                m_.member_decorations(s->result, 1, spv::DecorationOffset) == std::vector<std::vector<Word>>{{4}};
     if (!found) fail("no push constant block {uint base; uint count;}");
   }
@@ -592,7 +606,8 @@ class CoopmatCheck {
   bool is_push_member(Id value, Word member) const {
     const Instruction* load = m_.defining(value);
     const Instruction* chain = load && load->opcode == spv::OpLoad ? m_.defining(load->operands[0]) : nullptr;
-    const Instruction* variable = chain && chain->opcode == spv::OpAccessChain ? m_.defining(chain->operands[0]) : nullptr;
+    const Instruction* variable =
+        chain && chain->opcode == spv::OpAccessChain ? m_.defining(chain->operands[0]) : nullptr;
     return variable && variable->opcode == spv::OpVariable && variable->operands[0] == spv::StorageClassPushConstant &&
            chain->operands.size() == 2 && is_constant(chain->operands[1], member);
   }
@@ -704,9 +719,10 @@ TEST(CoopmatSpirv, EveryFormatCombinationPassesItsCheck) {
             }
           }
   const int total = counts[Check::spirv_val] + counts[Check::structural];
-  std::printf("checked %d modules: %d with spirv-val (and the structural rules), %d against the structural rules "
-              "alone (the installed SPIRV-Tools does not know a capability they declare)\n",
-              total, counts[Check::spirv_val], counts[Check::structural]);
+  std::printf(
+      "checked %d modules: %d with spirv-val (and the structural rules), %d against the structural rules "
+      "alone (the installed SPIRV-Tools does not know a capability they declare)\n",
+      total, counts[Check::spirv_val], counts[Check::structural]);
   RecordProperty("spirv_val", counts[Check::spirv_val]);
   RecordProperty("structural", counts[Check::structural]);
   EXPECT_EQ(total, 1296 * int(std::size(shapes)));
@@ -821,7 +837,8 @@ TEST(CoopmatSpirv, StructuralCheckRejectsBrokenModules) {
   const MmaConfig cfg = config(16, 16, 16, &model::binary16, &model::binary16, &model::binary32, &model::binary16);
   const std::vector<Word> good = *coopmat_module(cfg, 32);
   ASSERT_TRUE(coopmat_violations(good, cfg, 32).empty());
-  const std::vector<Word> good_ordinary = ordinary_shader({&model::binary16, &model::binary16, &model::binary32, &model::binary16}, 32);
+  const std::vector<Word> good_ordinary =
+      ordinary_shader({&model::binary16, &model::binary16, &model::binary32, &model::binary16}, 32);
 
   // Offsets of each instruction in a module, to cut and move whole instructions.
   auto instruction_at = [](const std::vector<Word>& w, Word opcode, Word operand0 = ~0u, int nth = 0) -> std::size_t {
@@ -842,7 +859,9 @@ TEST(CoopmatSpirv, StructuralCheckRejectsBrokenModules) {
       {"Float16 capability missing",
        [&](std::vector<Word> w) { return remove(w, instruction_at(w, spv::OpCapability, spv::CapabilityFloat16)); }},
       {"StorageBuffer16BitAccess missing",
-       [&](std::vector<Word> w) { return remove(w, instruction_at(w, spv::OpCapability, spv::CapabilityStorageBuffer16BitAccess)); },
+       [&](std::vector<Word> w) {
+         return remove(w, instruction_at(w, spv::OpCapability, spv::CapabilityStorageBuffer16BitAccess));
+       },
        false},  // SPIR-V lets Float16 put halves anywhere; Vulkan asks for 16-bit storage in buffers
       {"Block decoration missing",
        [&](std::vector<Word> w) {
@@ -920,10 +939,11 @@ TEST(CoopmatSpirv, DisassemblyShowsTheInstructions) {
   const std::vector<Word> words = *coopmat_module(cfg, 32);
   if (std::optional<std::string> text = tools().disassemble(words)) {
     std::printf("check: spirv-dis\n%s", text->c_str());
-    for (const char* expected : {"OpCapability CooperativeMatrixKHR", "OpExtension \"SPV_KHR_cooperative_matrix\"",
-                                 "OpMemoryModel Logical Vulkan", "OpTypeCooperativeMatrixKHR", "OpCooperativeMatrixLoadKHR",
-                                 "OpCooperativeMatrixMulAddKHR", "OpCooperativeMatrixStoreKHR",
-                                 "ArrayStride 2", "BuiltIn WorkgroupId", "LocalSize 32 1 1"})
+    for (const char* expected :
+         {"OpCapability CooperativeMatrixKHR", "OpExtension \"SPV_KHR_cooperative_matrix\"",
+          "OpMemoryModel Logical Vulkan", "OpTypeCooperativeMatrixKHR", "OpCooperativeMatrixLoadKHR",
+          "OpCooperativeMatrixMulAddKHR", "OpCooperativeMatrixStoreKHR", "ArrayStride 2", "BuiltIn WorkgroupId",
+          "LocalSize 32 1 1"})
       EXPECT_NE(text->find(expected), std::string::npos) << expected;
     return;
   }
@@ -983,7 +1003,8 @@ TEST(CoopmatSpirv, MalformedRequestsAreErrors) {
   for (const model::Format* f : model::all_formats()) {
     if (std::find(std::begin(kSpirvFormats), std::end(kSpirvFormats), f) != std::end(kSpirvFormats)) continue;
     for (int which = 0; which < 4; ++which) {
-      std::array<const model::Format*, 4> formats{&model::binary16, &model::binary16, &model::binary32, &model::binary32};
+      std::array<const model::Format*, 4> formats{&model::binary16, &model::binary16, &model::binary32,
+                                                  &model::binary32};
       formats[std::size_t(which)] = f;
       auto r = coopmat_module(config(16, 16, 16, formats[0], formats[1], formats[2], formats[3]), 32);
       ASSERT_FALSE(r.ok()) << f->name;

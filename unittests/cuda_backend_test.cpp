@@ -624,15 +624,30 @@ struct StickyDriver {
   static cuda::DriverApi api() {
     cuda::DriverApi a;
     const auto ok = [](auto...) { return CUDA_SUCCESS; };
-    a.cuDeviceGet = [](CUdevice* d, int) { *d = 0; return CUDA_SUCCESS; };
-    a.cuDeviceGetName = [](char* name, int, CUdevice) { std::strcpy(name, "sticky"); return CUDA_SUCCESS; };
+    a.cuDeviceGet = [](CUdevice* d, int) {
+      *d = 0;
+      return CUDA_SUCCESS;
+    };
+    a.cuDeviceGetName = [](char* name, int, CUdevice) {
+      std::strcpy(name, "sticky");
+      return CUDA_SUCCESS;
+    };
     a.cuDeviceGetAttribute = [](int* v, CUdevice_attribute attribute, CUdevice) {
       *v = attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 8 : 0;
       return CUDA_SUCCESS;
     };
-    a.cuDeviceTotalMem = [](std::size_t* bytes, CUdevice) { *bytes = std::size_t{1} << 30; return CUDA_SUCCESS; };
-    a.cuDriverGetVersion = [](int* v) { *v = 12080; return CUDA_SUCCESS; };
-    a.cuDevicePrimaryCtxRetain = [](CUcontext* c, CUdevice) { *c = reinterpret_cast<CUcontext>(1); return CUDA_SUCCESS; };
+    a.cuDeviceTotalMem = [](std::size_t* bytes, CUdevice) {
+      *bytes = std::size_t{1} << 30;
+      return CUDA_SUCCESS;
+    };
+    a.cuDriverGetVersion = [](int* v) {
+      *v = 12080;
+      return CUDA_SUCCESS;
+    };
+    a.cuDevicePrimaryCtxRetain = [](CUcontext* c, CUdevice) {
+      *c = reinterpret_cast<CUcontext>(1);
+      return CUDA_SUCCESS;
+    };
     a.cuDevicePrimaryCtxRelease = ok;
     a.cuCtxPushCurrent = ok;
     a.cuCtxPopCurrent = ok;
@@ -645,7 +660,10 @@ struct StickyDriver {
       *f = reinterpret_cast<CUfunction>(1);
       return CUDA_SUCCESS;
     };
-    a.cuMemAlloc = [](CUdeviceptr* p, std::size_t) { *p = 4096; return CUDA_SUCCESS; };
+    a.cuMemAlloc = [](CUdeviceptr* p, std::size_t) {
+      *p = 4096;
+      return CUDA_SUCCESS;
+    };
     a.cuMemFree = ok;
     a.cuMemcpyHtoD = ok;
     a.cuMemcpyDtoH = ok;
@@ -658,7 +676,10 @@ struct StickyDriver {
       *s = r == CUDA_ERROR_ILLEGAL_ADDRESS ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "other";
       return CUDA_SUCCESS;
     };
-    a.cuGetErrorString = [](CUresult, const char** s) { *s = "pretended"; return CUDA_SUCCESS; };
+    a.cuGetErrorString = [](CUresult, const char** s) {
+      *s = "pretended";
+      return CUDA_SUCCESS;
+    };
     return a;
   }
 };
@@ -684,7 +705,8 @@ TEST(CudaScalar, AStickyErrorLosesTheContext) {
   }
   ASSERT_FALSE((*d)->caps().mma.empty());
   const MmaConfig& cfg = (*d)->caps().mma.front();
-  const std::vector<std::uint64_t> a(std::size_t(cfg.m * cfg.k)), b(std::size_t(cfg.k * cfg.n)), c(std::size_t(cfg.m * cfg.n));
+  const std::vector<std::uint64_t> a(std::size_t(cfg.m * cfg.k)), b(std::size_t(cfg.k * cfg.n)),
+      c(std::size_t(cfg.m * cfg.n));
   EXPECT_FALSE((*d)->mma({&cfg, a, b, c}));
   EXPECT_EQ(StickyDriver::launches, 1) << "a lost context launched again";
 }

@@ -23,9 +23,9 @@ inline int drawn_count(int test_tier, int hunt_tier) { return hunting() ? hunt_t
 // own); printed each time a test asks.
 inline std::uint64_t drawn_seed(std::uint64_t fixed) {
   static const std::uint64_t chosen = [] {
-    if (const char* env = std::getenv("GPUPARANOIA_VERDICTS_SEED")) return std::uint64_t(std::strtoull(env, nullptr, 10));
-    if (hunting())
-      return 1 + std::uint64_t(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007u;
+    if (const char* env = std::getenv("GPUPARANOIA_VERDICTS_SEED"))
+      return std::uint64_t(std::strtoull(env, nullptr, 10));
+    if (hunting()) return 1 + std::uint64_t(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007u;
     return std::uint64_t{0};
   }();
   const std::uint64_t s = chosen ? chosen : fixed;

@@ -81,12 +81,12 @@ std::vector<mma::DotCase> draw(const mma::MmaConfig& cfg, const DotConfig& unit,
   return v;
 }
 
-
 // Capture lines of the unit on the inputs.
 std::string captures(const mma::MmaConfig& cfg, const DotConfig& unit, const std::vector<mma::DotCase>& inputs) {
   const model::Dot dot(unit);
   std::string s;
-  for (const mma::DotCase& x : inputs) s += mma::dot_line(cfg, unit.scale, x) + " " + format_hex(mma::predict(dot, x), cfg.d->storage_bits) + "\n";
+  for (const mma::DotCase& x : inputs)
+    s += mma::dot_line(cfg, unit.scale, x) + " " + format_hex(mma::predict(dot, x), cfg.d->storage_bits) + "\n";
   return s;
 }
 
@@ -197,7 +197,8 @@ TEST(FitCarries, RecoversCarryOutBits) {
     const json doc = expect_recovers(config_of(*ins), unit, fmt::format("{} with {} carry-out bits", ins->id(), bits));
     ASSERT_FALSE(doc["candidates"].empty());
     EXPECT_EQ(doc["candidates"][0]["parameters"].value("carry_bits", 0), bits) << doc["candidates"][0].dump();
-    EXPECT_NE(doc["candidates"][0]["model_dot"].get<std::string>().find(fmt::format("--carry-bits {}", bits)), std::string::npos);
+    EXPECT_NE(doc["candidates"][0]["model_dot"].get<std::string>().find(fmt::format("--carry-bits {}", bits)),
+              std::string::npos);
   }
 }
 
@@ -246,7 +247,8 @@ TEST_P(FitGolden, ReproducesEveryLineAndTheTablesModelIsAClass) {
   ASSERT_EQ(f.code, kExitOk) << f.out << f.err;
   EXPECT_EQ(f.doc["lines"], 5000);
   bool found = false;
-  for (const json& c : f.doc["candidates"]) found = found || same_behaviour(cfg, model_of(cfg, nullptr, c), ins->config);
+  for (const json& c : f.doc["candidates"])
+    found = found || same_behaviour(cfg, model_of(cfg, nullptr, c), ins->config);
   EXPECT_TRUE(found) << s.instruction << "\n" << f.out;
   // The program itself, with the options a fit reports, reproduces every captured bit.
 #ifdef GPUPARANOIA_BINARY
@@ -267,9 +269,10 @@ TEST_P(FitGolden, ReproducesEveryLineAndTheTablesModelIsAClass) {
 #endif
 }
 
-INSTANTIATE_TEST_SUITE_P(Captured, FitGolden, ::testing::ValuesIn(kGoldenSets), [](const ::testing::TestParamInfo<GoldenSet>& p) {
-  return std::string(p.param.gpu) + "_" + p.param.input + "_" + p.param.output;
-});
+INSTANTIATE_TEST_SUITE_P(Captured, FitGolden, ::testing::ValuesIn(kGoldenSets),
+                         [](const ::testing::TestParamInfo<GoldenSet>& p) {
+                           return std::string(p.param.gpu) + "_" + p.param.input + "_" + p.param.output;
+                         });
 
 // The layout both ways: a binary32 c comes back as it was; lines -> layout -> lines is the identity.
 TEST(CapturesConvert, RoundTrips) {
@@ -396,8 +399,10 @@ TEST(FitErrors, ClosestCandidatesAreTheSameOnAnyNumberOfWorkers) {
     const model::Dot truth(ins->config);
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       std::uint64_t out = mma::predict(truth, inputs[i]);
-      if (random_outputs) out = rng() & 0xFFFFFFFFu;
-      else if (i == 7) out ^= 1;
+      if (random_outputs)
+        out = rng() & 0xFFFFFFFFu;
+      else if (i == 7)
+        out ^= 1;
       mma::add_to(pool, cfg, inputs[i], out);
     }
     const mma::Space space = mma::full_space(cfg);
@@ -479,7 +484,8 @@ TEST(FitErrors, BadInputAndUsageHaveTheirExitCodes) {
   f = fit(bad, nullptr, {file.string()});
   EXPECT_EQ(f.code, kExitUsage);
   EXPECT_EQ(f.err.find('\n'), f.err.size() - 1) << f.err;
-  for (double seconds : {-1.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(), 2e6}) {
+  for (double seconds :
+       {-1.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(), 2e6}) {
     FitArgs t;
     t.shape = k1;
     t.captures = {file.string()};
@@ -492,7 +498,9 @@ TEST(FitErrors, BadInputAndUsageHaveTheirExitCodes) {
   a.captures = {file.string()};
   std::ostringstream out, err;
   EXPECT_EQ(run_fit(a, out, err), kExitUsage);
-  EXPECT_EQ(err.str(), "gpuparanoia: fit: give either --config MxNxK:a,b,c,d or --a-format, --b-format, --c-format and --d-format\n");
+  EXPECT_EQ(
+      err.str(),
+      "gpuparanoia: fit: give either --config MxNxK:a,b,c,d or --a-format, --b-format, --c-format and --d-format\n");
 }
 
 TEST(CapturesConvert, ValuesNotInTheFormatAreBadInput) {

@@ -43,7 +43,7 @@ U operand(std::mt19937_64& rng, int man_bits, int bias) {
     case 0: return bits;
     case 1:
     case 2: return sign | (U(bias + int(rng() % 5) - 2) << man_bits) | man;
-    case 3: return sign | (U(rng() % 4) << man_bits) | man;  // subnormal or tiny
+    case 3: return sign | (U(rng() % 4) << man_bits) | man;                     // subnormal or tiny
     case 4: return sign | (U((bias >> 1) + int(rng() % 6)) << man_bits) | man;  // products near underflow
     default: {
       const U specials[] = {0, 1, U((U{1} << man_bits) - 1), U(U{1} << man_bits), U(~U{0} >> 1)};

@@ -41,7 +41,8 @@ TEST(KernelCodeNames, DeviceIdsKeepTheirCharactersButColons) {
 TEST(KernelCodeNames, LabelsAreSanitisedAndToldApartByAHash) {
   const std::string add = file_stem("in0 + in1 [binary32 -> binary32]");
   EXPECT_TRUE(add.starts_with("in0_+_in1__binary32_-__binary32_-")) << add;
-  EXPECT_EQ(add.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-"), std::string::npos)
+  EXPECT_EQ(add.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-"),
+            std::string::npos)
       << add;
   EXPECT_EQ(file_stem("in0 + in1 [binary32 -> binary32]"), add);  // the same label, the same name
   // Labels that sanitise alike: each its own name.
@@ -78,7 +79,10 @@ TEST(KernelCode, FilesAreWrittenWholeInTheDevicesFolder) {
   const fs::path dir = fresh_folder("whole");
   const KernelCode code(dir / "code", "opencl:0:0+denorms-are-zero");
   EXPECT_EQ(code.folder(), dir / "code" / "opencl_0_0+denorms-are-zero");
-  const std::string bytes("\x7f" "ELF\0\1\2", 7);
+  const std::string bytes(
+      "\x7f"
+      "ELF\0\1\2",
+      7);
   ASSERT_TRUE(code.keep("16x8x16:binary16,binary16,binary32,binary32", ".sm_90.cubin", "old"));
   ASSERT_TRUE(code.keep("16x8x16:binary16,binary16,binary32,binary32", ".sm_90.cubin", bytes));  // replaced
   const fs::path file = code.folder() / (file_stem("16x8x16:binary16,binary16,binary32,binary32") + ".sm_90.cubin");

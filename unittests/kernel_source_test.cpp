@@ -107,7 +107,7 @@ TEST(KernelSource, TemplatesFillWholeLinesAndInline) {
   EXPECT_EQ(fill_template(t, {{"HEAD", ""}, {"N", "64"}, {"BODY", "  a;\n  b;\n"}}), "int x = 64u;\n  a;\n  b;\n}\n");
   EXPECT_EQ(fill_template(t, {{"HEAD", "#a\n#b\n"}, {"N", "1"}, {"BODY", ""}, {"UNUSED", "x"}}),
             "#a\n#b\nint x = 1u;\n}\n");
-  EXPECT_THROW(fill_template(t, {{"HEAD", ""}, {"BODY", ""}}), std::logic_error);            // no value for @N@
+  EXPECT_THROW(fill_template(t, {{"HEAD", ""}, {"BODY", ""}}), std::logic_error);                // no value for @N@
   EXPECT_THROW(fill_template(t, {{"HEAD", "#a"}, {"N", "1"}, {"BODY", ""}}), std::logic_error);  // a line without '\n'
   // Every kernel leaves none unfilled.
   for (const Language lang : {Language::glsl_vulkan, Language::glsl_opengl, Language::opencl_c, Language::cuda})
@@ -130,7 +130,8 @@ TEST(KernelSource, WordsRoundTripEveryWidth) {
 
 // The MMA buffers: elements of the storage width, little-endian.
 TEST(KernelSource, BytesRoundTripEveryWidth) {
-  const std::vector<std::uint64_t> q = {0x01, 0xff}, h = {0x0001, 0xfe01}, t = {0x80002000u}, d = {0x8000000000000001ull};
+  const std::vector<std::uint64_t> q = {0x01, 0xff}, h = {0x0001, 0xfe01}, t = {0x80002000u},
+                                   d = {0x8000000000000001ull};
   EXPECT_EQ(to_bytes(model::e4m3, q).size(), 2u);
   EXPECT_EQ(from_bytes(model::e4m3, to_bytes(model::e4m3, q)), q);
   EXPECT_EQ(from_bytes(binary16, to_bytes(binary16, h)), h);
@@ -151,8 +152,8 @@ TEST(KernelSource, GlslCompilesWithGlslang) {
   for (const Language lang : {Language::glsl_vulkan, Language::glsl_opengl})
     for (const model::Format* f : {&binary16, &binary32, &binary64}) {
       if (!language_has(lang, *f)) continue;
-      std::vector<Expr> exprs = {binary(Node::add, *f),  binary(Node::sub, *f), binary(Node::mul, *f),
-                                 binary(Node::div, *f),  unary(Node::sqrt, *f), unary(Node::neg, *f),
+      std::vector<Expr> exprs = {binary(Node::add, *f),  binary(Node::sub, *f),  binary(Node::mul, *f),
+                                 binary(Node::div, *f),  unary(Node::sqrt, *f),  unary(Node::neg, *f),
                                  ternary(Node::fma, *f), ternary(Node::mad, *f), transfer(*f)};
       for (const model::Format* g : {&binary16, &binary32, &binary64})
         if (g != f && language_has(lang, *g)) exprs.push_back(conversion(*f, *g));

@@ -96,8 +96,8 @@ inline void differential(const backends::MmaConfig& mc, const DotConfig& truth, 
       const std::uint64_t x = t(c, a, b), y = f(c, a, b);
       if (mma::agrees(truth, x, y) || mma::agrees(found, y, x)) continue;
       if (differences++ < 3)
-        ADD_FAILURE() << who << ": the identified model differs (" << mma::name(g) << "): c " << std::hex << c << " truth "
-                      << x << " identified " << y;
+        ADD_FAILURE() << who << ": the identified model differs (" << mma::name(g) << "): c " << std::hex << c
+                      << " truth " << x << " identified " << y;
     }
   EXPECT_EQ(differences, 0) << who;
 }
@@ -170,7 +170,8 @@ inline void expect_identified(const MmaRun& run, const backends::MmaConfig& mc, 
       const auto nan_name = [](const DotConfig& x) { return x.nan == model::MmaNan::nvidia ? "nvidia" : "format"; };
       same("nan", nan_name(truth), nan_name(c));
       if (model::is_fdrda_family(truth.algorithm))
-        same("round_down_alignment", truth.round_down_alignment ? "true" : "false", c.round_down_alignment ? "true" : "false");
+        same("round_down_alignment", truth.round_down_alignment ? "true" : "false",
+             c.round_down_alignment ? "true" : "false");
       if (unchained(truth.algorithm) == MmaAlgorithm::gdfs)
         same("group", std::to_string(std::min(truth.group, K)), std::to_string(std::min(c.group, K)));
       same("carry_bits", std::to_string(truth.carry_bits), std::to_string(c.carry_bits));
@@ -192,8 +193,8 @@ inline void expect_true_verdicts(const MmaRun& run, const backends::MmaConfig& m
     ++judged;
     const json& p = f["parameters"];
     const json t = q->answer(mc, truth);
-    const std::string where = fmt::format("{} {} (seed {}): {}\n  true answer {}", who, f["probe"].get<std::string>(), run.settings.seed,
-                                          f["verdict"].get<std::string>(), t.dump());
+    const std::string where = fmt::format("{} {} (seed {}): {}\n  true answer {}", who, f["probe"].get<std::string>(),
+                                          run.settings.seed, f["verdict"].get<std::string>(), t.dump());
     ASSERT_TRUE(p.contains("conclusion")) << where;
     const std::string conclusion = p["conclusion"];
     EXPECT_NE(conclusion, "unexplained") << where;

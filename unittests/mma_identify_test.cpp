@@ -65,8 +65,8 @@ std::vector<const model::MmaInstruction*> instructions() {
   // One per architecture and family, plus the configurations the papers name.
   std::set<std::string> family_seen;
   for (const auto& [key, i] : best) {
-    const std::string fam = i->arch + ":" + std::string(model::name(unchained(i->config.algorithm))) + ":" +
-                            std::string(i->config.d->name);
+    const std::string fam =
+        i->arch + ":" + std::string(model::name(unchained(i->config.algorithm))) + ":" + std::string(i->config.d->name);
     if (family_seen.insert(fam).second) v.push_back(i);
   }
 #endif
@@ -168,11 +168,12 @@ TEST(MmaIdentify, CarryOutBits) {
 // identification's own 10000 would take most of this test's time), its verdicts true.
 TEST(MmaIdentify, AmdDotUnits) {
   constexpr std::uint64_t kTiles = 1000;
-  for (const char* id : {"rdna3.5:v_dot2_f32_bf16", "rdna3.5:v_wmma_f32_16x16x16_bf16", "rdna4:v_wmma_f32_16x16x16_fp8_bf8",
-                         "cdna2:v_dot2_f32_f16", "cdna4:v_dot2_f32_f16"}) {
+  for (const char* id : {"rdna3.5:v_dot2_f32_bf16", "rdna3.5:v_wmma_f32_16x16x16_bf16",
+                         "rdna4:v_wmma_f32_16x16x16_fp8_bf8", "cdna2:v_dot2_f32_f16", "cdna4:v_dot2_f32_f16"}) {
     backends::Device& d = testing::reference_device(id);
     ASSERT_EQ(d.caps().mma.size(), 1u);
-    testing::expect_identified(testing::run_mma(d, kSeed, kTiles), d.caps().mma.front(), model::find_mma_instruction(id)->config, id);
+    testing::expect_identified(testing::run_mma(d, kSeed, kTiles), d.caps().mma.front(),
+                               model::find_mma_instruction(id)->config, id);
   }
   const model::MmaInstruction* inst = model::find_mma_instruction("rdna3.5:v_wmma_f32_16x16x16_f16");
   ASSERT_NE(inst, nullptr);
@@ -204,8 +205,8 @@ TEST(MmaIdentify, AmdDotUnits) {
 
 // ---------------------------------------------------------------------------------------------
 // Random parameter sets (unittests/random_mma.hpp).
-using testing::Drawn;
 using testing::draw;
+using testing::Drawn;
 
 TEST(MmaIdentify, RandomParameterSets) {
   std::mt19937_64 rng(testing::drawn_seed(20251122));

@@ -81,8 +81,10 @@ TEST(Fasi, ExactProductsAndAccumulationPrecision_3_1_2) {
   for (int one = 0; one < 5; ++one) {
     std::vector<double> b(4, p2(-24));
     double c = p2(-24);
-    if (one < 4) b[std::size_t(one)] = 1;
-    else c = 1;
+    if (one < 4)
+      b[std::size_t(one)] = 1;
+    else
+      c = 1;
     EXPECT_EQ(run(V100_32, c, {1, 1, 1, 1}, b), s(1)) << "1 at position " << one;
   }
 }
@@ -174,7 +176,7 @@ TEST(Valpey, Table5MarkidisBeatsOotomoYokota) {
   const double c = p2(-24);
   double exact = c;
   for (std::size_t k = 0; k < 4; ++k) exact += a[k] * b[k];  // exact in binary64
-  EXPECT_EQ(s(double(float(exact))), s(1 + p2(-23)));       // "True": 1 + 2^-23
+  EXPECT_EQ(s(double(float(exact))), s(1 + p2(-23)));        // "True": 1 + 2^-23
   for (const char* id : {V100_32, T4_32}) {
     const std::uint64_t markidis = run(id, c, a, b);
     const std::uint64_t tc = run(id, 0, a, b);
@@ -191,10 +193,10 @@ TEST(MmaSim, CanonicalNvidiaNanAndInfinities_IV_C) {
   const double inf = INFINITY, nan = NAN;
   EXPECT_EQ(run("hopper:HMMA.16816.F32", 0, {nan}, {1}), 0x7FFFFFFFu);
   EXPECT_EQ(run("hopper:HMMA.16816.F16", 0, {nan}, {1}), 0x7FFFu);
-  EXPECT_EQ(run("hopper:HMMA.16816.F32", 0, {0}, {inf}), 0x7FFFFFFFu);           // 0 * inf
-  EXPECT_EQ(run("hopper:HMMA.16816.F32", -inf, {1}, {inf}), 0x7FFFFFFFu);        // inf - inf
-  EXPECT_EQ(run("hopper:HMMA.16816.F32", 1, {-1, 1}, {inf, 2}), 0xFF800000u);    // one infinity
-  EXPECT_EQ(run("ampere:HMMA.16816.F32", nan, {1}, {1}), 0x7FFFFFFFu);           // NaN c
+  EXPECT_EQ(run("hopper:HMMA.16816.F32", 0, {0}, {inf}), 0x7FFFFFFFu);         // 0 * inf
+  EXPECT_EQ(run("hopper:HMMA.16816.F32", -inf, {1}, {inf}), 0x7FFFFFFFu);      // inf - inf
+  EXPECT_EQ(run("hopper:HMMA.16816.F32", 1, {-1, 1}, {inf, 2}), 0xFF800000u);  // one infinity
+  EXPECT_EQ(run("ampere:HMMA.16816.F32", nan, {1}, {1}), 0x7FFFFFFFu);         // NaN c
   // Products never overflow on NVIDIA: bf16 2^127 * 2^127 - 2^127 * 2^127 + 1 cancels to 0 (c is
   // aligned 254 binades up and truncated away), where CDNA3 gives NaN.
   EXPECT_EQ(run("hopper:HMMA.16816.F32.BF16", 1, {p2(127), p2(127)}, {p2(127), -p2(127)}), s(0));
@@ -243,7 +245,7 @@ TEST(MmaSim, GdfsNvfp4_IV_E) {
   const Dot d(i->config);
   std::vector<std::uint64_t> a(64, 0), b(64, 0);
   a[0] = enc(e2m1, 6);
-  b[0] = enc(e2m1, 1.5);   // product 9 in group 0, scales 1.5 * 2: 27
+  b[0] = enc(e2m1, 1.5);  // product 9 in group 0, scales 1.5 * 2: 27
   a[20] = enc(e2m1, 0.5);
   b[20] = enc(e2m1, -3);  // product -1.5 in group 1, scales 1 * 1: -1.5
   const std::uint64_t sa[] = {enc(ue4m3, 1.5), enc(ue4m3, 1), 0x38, 0x38};
@@ -280,8 +282,7 @@ TEST(MmaSim, Cdna3RoundsDownOnAlignment_VI_C) {
   const std::vector<double> b8 = {16, -16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   EXPECT_EQ(run("cdna3:v_mfma_f32_32x32x16_fp8_fp8", c, a8, b8), s(0));
   // Within 25 binades c is rounded down at 24 fraction bits; beyond, toward zero.
-  EXPECT_EQ(run("cdna3:v_mfma_f32_32x32x16_fp8_fp8", -(p2(-20) + p2(-30)), {1, 0}, {1, 0}),
-            s(1 - p2(-20) - p2(-24)));
+  EXPECT_EQ(run("cdna3:v_mfma_f32_32x32x16_fp8_fp8", -(p2(-20) + p2(-30)), {1, 0}, {1, 0}), s(1 - p2(-20) - p2(-24)));
   EXPECT_EQ(run("cdna3:v_mfma_f32_32x32x16_fp8_fp8", -p2(-30), {1, 0}, {1, 0}), s(1));
   EXPECT_EQ(run("cdna3:v_mfma_f32_32x32x8_f16", -p2(-30), {1, 0}, {1, 0}), s(1 - p2(-24)));
 }
@@ -415,9 +416,10 @@ TEST(Nvidia, HopperFp8MmaSyncIsHmmaOnConvertedInputs) {
       for (auto& x : b) x = finite(*cfg.b);
       for (const std::uint64_t x : a) a16.push_back(cvt(binary16, *cfg.a, Options{}, x).bits);
       for (const std::uint64_t x : b) b16.push_back(cvt(binary16, *cfg.b, Options{}, x).bits);
-      const std::uint64_t c = cvt(*cfg.c, binary64, Options{}, std::bit_cast<std::uint64_t>(std::ldexp(
-                                                                     double(rng() % 2000) - 1000.0, int(rng() % 20) - 14)))
-                                  .bits;
+      const std::uint64_t c =
+          cvt(*cfg.c, binary64, Options{},
+              std::bit_cast<std::uint64_t>(std::ldexp(double(rng() % 2000) - 1000.0, int(rng() % 20) - 14)))
+              .bits;
       std::uint64_t d = c;
       for (int k0 = 0; k0 < row.k; k0 += 16)
         d = hmma(d, std::span(a16).subspan(std::size_t(k0), 16), std::span(b16).subspan(std::size_t(k0), 16));

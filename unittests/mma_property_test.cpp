@@ -467,8 +467,8 @@ TEST(MmaProperty, FastKernelsAgreeWithTheGenericOne) {
                 b.push_back(random_bits(*fixed[f], rng));
               }
               const std::uint64_t c = random_bits(*out, rng);
-              ASSERT_EQ(df(c, a, b), ds(c, a, b)) << fixed[f]->name << " F " << F << " block " << block << " floor "
-                                                  << floor << " K " << k;
+              ASSERT_EQ(df(c, a, b), ds(c, a, b))
+                  << fixed[f]->name << " F " << F << " block " << block << " floor " << floor << " K " << k;
             }
           }
         }

@@ -104,7 +104,8 @@ TEST(MmaLayout, RandomUnitsOfTheModelPass) {
   for (int i = 0; i < sets; ++i) {
     const testing::Drawn x = testing::draw(rng, i);
     backends::ReferenceDevice dev = testing::device_of(x, i);
-    const audit::Finding f = mma::LayoutCheck().run(dev, x.mc, audit::ProbeContext{audit::Tier::quick, kSeed + std::uint64_t(i)});
+    const audit::Finding f =
+        mma::LayoutCheck().run(dev, x.mc, audit::ProbeContext{audit::Tier::quick, kSeed + std::uint64_t(i)});
     EXPECT_EQ(f.status, audit::Status::ok) << x.label << ": " << f.message;
   }
 }
@@ -129,8 +130,8 @@ class Misplacing final : public backends::Device {
         for (std::size_t i = 0; i < M; ++i) std::swap(a[t * M * K + i * K], a[t * M * K + i * K + 1]);
       if (fault_ == Fault::b_columns)
         for (std::size_t k = 0; k < K; ++k) std::swap(b[t * K * N + k * N], b[t * K * N + k * N + 1]);
-      if (fault_ == Fault::c_shifted) std::rotate(c.begin() + long(t * M * N), c.begin() + long(t * M * N + 1),
-                                                  c.begin() + long((t + 1) * M * N));
+      if (fault_ == Fault::c_shifted)
+        std::rotate(c.begin() + long(t * M * N), c.begin() + long(t * M * N + 1), c.begin() + long((t + 1) * M * N));
     }
     auto d = inner_->mma({batch.config, a, b, c});
     if (!d || fault_ != Fault::d_transposed || M != N) return d;
@@ -149,10 +150,13 @@ class Misplacing final : public backends::Device {
 // the layout check's error.
 TEST(MmaLayout, AMisplacingBackendGetsNoVerdict) {
   using F = Misplacing::Fault;
-  for (const auto& [id, fault] : {std::pair{"volta:HMMA.884.F32.F32", F::a_columns}, {"ampere:HMMA.16816.F32", F::b_columns},
-                                  {"cdna3:v_mfma_f32_16x16x16_f16", F::d_transposed}, {"hopper:HMMA.16816.F32", F::c_shifted}}) {
+  for (const auto& [id, fault] : {std::pair{"volta:HMMA.884.F32.F32", F::a_columns},
+                                  {"ampere:HMMA.16816.F32", F::b_columns},
+                                  {"cdna3:v_mfma_f32_16x16x16_f16", F::d_transposed},
+                                  {"hopper:HMMA.16816.F32", F::c_shifted}}) {
     Misplacing d(device(id), fault);
-    const audit::Finding check = mma::LayoutCheck().run(d, d.caps().mma.front(), audit::ProbeContext{audit::Tier::quick, kSeed});
+    const audit::Finding check =
+        mma::LayoutCheck().run(d, d.caps().mma.front(), audit::ProbeContext{audit::Tier::quick, kSeed});
     EXPECT_EQ(check.status, audit::Status::error) << id;
     EXPECT_NE(check.message.find("layout check failed: tile"), std::string::npos) << check.message;
     EXPECT_FALSE(check.observations.empty());
@@ -315,8 +319,8 @@ TEST(MmaSupport, EncodeFactorAndPlace) {
 // divisor, then the smallest exponent), or the probes' inputs, and the committed results, change.
 TEST(MmaSupport, FactorChoosesWhatAScanOfEveryExponentChooses) {
   using mma::Exact;
-  const auto scan = [](const model::Format& fa, const model::Format& fb, Exact v)
-      -> std::optional<std::pair<std::uint64_t, std::uint64_t>> {
+  const auto scan = [](const model::Format& fa, const model::Format& fb,
+                       Exact v) -> std::optional<std::pair<std::uint64_t, std::uint64_t>> {
     if (v.sig == 0) return mma::factor(fa, fb, v);
     const int tz = std::countr_zero(std::uint64_t(v.sig));
     const std::uint64_t s = std::uint64_t(v.sig >> tz);
@@ -341,8 +345,8 @@ TEST(MmaSupport, FactorChoosesWhatAScanOfEveryExponentChooses) {
         const auto a = mma::encode(fa, {v.neg && fa.has_sign(), s1, x});
         const auto b = a ? mma::encode(fb, {v.neg && !fa.has_sign(), s2, e - x}) : std::nullopt;
         if (!b) continue;
-        const int subnormals = (model::classify(fa, *a) == model::Class::subnormal) +
-                               (model::classify(fb, *b) == model::Class::subnormal);
+        const int subnormals =
+            (model::classify(fa, *a) == model::Class::subnormal) + (model::classify(fb, *b) == model::Class::subnormal);
         const long score = 10000L * subnormals + 1000L * (s1 != 1 && s2 != 1) +
                            std::abs(x + model::msb(s1) - (e - x + model::msb(s2)));
         if (!best || score < best_score) best = std::pair{*a, *b}, best_score = score;
@@ -360,8 +364,7 @@ TEST(MmaSupport, FactorChoosesWhatAScanOfEveryExponentChooses) {
         const int bits = 1 + int(rng() % std::uint64_t(fa->precision() + fb->precision()));
         const std::uint64_t sig = i == 0 ? 0 : (rng() & ((std::uint64_t{1} << bits) - 1)) | 1;
         const Exact v = {rng() % 2 == 0, sig, lo + int(rng() % std::uint64_t(hi - lo + 1))};
-        EXPECT_EQ(mma::factor(*fa, *fb, v), scan(*fa, *fb, v))
-            << fa->name << " x " << fb->name << ": " << mma::show(v);
+        EXPECT_EQ(mma::factor(*fa, *fb, v), scan(*fa, *fb, v)) << fa->name << " x " << fb->name << ": " << mma::show(v);
         ++compared;
       }
     }

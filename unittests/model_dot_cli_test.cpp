@@ -41,8 +41,8 @@ DotArgs algorithm(const char* alg, const char* ab, const char* cd) {
 TEST(ModelDotCli, InstructionForm) {
   // Volta: 1 + 4 * (1 * 1) = 5; 1 + 2^-24 * 4 ones rounds toward zero to 1 (F = 23).
   const Outcome r = run(instruction("volta:HMMA.884.F32.F32"),
-                    "3f800000 3c00 3c00 3c00 3c00 3c00 3c00 3c00 3c00\n"
-                    "3f800000 3c00 3c00 3c00 3c00 0001 0001 0001 0001\n");
+                        "3f800000 3c00 3c00 3c00 3c00 3c00 3c00 3c00 3c00\n"
+                        "3f800000 3c00 3c00 3c00 3c00 0001 0001 0001 0001\n");
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out, "40a00000\n3f800000\n");
   // Binary16 output: four hex digits.
@@ -164,7 +164,8 @@ TEST(ModelDotCli, ErrorsNameLineAndField) {
   EXPECT_EQ(r.rc, kExitBadInput);
   EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 9: 'xyz' is not a hex bit pattern\n");
   r = run(v, "3f800000 3c00 3c00 3c00 3c00 3c00 3c00 3c00 13c00\n");
-  EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 9: '13c00' is not a binary16 bit pattern (16 bits, 4 hex digits at most)\n");
+  EXPECT_EQ(r.err,
+            "gpuparanoia: <stdin>:1: field 9: '13c00' is not a binary16 bit pattern (16 bits, 4 hex digits at most)\n");
   r = run(v, "\n");
   EXPECT_EQ(r.rc, kExitBadInput);
   r = run(algorithm("fda", "binary16", "binary32"), "3f800000 3c00\n");

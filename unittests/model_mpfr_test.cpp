@@ -75,9 +75,7 @@ std::string hex(const Format& f, std::uint64_t bits) {
   return buf;
 }
 
-int value_bits(const Format& f) {
-  return (f.sign == model::Signedness::sign_bit ? 1 : 0) + f.exp_bits + f.man_bits;
-}
+int value_bits(const Format& f) { return (f.sign == model::Signedness::sign_bit ? 1 : 0) + f.exp_bits + f.man_bits; }
 
 model::Op model_op(Op op) {
   switch (op) {
@@ -131,8 +129,10 @@ class Checker {
   explicit Checker(std::string test) : test_(std::move(test)), seed_(seed_for(test_)), rng_(seed_) {}
   ~Checker() {
     if (stats_)
-      std::printf("STATS %-24s tuples %8ld values %8ld ties %7ld exact %7ld uf %7ld of %7ld below_emin %7ld zero_sums %6ld nans %6ld\n",
-                  test_.c_str(), stat_[0], stat_[1], stat_[2], stat_[3], stat_[4], stat_[5], stat_[6], stat_[7], stat_[8]);
+      std::printf(
+          "STATS %-24s tuples %8ld values %8ld ties %7ld exact %7ld uf %7ld of %7ld below_emin %7ld zero_sums %6ld "
+          "nans %6ld\n",
+          test_.c_str(), stat_[0], stat_[1], stat_[2], stat_[3], stat_[4], stat_[5], stat_[6], stat_[7], stat_[8]);
     EXPECT_EQ(failures_, 0) << test_ << ": " << failures_ << " mismatches in " << tuples_
                             << " operand tuples; GPUPARANOIA_SEED=" << base_seed() << " reproduces them";
   }
@@ -172,12 +172,12 @@ class Checker {
   }
 
   // Compares one mode against an expected result (exhaustive tests supply it).
-  void compare_expected(Op op, const Format& f, const Format& from, const Options& o,
-                        std::span<const std::uint64_t> x, const Expected& e, const model::Result& got) {
+  void compare_expected(Op op, const Format& f, const Format& from, const Options& o, std::span<const std::uint64_t> x,
+                        const Expected& e, const model::Result& got) {
     if (got.bits == e.bits && got.flags == e.flags) return;
     if (auto prefix = fail(op, f, from, o, x))
-      ADD_FAILURE() << *prefix << "expected " << hex(f, e.bits) << " " << oracle::flag_names(e.flags)
-                    << ", model " << hex(f, got.bits) << " " << oracle::flag_names(got.flags);
+      ADD_FAILURE() << *prefix << "expected " << hex(f, e.bits) << " " << oracle::flag_names(e.flags) << ", model "
+                    << hex(f, got.bits) << " " << oracle::flag_names(got.flags);
   }
   void add_tuples(long n) { tuples_ += n; }
 
@@ -222,14 +222,40 @@ class Gen {
     const std::uint64_t sub_max = (std::uint64_t{1} << d_.m) - 1;
     const std::uint64_t top = d_.max_finite & ~sub_max;  // first of the top binade
     auto biased = [&](long e) { return std::uint64_t(std::max(e + d_.bias, 0L)) << d_.m; };
-    const std::uint64_t mags[] = {0, 1, 2, 3, sub_max - 1, sub_max, sub_max + 1, sub_max + 2,
-                                  2 * sub_max + 1, 2 * sub_max + 2,
-                                  one - 1, one, one + 1, one + d_.quiet, one + sub_max, one + sub_max + 1,
-                                  d_.max_finite, d_.max_finite - 1, d_.max_finite - 2, top, top - 1,
-                                  biased(d_.emax / 2), biased(d_.emax / 2) + 1, biased(d_.emin / 2),
-                                  biased(d_.qmin / 2) + d_.quiet, biased(-d_.m - 1), biased(d_.m + 1) - 1,
-                                  d_.inf_mag, d_.inf_mag | d_.quiet, d_.inf_mag | d_.quiet | 1, d_.inf_mag | 1,
-                                  d_.inf_mag | (d_.quiet >> 1), d_.all_ones, d_.all_ones - 1};
+    const std::uint64_t mags[] = {0,
+                                  1,
+                                  2,
+                                  3,
+                                  sub_max - 1,
+                                  sub_max,
+                                  sub_max + 1,
+                                  sub_max + 2,
+                                  2 * sub_max + 1,
+                                  2 * sub_max + 2,
+                                  one - 1,
+                                  one,
+                                  one + 1,
+                                  one + d_.quiet,
+                                  one + sub_max,
+                                  one + sub_max + 1,
+                                  d_.max_finite,
+                                  d_.max_finite - 1,
+                                  d_.max_finite - 2,
+                                  top,
+                                  top - 1,
+                                  biased(d_.emax / 2),
+                                  biased(d_.emax / 2) + 1,
+                                  biased(d_.emin / 2),
+                                  biased(d_.qmin / 2) + d_.quiet,
+                                  biased(-d_.m - 1),
+                                  biased(d_.m + 1) - 1,
+                                  d_.inf_mag,
+                                  d_.inf_mag | d_.quiet,
+                                  d_.inf_mag | d_.quiet | 1,
+                                  d_.inf_mag | 1,
+                                  d_.inf_mag | (d_.quiet >> 1),
+                                  d_.all_ones,
+                                  d_.all_ones - 1};
     for (std::uint64_t mag : mags) {
       if (mag > d_.all_ones) continue;
       for (bool neg : {false, true}) {
@@ -325,8 +351,8 @@ std::uint64_t odd_bits(Gen& g, int n) {
 // A result exponent near the overflow or underflow boundary, or anywhere below emin.
 long boundary_exponent(Gen& g) {
   const oracle::Info& d = g.info();
-  const long picks[] = {d.emax - 1, d.emax, d.emax + 1, d.emin - 1, d.emin, d.emin + 1, d.qmin - 2,
-                        d.qmin - 1, d.qmin, g.range(d.qmin - d.m - 3, d.emin)};
+  const long picks[] = {d.emax - 1, d.emax,     d.emax + 1, d.emin - 1, d.emin,
+                        d.emin + 1, d.qmin - 2, d.qmin - 1, d.qmin,     g.range(d.qmin - d.m - 3, d.emin)};
   return picks[g.below(std::size(picks))];
 }
 
@@ -467,8 +493,10 @@ void random_case(Op op, Gen& g, std::uint64_t* x) {
       const std::uint64_t r = odd_bits(g, int(g.range(1, std::max(1, p / 2))));
       const long lo = g.lowest(), hi = d.emax;
       const long t = g.range((lo - 1) / 2, hi / 2);
-      if (auto a = g.exact(false, r * r, 2 * t)) x[0] = *a;
-      else x[0] = g.finite(lo, hi, false);
+      if (auto a = g.exact(false, r * r, 2 * t))
+        x[0] = *a;
+      else
+        x[0] = g.finite(lo, hi, false);
       return;
     }
     case Op::fma: {
@@ -573,10 +601,9 @@ std::vector<OpParam> op_params() {
   return v;
 }
 
-GP_INSTANTIATE(GP_TIER, MpfrOp, ::testing::ValuesIn(op_params()),
-                         [](const ::testing::TestParamInfo<OpParam>& i) {
-                           return std::string(i.param.f->name) + "_" + std::string(oracle::name(i.param.op));
-                         });
+GP_INSTANTIATE(GP_TIER, MpfrOp, ::testing::ValuesIn(op_params()), [](const ::testing::TestParamInfo<OpParam>& i) {
+  return std::string(i.param.f->name) + "_" + std::string(oracle::name(i.param.op));
+});
 
 // ---------------------------------------------------------------------------------------------
 // Conversions: one test per source format, into every format.
@@ -585,17 +612,19 @@ GP_INSTANTIATE(GP_TIER, MpfrOp, ::testing::ValuesIn(op_params()),
 // bits below the destination's quantum on a tie, just off it, or random.
 std::optional<std::uint64_t> near_grid(Gen& src, const oracle::Info& dst) {
   const oracle::Info& s = src.info();
-  const long picks[] = {dst.emax, dst.emax + 1, dst.emax - 1, dst.emin, dst.emin - 1, dst.qmin, dst.qmin - 1,
-                        src.range(dst.qmin - 3, dst.emax + 2)};
+  const long picks[] = {dst.emax,     dst.emax + 1, dst.emax - 1, dst.emin,
+                        dst.emin - 1, dst.qmin,     dst.qmin - 1, src.range(dst.qmin - 3, dst.emax + 2)};
   const long e = picks[src.below(std::size(picks))];
   if (e < src.lowest() || e > s.emax) return std::nullopt;
-  const long l = std::max(e - s.m, s.qmin);        // exponent of the source's last bit
-  const int nb = int(e - l + 1);                   // significant bits
-  const long q = std::max(e - dst.m, dst.qmin);    // destination quantum
+  const long l = std::max(e - s.m, s.qmin);      // exponent of the source's last bit
+  const int nb = int(e - l + 1);                 // significant bits
+  const long q = std::max(e - dst.m, dst.qmin);  // destination quantum
   const int low = int(std::clamp<long>(q - l, 0, nb));
   std::uint64_t sig = src.pattern(low);
-  if (nb > low) sig |= ((std::uint64_t{1} << (nb - low - 1)) | src.pattern(nb - low - 1)) << low;
-  else sig |= std::uint64_t{1} << (nb - 1);
+  if (nb > low)
+    sig |= ((std::uint64_t{1} << (nb - low - 1)) | src.pattern(nb - low - 1)) << low;
+  else
+    sig |= std::uint64_t{1} << (nb - 1);
   return src.exact(src.sign(), sig, l);
 }
 
@@ -650,7 +679,7 @@ std::vector<CvtParam> cvt_params() {
 }
 
 GP_INSTANTIATE(GP_TIER, MpfrCvt, ::testing::ValuesIn(cvt_params()),
-                         [](const ::testing::TestParamInfo<CvtParam>& i) { return "from_" + std::string(i.param.from->name); });
+               [](const ::testing::TestParamInfo<CvtParam>& i) { return "from_" + std::string(i.param.from->name); });
 
 #ifndef GPUPARANOIA_MPFR_LONG
 // ---------------------------------------------------------------------------------------------
@@ -859,8 +888,8 @@ TEST_P(MpfrExhaustiveCvt, EveryBinary32Input) {
           if (direct.bits != es.bits || direct.flags != es.flags)
             ADD_FAILURE() << "oracle not constant on a class: " << hex(from, b0 + sample);
           // The four classes as four loops: rest zero, below half, half, above half.
-          const std::pair<std::uint64_t, std::uint64_t> ranges[] = {{0, 1}, {1, half}, {half, half + 1},
-                                                                    {half + 1, mask + 1}};
+          const std::pair<std::uint64_t, std::uint64_t> ranges[] = {
+              {0, 1}, {1, half}, {half, half + 1}, {half + 1, mask + 1}};
           const Expected* classes[] = {&e0, &e_below, &e_tie, &e_above};
           for (int c = 0; c < 4; ++c) {
             const Expected e = *classes[c];

@@ -452,8 +452,7 @@ Expected Oracle::round(const Format& f, const Options& o, const Outcome& r) {
     case Outcome::Kind::invalid: return {canonical_nan(f, d), Flag::invalid | r.flags};
     case Outcome::Kind::nan: return nan_result(f, d, o, r);
     case Outcome::Kind::zero: return zero_result(f, d, r.neg);
-    case Outcome::Kind::zero_sum:
-      return zero_result(f, d, r.signs_agree ? r.neg : o.rounding == Rounding::rd);
+    case Outcome::Kind::zero_sum: return zero_result(f, d, r.signs_agree ? r.neg : o.rounding == Rounding::rd);
     case Outcome::Kind::infinite: {
       Expected x = infinite_result(f, d, o, r.neg);
       x.flags |= r.flags;
@@ -464,8 +463,8 @@ Expected Oracle::round(const Format& f, const Options& o, const Outcome& r) {
   // An unsigned format cannot hold a negative nonzero value.
   if (r.neg && !is_signed(f)) return {canonical_nan(f, d), Flag::invalid};
   const Split& g = r.grid;
-  const bool up = rounds_up(o.rounding, r.neg, g, parity(f, d, g.kept, g.q, false),
-                            parity(f, d, g.kept + 1, g.q, false));
+  const bool up =
+      rounds_up(o.rounding, r.neg, g, parity(f, d, g.kept, g.q, false), parity(f, d, g.kept + 1, g.q, false));
   const std::uint64_t kept = g.kept + (up ? 1 : 0);
   Flags flags = g.inexact ? Flag::inexact : 0;
   // Tininess after rounding: the value rounded at precision p with an unbounded exponent range
@@ -474,8 +473,8 @@ Expected Oracle::round(const Format& f, const Options& o, const Outcome& r) {
   bool tiny = false;
   if (r.e < d.emin) {
     const Split& u = r.unbounded;
-    const bool uup = rounds_up(o.rounding, r.neg, u, parity(f, d, u.kept, u.q, true),
-                               parity(f, d, u.kept + 1, u.q, true));
+    const bool uup =
+        rounds_up(o.rounding, r.neg, u, parity(f, d, u.kept, u.q, true), parity(f, d, u.kept + 1, u.q, true));
     const std::uint64_t ukept = u.kept + (uup ? 1 : 0);
     tiny = u.q + msb(ukept) < d.emin;
   }
@@ -506,8 +505,10 @@ Expected Oracle::round(const Format& f, const Options& o, const Outcome& r) {
 
 std::string flag_names(Flags f) {
   std::string s;
-  const std::pair<Flags, const char*> names[] = {{Flag::invalid, "invalid"},     {Flag::divbyzero, "divbyzero"},
-                                                 {Flag::overflow, "overflow"},   {Flag::underflow, "underflow"},
+  const std::pair<Flags, const char*> names[] = {{Flag::invalid, "invalid"},
+                                                 {Flag::divbyzero, "divbyzero"},
+                                                 {Flag::overflow, "overflow"},
+                                                 {Flag::underflow, "underflow"},
                                                  {Flag::inexact, "inexact"}};
   for (const auto& [bit, n] : names) {
     if (!(f & bit)) continue;

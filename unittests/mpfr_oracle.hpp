@@ -50,7 +50,7 @@ struct Expected {
 
 // Format constants derived from the descriptor's fields by the oracle itself.
 struct Info {
-  int m;                     // stored fraction bits
+  int m;  // stored fraction bits
   long bias;
   bool gradual;              // exponent field 0 holds zero and the subnormals
   long emin;                 // exponent of the smallest normal number
@@ -73,9 +73,7 @@ struct Decoded {
   std::uint64_t frac;
 };
 Decoded decode(const Format& f, std::uint64_t bits, bool ftz_in = false);
-constexpr bool is_nan(Decoded::Kind k) {
-  return k == Decoded::Kind::quiet_nan || k == Decoded::Kind::signaling_nan;
-}
+constexpr bool is_nan(Decoded::Kind k) { return k == Decoded::Kind::quiet_nan || k == Decoded::Kind::signaling_nan; }
 // Whether bits encode a subnormal number (the only encodings ftz_in changes).
 bool is_subnormal(const Format& f, std::uint64_t bits);
 
@@ -101,9 +99,9 @@ struct Outcome {
   } kind = Kind::invalid;
   bool neg = false;
   bool signs_agree = false;
-  Flags flags = 0;  // raised in every mode (invalid from a signalling NaN, divbyzero, ...)
-  long e = 0;       // exponent of the leading bit of the value
-  Split grid{};     // split on the format's grid
+  Flags flags = 0;    // raised in every mode (invalid from a signalling NaN, divbyzero, ...)
+  long e = 0;         // exponent of the leading bit of the value
+  Split grid{};       // split on the format's grid
   Split unbounded{};  // split at precision p with an unbounded exponent (differs from grid below emin)
   const Format* nan_from = nullptr;
   std::uint64_t frac = 0;
@@ -121,8 +119,7 @@ class Oracle {
   Outcome exact(Op op, const Format& f, const Format& from, bool ftz_in, std::span<const std::uint64_t> x);
   // The outcome rounded under o (o.ftz_in is ignored here: exact() applied it).
   static Expected round(const Format& f, const Options& o, const Outcome& r);
-  Expected evaluate(Op op, const Format& f, const Format& from, const Options& o,
-                    std::span<const std::uint64_t> x) {
+  Expected evaluate(Op op, const Format& f, const Format& from, const Options& o, std::span<const std::uint64_t> x) {
     return round(f, o, exact(op, f, from, o.ftz_in, x));
   }
 

@@ -35,7 +35,8 @@ inline SpirvVal run_spirv_val(const char* tool, std::span<const std::uint32_t> w
       std::filesystem::temp_directory_path() / ("gpuparanoia-spirv-val-" + std::to_string(::getpid()) + ".spv");
   std::ofstream(file, std::ios::binary)
       .write(reinterpret_cast<const char*>(words.data()), std::streamsize(words.size_bytes()));
-  const std::string command = std::string("'") + tool + "' --target-env " + target_env + " '" + file.string() + "' 2>&1";
+  const std::string command =
+      std::string("'") + tool + "' --target-env " + target_env + " '" + file.string() + "' 2>&1";
   SpirvVal r{false, ""};
   if (FILE* out = ::popen(command.c_str(), "r")) {
     char buffer[4096];

@@ -389,8 +389,8 @@ TEST_P(OpenClPlatform, CorrectlyRoundedDivideSqrtVariant) {
     for (std::size_t i = 0; i < out->size(); ++i) {
       const std::span<const std::uint64_t> t(&x[i * std::size_t(e.inputs)], std::size_t(e.inputs));
       if (!allowed(op, model::binary32, t, (*out)[i], may_flush(*d, model::binary32)).ok && ++bad <= 5)
-        ADD_FAILURE() << d->info().id << " " << model::name(op) << "(" << hex(t) << ") = "
-                      << fmt::format("{:x}, IEEE {:x}", (*out)[i], ieee(op, model::binary32, t));
+        ADD_FAILURE() << d->info().id << " " << model::name(op) << "(" << hex(t)
+                      << ") = " << fmt::format("{:x}, IEEE {:x}", (*out)[i], ieee(op, model::binary32, t));
     }
     EXPECT_EQ(bad, 0) << model::name(op);
     std::cout << d->info().id << " binary32 " << model::name(op) << ": " << out->size() << " cases correctly rounded\n";
@@ -425,8 +425,7 @@ TEST(OpenClBackend, EveryPlatformIsListedOrExplained) {
         std::any_of(backend().problems().begin(), backend().problems().end(),
                     [&](const std::string& s) { return s.rfind(fmt::format("platform {} ", p), 0) == 0; });
     EXPECT_TRUE((plain > 0 && found >= 3 * plain && found <= 4 * plain) || explained) << "platform " << p;
-    std::cout << "platform " << p << " (" << platforms[p].getInfo<CL_PLATFORM_NAME>() << "): " << plain
-              << " devices\n";
+    std::cout << "platform " << p << " (" << platforms[p].getInfo<CL_PLATFORM_NAME>() << "): " << plain << " devices\n";
   }
   for (const std::string& s : backend().problems()) std::cout << "  " << s << "\n";
 }
@@ -638,8 +637,8 @@ TEST(OpenClCommandLine, DriverProbesOnEveryDevice) {
     if (id.find('+') == std::string::npos) continue;
     std::ifstream text_file(dir / (slug + ".txt"));
     const std::string text((std::istreambuf_iterator<char>(text_file)), std::istreambuf_iterator<char>());
-    EXPECT_NE(text.find(fmt::format("Against {}: the same unit, its kernels compiled with {}: ", id.substr(0, id.find('+')),
-                                    id.substr(id.find('+')))),
+    EXPECT_NE(text.find(fmt::format("Against {}: the same unit, its kernels compiled with {}: ",
+                                    id.substr(0, id.find('+')), id.substr(id.find('+')))),
               std::string::npos)
         << id;
     // Where the flag flushes subnormals (PoCL; rusticl ignores it), the subnormal finding is among them.
@@ -647,11 +646,13 @@ TEST(OpenClCommandLine, DriverProbesOnEveryDevice) {
       std::ifstream f(dir / (stem + ".json"));
       const nlohmann::json result = nlohmann::json::parse(f);
       for (const auto& finding : result["findings"])
-        if (finding["probe"] == "scalar.subnormals.flush" && finding["format"] == "binary32") return finding.value("verdict", "");
+        if (finding["probe"] == "scalar.subnormals.flush" && finding["format"] == "binary32")
+          return finding.value("verdict", "");
       return std::string();
     };
     const bool flushing = flush_verdict(slug) != flush_verdict(audit::slug(id.substr(0, id.find('+'))));
-    EXPECT_EQ(text.find("  scalar.subnormals.flush [binary32] verdict: SUBNORMALS: ") != std::string::npos, flushing) << text;
+    EXPECT_EQ(text.find("  scalar.subnormals.flush [binary32] verdict: SUBNORMALS: ") != std::string::npos, flushing)
+        << text;
     EXPECT_NE(run.output.find(fmt::format("    {} change", id.substr(id.find('+')))), std::string::npos) << run.tail();
   }
 }

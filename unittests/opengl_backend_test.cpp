@@ -87,9 +87,9 @@ std::uint64_t random_normal(const Format& f, std::mt19937_64& rng) {
 std::vector<std::uint64_t> specials(const Format& f) {
   const std::uint64_t inf = f.exp_field_max() << f.man_bits, quiet = inf | f.quiet_bit();
   std::vector<std::uint64_t> v;
-  for (const std::uint64_t m : {std::uint64_t{0}, std::uint64_t{1}, f.man_mask(), f.man_mask() >> 1,
-                                std::uint64_t{1} << f.man_bits, inf - 1, std::uint64_t(f.bias) << f.man_bits, inf,
-                                quiet, quiet | 5, inf | 1, inf | f.man_mask() >> 1})
+  for (const std::uint64_t m :
+       {std::uint64_t{0}, std::uint64_t{1}, f.man_mask(), f.man_mask() >> 1, std::uint64_t{1} << f.man_bits, inf - 1,
+        std::uint64_t(f.bias) << f.man_bits, inf, quiet, quiet | 5, inf | 1, inf | f.man_mask() >> 1})
     for (const std::uint64_t sign : {std::uint64_t{0}, f.sign_mask()}) v.push_back(m | sign);
   return v;
 }
@@ -113,8 +113,8 @@ std::uint64_t ulp_distance(const Format& f, std::uint64_t a, std::uint64_t b) {
 // Runs one operation on the device over operand tuples and compares with the model's correctly
 // rounded result. `normal_only`: only tuples whose operands and result are normal or zero count
 // (GLSL lets subnormals flush). NaN results match any NaN; finite ones within `ulps`.
-void expect_model(Device& d, model::Op op, const Expr& e, const std::vector<std::uint64_t>& operands,
-                  bool normal_only, std::uint64_t ulps = 0) {
+void expect_model(Device& d, model::Op op, const Expr& e, const std::vector<std::uint64_t>& operands, bool normal_only,
+                  std::uint64_t ulps = 0) {
   const Format& f = *e.output_format;
   const std::vector<std::uint64_t> out = evaluate(d, e, operands);
   if (out.empty()) return;
@@ -124,8 +124,8 @@ void expect_model(Device& d, model::Op op, const Expr& e, const std::vector<std:
     const std::span<const std::uint64_t> x(&operands[t * k], k);
     const std::uint64_t want = model::evaluate(op, f, {}, x, *e.input_format).bits;
     if (normal_only && !(normal_or_zero(f, want) && std::all_of(x.begin(), x.end(), [&](std::uint64_t v) {
-                          return normal_or_zero(*e.input_format, v);
-                        })))
+                           return normal_or_zero(*e.input_format, v);
+                         })))
       continue;
     ++compared;
     const bool ok = model::is_nan(cls(f, want)) ? model::is_nan(cls(f, out[t])) : ulp_distance(f, want, out[t]) <= ulps;
@@ -194,7 +194,8 @@ TEST_F(OpenGL, AddSubMulAndConversionsCorrectlyRounded) {
     expect_model(d, model::Op::cvt, conversion(binary64, binary32), cases(binary64, 1, 4096, exact, rng), !exact);
     std::vector<std::uint64_t> near;  // doubles in binary32's range, around its subnormals and overflow too
     for (int i = 0; i < 4096; ++i)
-      near.push_back((rng() & (binary64.sign_mask() | binary64.man_mask())) | std::uint64_t(1023 - 160 + int(rng() % 300)) << 52);
+      near.push_back((rng() & (binary64.sign_mask() | binary64.man_mask())) |
+                     std::uint64_t(1023 - 160 + int(rng() % 300)) << 52);
     expect_model(d, model::Op::cvt, conversion(binary64, binary32), near, !exact);
     expect_model(d, model::Op::cvt, conversion(binary32, binary64), cases(binary32, 1, 4096, exact, rng), !exact);
   }
@@ -288,7 +289,8 @@ TEST_F(OpenGL, LargeBatchesSplitOverDispatches) {
   auto& d = dynamic_cast<OpenGLDevice&>(*gl().devices.front());
   const Expr e = binary(Node::add, binary32);
   const std::size_t limit = d.max_dispatch_tuples(e), n = limit + 1000;
-  if (limit > (std::size_t{1} << 23)) GTEST_SKIP() << "one dispatch takes " << limit << " tuples: too many to split here";
+  if (limit > (std::size_t{1} << 23))
+    GTEST_SKIP() << "one dispatch takes " << limit << " tuples: too many to split here";
   std::printf("  %s: %zu tuples per dispatch, %zu tuples\n", d.info().id.c_str(), limit, n);
   expect_model(d, model::Op::add, e, cases(binary32, 2, n, false, rng), true);
 }
@@ -297,8 +299,8 @@ TEST_F(OpenGL, FailuresAreErrors) {
   auto& d = dynamic_cast<OpenGLDevice&>(*gl().devices.front());
   const Expr e = binary(Node::add, binary32);
   const std::vector<std::uint64_t> x = {0x3f800000, 0x3f800000};
-  const auto broken = d.run_kernel("#version 430\nlayout(local_size_x = 64) in;\nvoid main() { undeclared = 1; }\n",
-                                   {&e, x});
+  const auto broken =
+      d.run_kernel("#version 430\nlayout(local_size_x = 64) in;\nvoid main() { undeclared = 1; }\n", {&e, x});
   ASSERT_FALSE(broken);
   std::printf("  %s\n", broken.error().message.c_str());
   EXPECT_NE(broken.error().message.find("compilation failed"), std::string::npos) << broken.error().message;
@@ -379,9 +381,10 @@ TEST(OpenGLRoutes, SurfacelessContextComputes) {
 TEST_F(OpenGL, CliRunsTheDriverProbes) {
   // run_cli makes the folder afresh; the program makes --out inside it.
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "gpuparanoia-opengl-cli" / "out";
-  const testing::CliRun r = testing::run_cli(fmt::format("run --device 'opengl:*' --suite scalar {} --quick --seed {} --out '{}'",
-                                                         testing::kDriverProbes, kSeed, dir.string()),
-                                             "gpuparanoia-opengl-cli");
+  const testing::CliRun r =
+      testing::run_cli(fmt::format("run --device 'opengl:*' --suite scalar {} --quick --seed {} --out '{}'",
+                                   testing::kDriverProbes, kSeed, dir.string()),
+                       "gpuparanoia-opengl-cli");
   ASSERT_EQ(r.exit_status, 0) << r.tail();
   for (const auto& dev : gl().devices) {
     std::ifstream in(dir / (fmt::format("opengl-{}", dev->info().id.substr(7)) + ".json"));

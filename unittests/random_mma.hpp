@@ -34,12 +34,13 @@ inline Drawn draw(std::mt19937_64& rng, int index) {
   static const int Ks[] = {4, 8, 16, 32};
   for (;;) {
     const Format* a = pick(narrow);
-    const Format* b = (a == &model::e4m3 || a == &model::e5m2) && rng() % 2 ? pick(std::array{&model::e4m3, &model::e5m2}) : a;
+    const Format* b =
+        (a == &model::e4m3 || a == &model::e5m2) && rng() % 2 ? pick(std::array{&model::e4m3, &model::e5m2}) : a;
     const Format* d = pick(outs);
     const Format* c = d == &model::binary32 && a == &model::binary16 && rng() % 4 == 0 ? &model::binary16 : d;
     const int K = pick(Ks);
-    static const MmaAlgorithm algs[] = {MmaAlgorithm::fda,  MmaAlgorithm::fda,    MmaAlgorithm::fda,
-                                        MmaAlgorithm::gps,  MmaAlgorithm::sfma,   MmaAlgorithm::fdrda,
+    static const MmaAlgorithm algs[] = {MmaAlgorithm::fda,    MmaAlgorithm::fda,  MmaAlgorithm::fda,
+                                        MmaAlgorithm::gps,    MmaAlgorithm::sfma, MmaAlgorithm::fdrda,
                                         MmaAlgorithm::gfdrda, MmaAlgorithm::gdfs};
     const MmaAlgorithm alg = pick(algs);
     DotConfig cfg;

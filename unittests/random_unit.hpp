@@ -34,8 +34,8 @@ inline model::ScalarUnit random_unit(std::mt19937_64& rng, const model::Format& 
   const int t = 3 + int(rng() % std::uint64_t(p - 6));
   const bool nearest = model::name(rm.effective()).starts_with("rn");
   const std::uint64_t bound = rm.effective() == model::Rounding::rz ? std::uint64_t{1} << t
-                              : nearest                              ? std::uint64_t{1} << (t - 1)
-                                                                     : 1;
+                              : nearest                             ? std::uint64_t{1} << (t - 1)
+                                                                    : 1;
   u.mul = {rm, t, rng() % bound};
   u.subnormals.flush_input = rng() % 2;
   u.subnormals.flush_output = rng() % 2;

@@ -44,7 +44,8 @@ TEST_P(Regression, AFreshAuditIsTheSame) {
   // The device as this machine has it: same id, name and driver, or nothing to compare with. A
   // Vulkan result may be of the lavapipe fixture's driver (GPUPARANOIA_LAVAPIPE26_ICD, README).
   // Each test its own folders: ctest runs them side by side.
-  const std::string name = "regression-" + GetParam().parent_path().filename().string() + "-" + GetParam().stem().string();
+  const std::string name =
+      "regression-" + GetParam().parent_path().filename().string() + "-" + GetParam().stem().string();
   std::vector<std::string> envs = {""};
   if (const char* icd = std::getenv("GPUPARANOIA_LAVAPIPE26_ICD"); icd && *icd && dev.value("backend", "") == "vulkan")
     envs.push_back(fmt::format("VK_DRIVER_FILES='{}'", icd));
@@ -58,7 +59,8 @@ TEST_P(Regression, AFreshAuditIsTheSame) {
     const std::size_t at = line == 0 ? 0 : line + 1;
     const std::string here = out.substr(at, out.find('\n', out.find('\n', at) + 1) - at);
     seen += here + "\n";
-    if (here.find(dev.value("name", "?")) != std::string::npos && here.find(dev.value("driver", "?")) != std::string::npos) {
+    if (here.find(dev.value("name", "?")) != std::string::npos &&
+        here.find(dev.value("driver", "?")) != std::string::npos) {
       env = e;
       found = true;
       break;
@@ -69,10 +71,13 @@ TEST_P(Regression, AFreshAuditIsTheSame) {
                  << "; here: " << (seen.empty() ? "no such device" : seen);
   const json& run = old["run"];
   const std::string tier = run.value("tier", "standard");
-  const testing::CliRun now = testing::run_cli(
-      fmt::format("run --device '{}' --suite {} --seed {} {} --json {{json}}", id, run.value("suite", "all"),
-                  run["seed"].get<std::uint64_t>(), tier == "quick" ? "--quick" : tier == "full" ? "--full" : ""),
-      name, env);
+  const testing::CliRun now =
+      testing::run_cli(fmt::format("run --device '{}' --suite {} --seed {} {} --json {{json}}", id,
+                                   run.value("suite", "all"), run["seed"].get<std::uint64_t>(),
+                                   tier == "quick"  ? "--quick"
+                                   : tier == "full" ? "--full"
+                                                    : ""),
+                       name, env);
   ASSERT_TRUE(now.result.is_object()) << now.tail();
   const audit::Comparison c = audit::compare_results(old, now.result);
   EXPECT_TRUE(c.differences.empty()) << "gpuparanoia compare " << GetParam() << " <fresh run>:\n"
@@ -80,14 +85,13 @@ TEST_P(Regression, AFreshAuditIsTheSame) {
   EXPECT_GT(c.compared_findings, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Results, Regression, ::testing::ValuesIn(committed_results()),
-                         [](const auto& param_info) {
-                           const std::filesystem::path& p = param_info.param;
-                           std::string n = p.parent_path().filename().string() + "_" + p.stem().string();
-                           for (char& ch : n)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Results, Regression, ::testing::ValuesIn(committed_results()), [](const auto& param_info) {
+  const std::filesystem::path& p = param_info.param;
+  std::string n = p.parent_path().filename().string() + "_" + p.stem().string();
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+});
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Regression);
 
 }  // namespace

@@ -90,7 +90,7 @@ TEST(Rounding, UnderflowAfterRoundingAndFlush) {
   // up to 2^-126 on the subnormal grid but is tiny, so it becomes zero; exact tiny results too.
   EXPECT_EQ(mul(binary32, o, 0x3f7fffff, 0x00800000).bits, 0u);
   EXPECT_EQ(mul(binary32, o, 0x3f7fffff, 0x00800000).flags, Flag::underflow | Flag::inexact);
-  EXPECT_EQ(mul(binary32, o, 0x1c800000, 0x1c800000).bits, 0u);  // 2^-70 * 2^-70
+  EXPECT_EQ(mul(binary32, o, 0x1c800000, 0x1c800000).bits, 0u);           // 2^-70 * 2^-70
   EXPECT_EQ(mul(binary32, o, 0x3f800001, 0x007fffff).bits, 0x00800000u);  // 2^-126 - 2^-172: not tiny
   o = {};
   o.ftz_in = true;

@@ -20,8 +20,8 @@ namespace gp {
 namespace {
 
 // The libraries of the GPU APIs, and of libepoxy, which would open them.
-constexpr const char* kGpuLibraries[] = {"libvulkan", "libOpenCL", "libEGL", "libGL", "libGLX", "libOpenGL",
-                                         "libepoxy", "libcuda", "libnvrtc"};
+constexpr const char* kGpuLibraries[] = {"libvulkan", "libOpenCL", "libEGL",  "libGL",   "libGLX",
+                                         "libOpenGL", "libepoxy",  "libcuda", "libnvrtc"};
 
 // The DT_NEEDED entries of a 64-bit little-endian ELF file, or why they cannot be read.
 std::vector<std::string> needed_libraries(const std::filesystem::path& file, std::string& why) {
@@ -86,7 +86,8 @@ TEST(RuntimeLoading, MissingLibrariesAreReportedNotFatal) {
   EXPECT_NE(run.output.find("ref:ieee-binary32"), std::string::npos) << run.output;
   for (const char* api : {"VULKAN", "OPENCL", "EGL", "CUDA"})
     EXPECT_NE(run.output.find(fmt::format("{}/{}.so", missing, api)), std::string::npos)
-        << "no problem names GPUPARANOIA_" << api << "_LIBRARY's file:\n" << run.output;
+        << "no problem names GPUPARANOIA_" << api << "_LIBRARY's file:\n"
+        << run.output;
   for (const char* backend : {"vulkan:", "opencl:", "opengl:", "cuda:"})
     EXPECT_EQ(run.output.find(std::string(backend) + "0"), std::string::npos) << backend << " listed:\n" << run.output;
 }
@@ -113,9 +114,9 @@ TEST(RuntimeLoading, CommandsWithoutDevicesLoadNoDriver) {
   // The trace shows a driver's library where `devices` lists its devices.
   const std::vector<std::string> by_devices = gpu_libraries_loaded(devices.output);
   if (devices.output.find("vulkan:0") != std::string::npos) {
-    EXPECT_TRUE(std::any_of(by_devices.begin(), by_devices.end(),
-                            [](const std::string& f) { return f.find("/libvulkan.") != std::string::npos; }))
-        << devices.tail();
+    EXPECT_TRUE(std::any_of(by_devices.begin(), by_devices.end(), [](const std::string& f) {
+      return f.find("/libvulkan.") != std::string::npos;
+    })) << devices.tail();
   }
 
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "gpuparanoia-loads-nothing";
@@ -127,10 +128,10 @@ TEST(RuntimeLoading, CommandsWithoutDevicesLoadNoDriver) {
   std::ofstream(dir / "a.json") << run.result.dump();
 
   const std::string operands = (dir / "operands.txt").string(), result = (dir / "a.json").string();
-  for (const std::string& args : std::initializer_list<std::string>{
-           fmt::format("model scalar --format binary32 --op add < '{}'", operands),
-           fmt::format("compare '{}' '{}'", result, result), fmt::format("table '{}'", result),
-           "selfcheck --quick --seed 1"}) {
+  for (const std::string& args :
+       std::initializer_list<std::string>{fmt::format("model scalar --format binary32 --op add < '{}'", operands),
+                                          fmt::format("compare '{}' '{}'", result, result),
+                                          fmt::format("table '{}'", result), "selfcheck --quick --seed 1"}) {
     const testing::CliRun r = testing::run_cli(args, "gpuparanoia-loads-nothing-run", "LD_DEBUG=libs");
     EXPECT_EQ(r.exit_status, 0) << args << "\n" << r.tail();
     EXPECT_NE(r.output.find("calling init: "), std::string::npos) << args << ": no trace";

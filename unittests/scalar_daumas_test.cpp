@@ -173,7 +173,6 @@ TEST(ModelDevice, RoundingDownAndCanonicalNan) {
   EXPECT_EQ(inf.verdict.find("as IEEE 754:"), std::string::npos) << inf.verdict;
 }
 
-
 // --- The reference backend's devices ---------------------------------------------------------
 
 std::unique_ptr<backends::Device> ref(std::string_view id) {
@@ -272,7 +271,8 @@ TEST(Reference, NvidiaG70ReproducesThePaper) {
 TEST(Reference, AtiR520) {
   auto d = ref("ref:ati-r520");
   auto add = run(*d, "scalar.add.guard_bits", binary32);
-  EXPECT_EQ(add.profile["add"], (nlohmann::json{{"guard_bits", 2}, {"rounding", "chop"}, {"sticky", false}})) << add.verdict;
+  EXPECT_EQ(add.profile["add"], (nlohmann::json{{"guard_bits", 2}, {"rounding", "chop"}, {"sticky", false}}))
+      << add.verdict;
   auto cols = run(*d, "scalar.mul.truncated_columns", binary32);
   EXPECT_EQ(cols.profile["mul"]["truncated_columns"], 9) << cols.verdict;
   auto corr = run(*d, "scalar.mul.correction", binary32);
@@ -438,14 +438,16 @@ TEST(EquivalentRoundings, HoldOnRandomInputs) {
       bool apart_unflushed = false;
       for (int i = 0; i < 200000; ++i) {
         const std::uint64_t a = operand(*f), b = operand(*f);
-        ASSERT_EQ(mul(Rounding::rna, flushed, a, b), mul(Rounding::ra, flushed, a, b)) << f->name << " c " << c << ": " << a << " * " << b;
+        ASSERT_EQ(mul(Rounding::rna, flushed, a, b), mul(Rounding::ra, flushed, a, b))
+            << f->name << " c " << c << ": " << a << " * " << b;
         apart_unflushed = apart_unflushed || mul(Rounding::rna, {}, a, b) != mul(Rounding::ra, {}, a, b);
       }
       EXPECT_TRUE(apart_unflushed) << f->name << ": subnormal products tell rna from ra";
       // Overflow tells the other pairs apart: MAX * 1.5.
       const std::uint64_t max = largest(*f), three_halves = value(*f, false, -1, 3);
       EXPECT_NE(mul(Rounding::rnz, flushed, max, three_halves), mul(Rounding::rz, flushed, max, three_halves));
-      EXPECT_NE(mul(Rounding::rnu, flushed, negate(*f, max), three_halves), mul(Rounding::ru, flushed, negate(*f, max), three_halves));
+      EXPECT_NE(mul(Rounding::rnu, flushed, negate(*f, max), three_halves),
+                mul(Rounding::ru, flushed, negate(*f, max), three_halves));
       EXPECT_NE(mul(Rounding::rno, flushed, max, three_halves), mul(Rounding::ro, flushed, max, three_halves));
     }
   // Square roots: the nearest modes alike, rz as rd, ra as ru.

@@ -53,14 +53,27 @@ Finding run(std::string_view id, backends::Device& dev, const Format& f, Tier ti
 
 bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 
-const char* const kParanoiaProbes[] = {
-    "scalar.paranoia.radix",          "scalar.paranoia.precision",    "scalar.paranoia.compare_sub",
-    "scalar.mul.guard_digit",         "scalar.div.guard_digit",       "scalar.sub.guard_digit",
-    "scalar.mul.paranoia_rounding",   "scalar.div.paranoia_rounding", "scalar.sub.paranoia_rounding",
-    "scalar.paranoia.sticky",         "scalar.mul.commutative",       "scalar.sqrt.paranoia",
-    "scalar.paranoia.underflow",      "scalar.paranoia.overflow",     "scalar.fma.fused",
-    "scalar.mad.fused",               "scalar.add.ulp_error",         "scalar.sub.ulp_error",
-    "scalar.mul.ulp_error",           "scalar.div.ulp_error",         "scalar.sqrt.ulp_error"};
+const char* const kParanoiaProbes[] = {"scalar.paranoia.radix",
+                                       "scalar.paranoia.precision",
+                                       "scalar.paranoia.compare_sub",
+                                       "scalar.mul.guard_digit",
+                                       "scalar.div.guard_digit",
+                                       "scalar.sub.guard_digit",
+                                       "scalar.mul.paranoia_rounding",
+                                       "scalar.div.paranoia_rounding",
+                                       "scalar.sub.paranoia_rounding",
+                                       "scalar.paranoia.sticky",
+                                       "scalar.mul.commutative",
+                                       "scalar.sqrt.paranoia",
+                                       "scalar.paranoia.underflow",
+                                       "scalar.paranoia.overflow",
+                                       "scalar.fma.fused",
+                                       "scalar.mad.fused",
+                                       "scalar.add.ulp_error",
+                                       "scalar.sub.ulp_error",
+                                       "scalar.mul.ulp_error",
+                                       "scalar.div.ulp_error",
+                                       "scalar.sqrt.ulp_error"};
 
 TEST(ScalarParanoia, ProbesAreRegisteredOnce) {
   for (const char* id : kParanoiaProbes) {
@@ -91,8 +104,8 @@ void expect_ieee(backends::Device& dev, const Format& f) {
   EXPECT_EQ(v("scalar.paranoia.sticky"), "STICKY BIT: apparently used correctly");
   EXPECT_TRUE(has(v("scalar.mul.commutative"), "pairs commuted"));
   EXPECT_TRUE(has(v("scalar.sqrt.paranoia"), "SQUARE ROOT: rounds correctly; sqrt(X*X) == X for"));
-  EXPECT_TRUE(has(v("scalar.paranoia.underflow"), "UNDERFLOW: gradual; smallest positive number E0 = 2^" +
-                                                      std::to_string(f.quantum_min())));
+  EXPECT_TRUE(has(v("scalar.paranoia.underflow"),
+                  "UNDERFLOW: gradual; smallest positive number E0 = 2^" + std::to_string(f.quantum_min())));
   EXPECT_TRUE(has(v("scalar.paranoia.overflow"), "OVERFLOW: to infinity; overflow threshold V = MAX"));
   // Where the device also computes in a format of twice the precision, wider registers with an
   // unfused fma() give the same outputs here: the verdict may then be inconclusive, never unfused.
@@ -136,14 +149,21 @@ TEST(ScalarParanoia, IeeeBinary64) { expect_ieee(device("ieee-binary64"), model:
 
 // A correctly rounded unit that rounds toward zero: Paranoia's "chopped" on every operation.
 TEST(ScalarParanoia, ChoppedIeeeUnit) {
-  backends::ReferenceDevice dev(backends::Profile{"ieee-binary32-rz", "binary32 unit, round toward zero", "test", "",
-                                                  {model::ieee_unit(model::binary32, model::Rounding::rz)}, {}, {}, {}});
+  backends::ReferenceDevice dev(backends::Profile{"ieee-binary32-rz",
+                                                  "binary32 unit, round toward zero",
+                                                  "test",
+                                                  "",
+                                                  {model::ieee_unit(model::binary32, model::Rounding::rz)},
+                                                  {},
+                                                  {},
+                                                  {}});
   const Format& f = model::binary32;
   EXPECT_EQ(run("scalar.mul.paranoia_rounding", dev, f).verdict, "MULTIPLICATION: appears to chop");
   EXPECT_EQ(run("scalar.div.paranoia_rounding", dev, f).verdict, "DIVISION: appears to chop");
   EXPECT_EQ(run("scalar.sub.paranoia_rounding", dev, f).verdict, "ADDITION/SUBTRACTION: appears to be chopped");
   EXPECT_TRUE(has(run("scalar.sqrt.paranoia", dev, f).verdict, "SQUARE ROOT: appears to chop"));
-  EXPECT_EQ(run("scalar.mul.guard_digit", dev, f).verdict, "MULTIPLICATION: Seems to have guard bit; accuracy tests passed");
+  EXPECT_EQ(run("scalar.mul.guard_digit", dev, f).verdict,
+            "MULTIPLICATION: Seems to have guard bit; accuracy tests passed");
   EXPECT_TRUE(has(run("scalar.paranoia.overflow", dev, f).verdict, "saturates at V0 = MAX"));
   EXPECT_TRUE(has(run("scalar.paranoia.precision", dev, f).verdict, "PRECISION: 24 significant bits;"));
   const Finding add = run("scalar.add.ulp_error", dev, f);
@@ -188,22 +208,21 @@ TEST(ScalarParanoia, NvidiaG70AgainstTheLog) {
   EXPECT_TRUE(has(prec, "PRECISION: 24 significant bits;")) << prec;
   EXPECT_TRUE(has(prec, "U1 U2 F9 B9 verified")) << prec;  // "U1 U2 F9 B9 Verified"
   const std::string cmp = v("scalar.paranoia.compare_sub");
-  EXPECT_TRUE(has(cmp, "No fuzziness detected in comparison")) << cmp;             // "No fuzziness detected in comparison"
-  EXPECT_TRUE(has(cmp, "Comparison and Subtraction consistent")) << cmp;           // "... consistent (2170)"
-  EXPECT_TRUE(has(cmp, "(X - Y) + (Y - X) == 0")) << cmp;                          // "(X-Y) + (Y-X) == 0 test passed"
+  EXPECT_TRUE(has(cmp, "No fuzziness detected in comparison")) << cmp;    // "No fuzziness detected in comparison"
+  EXPECT_TRUE(has(cmp, "Comparison and Subtraction consistent")) << cmp;  // "... consistent (2170)"
+  EXPECT_TRUE(has(cmp, "(X - Y) + (Y - X) == 0")) << cmp;                 // "(X-Y) + (Y-X) == 0 test passed"
   EXPECT_TRUE(has(v("scalar.mul.guard_digit"), "MULTIPLICATION: Seems to have guard bit; accuracy tests passed"));
   EXPECT_TRUE(has(v("scalar.div.guard_digit"), "DIVISION: FAILURE: Division lacks guard digit"));
   EXPECT_TRUE(has(v("scalar.sub.guard_digit"), "SUBTRACTION: Seems to have guard bit"));
   const Finding mr = run("scalar.mul.paranoia_rounding", dev, f);
   EXPECT_TRUE(has(mr.verdict, "MULTIPLICATION: Is neither chopped nor correctly rounded"));
   EXPECT_TRUE(has(mr.verdict, "rounds up where it should round down"));  // "(first four tests)"
-  const int mul_agree = agree_with_log(
-      mr,
-      {{"(1.5 - U2) * (1 + U2) = 1.5 + 0.5 U2 - U2^2 -> 1.5", false},
-       {"(1.5 + 2 U2) * (1 - U2) = 1.5 + 0.5 U2 - 2 U2^2 -> 1.5", true},
-       {"(1.5 - 2 U2) * (1 + U2) = 1.5 - 0.5 U2 - 2 U2^2 <= 1.5 - U2", false},
-       {"(1.5 + U2) * (1 - U2) = 1.5 - 0.5 U2 - U2^2 <= 1.5 - U2", true}},
-      {"EXACT", "CHOPPED", "EXACT", "CHOPPED", "EXACT", "EXACT"});
+  const int mul_agree = agree_with_log(mr,
+                                       {{"(1.5 - U2) * (1 + U2) = 1.5 + 0.5 U2 - U2^2 -> 1.5", false},
+                                        {"(1.5 + 2 U2) * (1 - U2) = 1.5 + 0.5 U2 - 2 U2^2 -> 1.5", true},
+                                        {"(1.5 - 2 U2) * (1 + U2) = 1.5 - 0.5 U2 - 2 U2^2 <= 1.5 - U2", false},
+                                        {"(1.5 + U2) * (1 - U2) = 1.5 - 0.5 U2 - U2^2 <= 1.5 - U2", true}},
+                                       {"EXACT", "CHOPPED", "EXACT", "CHOPPED", "EXACT", "EXACT"});
   EXPECT_EQ(mul_agree, 10) << "multiplication rounding lines of App. A reproduced";
   const Finding dr = run("scalar.div.paranoia_rounding", dev, f);
   EXPECT_TRUE(has(dr.verdict, "DIVISION: Is neither chopped nor correctly rounded"));
@@ -265,7 +284,8 @@ TEST(ScalarParanoia, BuiltinUnitsRecovered) {
       if (!scalar::paranoia::paranoid_format(f)) continue;
       for (const char* id : kParanoiaProbes) {
         const Finding fi = probe(id).run(*dev, f, audit::ProbeContext{Tier::quick, kSeed});
-        EXPECT_EQ(fi.status, audit::Status::ok) << id << " on " << dev->info().id << " " << f.name << ": " << fi.message;
+        EXPECT_EQ(fi.status, audit::Status::ok)
+            << id << " on " << dev->info().id << " " << f.name << ": " << fi.message;
         EXPECT_FALSE(fi.verdict.empty()) << id;
         // Registers of at least twice the storage precision hold the products exactly, and the
         // probe's sums are exact: such a unit's fusion shows only on inputs its challenge draws
@@ -275,7 +295,8 @@ TEST(ScalarParanoia, BuiltinUnitsRecovered) {
         if (pid == "scalar.fma.fused" || pid == "scalar.mad.fused") {
           const bool fma = pid == "scalar.fma.fused";
           if (fi.parameters["conclusion"] == "stated") {
-            EXPECT_EQ(fi.parameters.at("fused"), fma ? u.fma_fused || u.mad_fused : u.mad_fused) << u.name << ": " << fi.verdict;
+            EXPECT_EQ(fi.parameters.at("fused"), fma ? u.fma_fused || u.mad_fused : u.mad_fused)
+                << u.name << ": " << fi.verdict;
           } else if (exact_products) {
             EXPECT_TRUE(has(fi.verdict, "inconclusive: ")) << u.name << ": " << fi.verdict;
           }
@@ -335,16 +356,31 @@ TEST(ScalarParanoia, UlpErrorAgainstHostDouble) {
   for (int i = 0; i < 20000; ++i) {
     const float a = std::ldexp(float(rng() % (1u << 24)) + 1.f, int(rng() % 40) - 44);
     const float b = std::ldexp(float(rng() % (1u << 24)) + 1.f, int(rng() % 40) - 44) * (rng() & 1 ? -1.f : 1.f);
-    for (backends::Node op : {backends::Node::add, backends::Node::sub, backends::Node::mul, backends::Node::div,
-                              backends::Node::sqrt}) {
+    for (backends::Node op :
+         {backends::Node::add, backends::Node::sub, backends::Node::mul, backends::Node::div, backends::Node::sqrt}) {
       double exact;
       float rounded;
       switch (op) {
-        case backends::Node::add: exact = double(a) + double(b); rounded = a + b; break;
-        case backends::Node::sub: exact = double(a) - double(b); rounded = a - b; break;
-        case backends::Node::mul: exact = double(a) * double(b); rounded = a * b; break;
-        case backends::Node::div: exact = double(a) / double(b); rounded = a / b; break;
-        default: exact = std::sqrt(double(a)); rounded = std::sqrt(a); break;
+        case backends::Node::add:
+          exact = double(a) + double(b);
+          rounded = a + b;
+          break;
+        case backends::Node::sub:
+          exact = double(a) - double(b);
+          rounded = a - b;
+          break;
+        case backends::Node::mul:
+          exact = double(a) * double(b);
+          rounded = a * b;
+          break;
+        case backends::Node::div:
+          exact = double(a) / double(b);
+          rounded = a / b;
+          break;
+        default:
+          exact = std::sqrt(double(a));
+          rounded = std::sqrt(a);
+          break;
       }
       // A device result up to 3 ulps away from the correctly rounded one.
       const int shift = int(rng() % 7) - 3;
@@ -450,8 +486,7 @@ TEST(ScalarParanoia, GuardBitAdderMatchesItsDefinition) {
 #ifdef GPUPARANOIA_PARANOIA_LONG
 // All 2^32 binary16 pairs for add and mul (Tier::full): zero mismatches on the IEEE device.
 TEST(ScalarParanoiaLong, Binary16Exhaustive) {
-  const Finding fi =
-      run("scalar.binary16.exhaustive", device("ieee-binary16"), model::binary16, Tier::full);
+  const Finding fi = run("scalar.binary16.exhaustive", device("ieee-binary16"), model::binary16, Tier::full);
   for (const char* op : {"add", "mul"}) {
     EXPECT_EQ(fi.parameters[op]["pairs"], std::uint64_t{1} << 32) << op;
     EXPECT_EQ(fi.parameters[op]["mismatches"]["correctly rounded"], 0) << op;

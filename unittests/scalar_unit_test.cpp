@@ -71,7 +71,8 @@ TEST(ScalarUnitPaper, AdderGuardBitsOnOnePointFive) {
     const AdderParams chop{UnitRounding::chopped(), g, false}, chop_sticky{UnitRounding::chopped(), g, true};
     const AdderParams rne{UnitRounding::ieee(Rounding::rne), g, false};
     auto t = [&](const AdderParams& p) {
-      return threshold([&](int i) { return adder_sub(binary32, p, Options{}, x, f32(std::ldexp(1.0f, -i))).bits == x; });
+      return threshold(
+          [&](int i) { return adder_sub(binary32, p, Options{}, x, f32(std::ldexp(1.0f, -i))).bits == x; });
     };
     EXPECT_EQ(t(chop), 24 + g) << "g " << g;
     EXPECT_EQ(t(chop_sticky), 0) << "g " << g;
@@ -105,8 +106,9 @@ TEST(ScalarUnitPaper, AdderGuardBitsAndCancellation) {
 TEST(ScalarUnitPaper, RegisterPrecisionAndRange) {
   // [DGD] 2.1: (MAX + MAX) - MAX and (1.5 - 2^-i) + 2^-i through the registers, on the G70 and on
   // a G70 whose registers had 8 more fraction bits and 3 more exponent bits than its storage.
-  static constexpr Format reg{"binary32-ext", 11, 31, 1023, 64, 0, Signedness::sign_bit, Infinity::ieee,
-                              NanStyle::ieee, Subnormals::gradual, Zero::signed_zero};
+  static constexpr Format reg{
+      "binary32-ext",   11, 31, 1023, 64, 0, Signedness::sign_bit, Infinity::ieee, NanStyle::ieee, Subnormals::gradual,
+      Zero::signed_zero};
   const ScalarUnit plain = nvidia_g70();
   ScalarUnit wide = plain;
   wide.format = &reg;
@@ -116,7 +118,7 @@ TEST(ScalarUnitPaper, RegisterPrecisionAndRange) {
     const std::uint64_t m = unit_load(u, 0x7f7fffff).bits;
     return unit_store(u, unit_sub(u, unit_add(u, m, m).bits, m).bits).bits;
   };
-  EXPECT_EQ(range(plain), 0u);  // chopped, MAX + MAX overflows to MAX; minus MAX is 0
+  EXPECT_EQ(range(plain), 0u);                         // chopped, MAX + MAX overflows to MAX; minus MAX is 0
   EXPECT_EQ(range(ieee_unit(binary32)), 0x7f800000u);  // rounded to nearest, to infinity
   EXPECT_EQ(range(wide), 0x7f7fffffu);                 // the register holds 2 MAX
   // The i for which (1.5 - 2^-i) + 2^-i is not 1.5: those where 1.5 - 2^-i is neither exact nor
@@ -261,8 +263,7 @@ TEST(ScalarUnitPaper, MultiplierRandomProductsSeparateColumns) {
   SCOPED_TRACE("seed " + std::to_string(s));
   std::mt19937_64 rng(s);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs;
-  for (int k = 0; k < 4000; ++k)
-    pairs.emplace_back(0x3f800000u | (rng() & 0x7fffff), 0x3f800000u | (rng() & 0x7fffff));
+  for (int k = 0; k < 4000; ++k) pairs.emplace_back(0x3f800000u | (rng() & 0x7fffff), 0x3f800000u | (rng() & 0x7fffff));
   std::set<std::vector<std::uint64_t>> seen;
   for (int t = 3; t <= 11; ++t) {
     std::vector<std::uint64_t> out;
@@ -348,7 +349,8 @@ TEST(ScalarUnitPaper, DivisionByReciprocalOfTheG70) {
   for (std::uint64_t a : {zero, inf, f32(2.0f), f32(-3.0f), std::uint64_t{0x7fc00001}})
     for (std::uint64_t b : {zero, inf, f32(2.0f), neg32(inf), std::uint64_t{0x7fa00000}})
       if (!is_finite_nonzero(classify(binary32, a)) || !is_finite_nonzero(classify(binary32, b))) {
-        EXPECT_EQ(unit_div(g, a, b).bits, div(binary32, unit_options(g, g.div.rounding, model::FlushOp::div), a, b).bits)
+        EXPECT_EQ(unit_div(g, a, b).bits,
+                  div(binary32, unit_options(g, g.div.rounding, model::FlushOp::div), a, b).bits)
             << std::hex << a << " / " << b;
       }
 }
@@ -365,8 +367,13 @@ std::uint64_t operand(const Format& f, std::mt19937_64& rng) {
     case 3: return sign | (std::uint64_t(rng() % 3) << f.man_bits) | man;  // subnormal, tiny
     case 4: return sign | (std::uint64_t((f.bias >> 1) + int(rng() % 6)) << f.man_bits) | man;
     default: {
-      const std::uint64_t specials[] = {0, 1, f.man_mask(), f.inf_magnitude(), f.inf_magnitude() | 1,
-                                        f.inf_magnitude() | f.quiet_bit(), f.max_finite_magnitude()};
+      const std::uint64_t specials[] = {0,
+                                        1,
+                                        f.man_mask(),
+                                        f.inf_magnitude(),
+                                        f.inf_magnitude() | 1,
+                                        f.inf_magnitude() | f.quiet_bit(),
+                                        f.max_finite_magnitude()};
       return sign | specials[rng() % 7];
     }
   }
@@ -461,8 +468,8 @@ TEST(ScalarUnitPolicy, TransferOfSpecialValues) {
   // [DGD] 2.1: subnormals replaced by 0 on transfer; infinities unchanged; NaNs unchanged on
   // NVIDIA; ATI turns signalling NaNs into quiet ones.
   const ScalarUnit g70 = nvidia_g70(), r520 = ati_r520(), ieee = ieee_unit(binary32);
-  const std::uint64_t sub = 0x00000001, nsub = 0x807fffff, inf = 0x7f800000, ninf = 0xff800000,
-                      snan = 0x7f800001, nsnan = 0xffa00000, qnan = 0x7fc00123;
+  const std::uint64_t sub = 0x00000001, nsub = 0x807fffff, inf = 0x7f800000, ninf = 0xff800000, snan = 0x7f800001,
+                      nsnan = 0xffa00000, qnan = 0x7fc00123;
   for (const ScalarUnit* u : {&g70, &r520}) {
     EXPECT_EQ(unit_load(*u, sub).bits, 0u);
     EXPECT_EQ(unit_load(*u, nsub).bits, 0x80000000u);
@@ -563,8 +570,8 @@ TEST(ScalarUnitNames, BuiltinUnits) {
     ASSERT_TRUE(find_builtin_unit(u.name));
     EXPECT_TRUE(*find_builtin_unit(u.name) == u) << u.name;
   }
-  for (const char* n : {"ieee-binary32", "ieee-binary16", "ieee-binary64", "nvidia-g70", "nvidia-g70-binary16",
-                        "ati-r520", "ati-r300"})
+  for (const char* n :
+       {"ieee-binary32", "ieee-binary16", "ieee-binary64", "nvidia-g70", "nvidia-g70-binary16", "ati-r520", "ati-r300"})
     EXPECT_TRUE(names.count(n)) << n;
   EXPECT_FALSE(find_builtin_unit("nvidia-g80"));
   EXPECT_EQ(std::string(ati_r300().format->name), "fp24");
@@ -619,8 +626,8 @@ TEST(ScalarUnitFlush, ZeroAddendReturnsTheProduct) {
   EXPECT_EQ(unit_fma(u, f32(-1.0f), zero, zero).bits, nzero);  // the product's sign; IEEE: +0
   EXPECT_EQ(unit_fma(ieee_unit(binary32), f32(-1.0f), zero, zero).bits, zero);
   EXPECT_EQ(unit_fma(u, one, zero, nzero).bits, zero);
-  EXPECT_EQ(unit_fma(u, 0x00c00000, one, 0x80800000).bits, zero);     // 2^-127 after rounding: flushed
-  EXPECT_EQ(unit_fma(u, one, one, f32(-1.0f)).bits, zero);            // an exact zero sum is +0
+  EXPECT_EQ(unit_fma(u, 0x00c00000, one, 0x80800000).bits, zero);                // 2^-127 after rounding: flushed
+  EXPECT_EQ(unit_fma(u, one, one, f32(-1.0f)).bits, zero);                       // an exact zero sum is +0
   EXPECT_EQ(unit_fma(u, 0x806eabeb, 0xc14bd3dd, 0x88d871c3).bits, 0x88d871c3u);  // a flushed: c
   EXPECT_EQ(unit_fma(u, 0xf9fe4e38, 0x8003c224, 0x0f74d69c).bits, 0x0f74d69cu);
   EXPECT_EQ(unit_fma(u, 0x803b5f9f, 0xf95286ae, 0xb829ccc2).bits, 0xb829ccc2u);
@@ -645,7 +652,6 @@ TEST(ScalarUnitFlush, ZeroAddendReturnsTheProduct) {
   EXPECT_EQ(find_zero_addend("ieee"), ZeroAddend::ieee);
   EXPECT_FALSE(find_zero_addend("zero"));
 }
-
 
 // --- NaN policies (NanPolicy beyond canonical and quiet_on_transfer) ------------------------
 
@@ -835,8 +841,9 @@ TEST(ScalarUnitNan, NamesAndDescription) {
             std::string::npos)
       << describe(with(p));
   p.fma_order = FmaNanOrder::bac;
-  EXPECT_NE(describe(with(p)).find("a - NaN flips its sign; fma takes its NaN operands in the order b, a, c; default NaN"),
-            std::string::npos)
+  EXPECT_NE(
+      describe(with(p)).find("a - NaN flips its sign; fma takes its NaN operands in the order b, a, c; default NaN"),
+      std::string::npos)
       << describe(with(p));
 }
 
@@ -849,7 +856,7 @@ TEST(ScalarUnitNan, NamesAndDescription) {
 TEST(ScalarUnitApproximate, StandInKeepsTheBound) {
   ScalarUnit u = ieee_unit(binary32);
   u.div = {DivMethod::approximate, UnitRounding::ieee(Rounding::rne), {640}};  // 2.5 ulp
-  u.sqrt_max_error = UlpBound{768};                                             // 3 ulp
+  u.sqrt_max_error = UlpBound{768};                                            // 3 ulp
   EXPECT_EQ(to_string(u.div.max_error), "2.5");
   EXPECT_EQ(ulp_bound(2.5), u.div.max_error);
   EXPECT_EQ(ulp_bound(1.0001)->units, 257u);  // rounded up: a bound never shrinks
@@ -861,7 +868,8 @@ TEST(ScalarUnitApproximate, StandInKeepsTheBound) {
     const std::uint64_t a = rng() & 0xffffffffu, b = rng() & 0xffffffffu;
     const std::uint64_t x[] = {a, b};
     const std::uint64_t q = unit_div(u, a, b).bits, r = unit_sqrt(u, a).bits;
-    ASSERT_TRUE(unit_accepts(u, Op::div, x, q, binary32)) << std::hex << a << " / " << b << " = " << q << " seed " << std::dec << seed();
+    ASSERT_TRUE(unit_accepts(u, Op::div, x, q, binary32))
+        << std::hex << a << " / " << b << " = " << q << " seed " << std::dec << seed();
     ASSERT_TRUE(unit_accepts(u, Op::sqrt, std::span(x, 1), r, binary32)) << std::hex << "sqrt " << a << " = " << r;
     off += q != div(binary32, {}, a, b).bits;
   }

@@ -41,8 +41,8 @@ bool same_or_both_nan(float x, float y) {
 std::uint16_t half_bits(std::mt19937_64& rng) {
   const std::uint64_t r = rng();
   switch (r % 16) {
-    case 0: return std::uint16_t(r >> 8 & 0x83FF);          // zero or subnormal
-    case 1: return std::uint16_t(0x7C00 | (r >> 8 & 0x8000));  // infinity
+    case 0: return std::uint16_t(r >> 8 & 0x83FF);                                                // zero or subnormal
+    case 1: return std::uint16_t(0x7C00 | (r >> 8 & 0x8000));                                     // infinity
     default: return std::uint16_t(0x3000 + (r >> 8 & 0x1FFF)) ^ std::uint16_t(r >> 30 & 0x8000);  // around 1
   }
 }
@@ -127,7 +127,8 @@ TEST(SummationTree, ChainFromCWithExactProductsIsAnFmaChain) {
     const std::uint32_t c = draw();
     float acc = std::bit_cast<float>(c);
     for (int k = 0; k < K; ++k)
-      acc = std::fmaf(std::bit_cast<float>(std::uint32_t(a[std::size_t(k)])), std::bit_cast<float>(std::uint32_t(b[std::size_t(k)])), acc);
+      acc = std::fmaf(std::bit_cast<float>(std::uint32_t(a[std::size_t(k)])),
+                      std::bit_cast<float>(std::uint32_t(b[std::size_t(k)])), acc);
     const float got = std::bit_cast<float>(std::uint32_t(dot(c, a, b)));
     ASSERT_TRUE(same_or_both_nan(got, acc)) << n << ": model " << got << " host " << acc;
   }
@@ -179,8 +180,8 @@ TEST(SummationTree, OneFusedNodeRoundsTheExactSumOfFarApartTermsOnce) {
 }
 
 TEST(SummationTree, TextFormRoundTripsAndRefusesMalformedTrees) {
-  for (const char* s : {"((p0+p1)+p2)+c", "(p0+p1+p2)+c", "(p0+c)+(p1+p2)", "(p0@binary16+p1)@binary32:rz+p2+c",
-                        "((p1+p0)+c)+p2"}) {
+  for (const char* s :
+       {"((p0+p1)+p2)+c", "(p0+p1+p2)+c", "(p0+c)+(p1+p2)", "(p0@binary16+p1)@binary32:rz+p2+c", "((p1+p0)+c)+p2"}) {
     const TreeParse p = parse_summation_tree(s);
     ASSERT_TRUE(p.tree) << s << ": " << p.error;
     EXPECT_EQ(p.tree->k, 3) << s;
@@ -190,15 +191,15 @@ TEST(SummationTree, TextFormRoundTripsAndRefusesMalformedTrees) {
   EXPECT_TRUE(parse_summation_tree("((p0+p1)+p2)+c").tree->sequential());
   EXPECT_FALSE(parse_summation_tree("(p0+c)+(p1+p2)").tree->sequential());
   EXPECT_FALSE(parse_summation_tree("(p0+p1+p2)+c").tree->binary());
-  for (const auto& [s, why] : std::vector<std::pair<const char*, const char*>>{
-           {"p0+p1", "c is missing"},
-           {"p0+p1+p1+c", "appears twice"},
-           {"(p0)+p1+c", "two terms"},
-           {"p0+p1+c@binary32", "takes no annotation"},
-           {"p0+p1@fp99+c", "unknown format"},
-           {"p0+p1@binary16:rx+c", "unknown rounding"},
-           {"p0+(p1+c", "')' expected"},
-           {"p0+q1+c", "unknown leaf"}}) {
+  for (const auto& [s, why] :
+       std::vector<std::pair<const char*, const char*>>{{"p0+p1", "c is missing"},
+                                                        {"p0+p1+p1+c", "appears twice"},
+                                                        {"(p0)+p1+c", "two terms"},
+                                                        {"p0+p1+c@binary32", "takes no annotation"},
+                                                        {"p0+p1@fp99+c", "unknown format"},
+                                                        {"p0+p1@binary16:rx+c", "unknown rounding"},
+                                                        {"p0+(p1+c", "')' expected"},
+                                                        {"p0+q1+c", "unknown leaf"}}) {
     const TreeParse p = parse_summation_tree(s);
     EXPECT_FALSE(p.tree) << s;
     EXPECT_NE(p.error.find(why), std::string::npos) << s << ": " << p.error;

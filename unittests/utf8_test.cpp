@@ -27,14 +27,14 @@ TEST(ValidUtf8, ValidTextIsUnchanged) {
 
 TEST(ValidUtf8, InvalidBytesAreEscaped) {
   EXPECT_EQ(valid_utf8("\xff"), "\\xff");
-  EXPECT_EQ(valid_utf8("log: \x80 end"), "log: \\x80 end");          // a stray continuation byte
-  EXPECT_EQ(valid_utf8("\xc3"), "\\xc3");                            // truncated at the end
-  EXPECT_EQ(valid_utf8("\xc3("), "\\xc3(");                          // truncated by another byte
-  EXPECT_EQ(valid_utf8("\xe2\x82"), "\\xe2\\x82");                   // truncated 3-byte sequence
-  EXPECT_EQ(valid_utf8("\xc0\xaf"), "\\xc0\\xaf");                   // overlong '/'
-  EXPECT_EQ(valid_utf8("\xe0\x80\xaf"), "\\xe0\\x80\\xaf");          // overlong 3 bytes
+  EXPECT_EQ(valid_utf8("log: \x80 end"), "log: \\x80 end");           // a stray continuation byte
+  EXPECT_EQ(valid_utf8("\xc3"), "\\xc3");                             // truncated at the end
+  EXPECT_EQ(valid_utf8("\xc3("), "\\xc3(");                           // truncated by another byte
+  EXPECT_EQ(valid_utf8("\xe2\x82"), "\\xe2\\x82");                    // truncated 3-byte sequence
+  EXPECT_EQ(valid_utf8("\xc0\xaf"), "\\xc0\\xaf");                    // overlong '/'
+  EXPECT_EQ(valid_utf8("\xe0\x80\xaf"), "\\xe0\\x80\\xaf");           // overlong 3 bytes
   EXPECT_EQ(valid_utf8("\xf0\x80\x80\xaf"), "\\xf0\\x80\\x80\\xaf");  // overlong 4 bytes
-  EXPECT_EQ(valid_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");          // a UTF-16 surrogate
+  EXPECT_EQ(valid_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");           // a UTF-16 surrogate
   EXPECT_EQ(valid_utf8("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
   EXPECT_EQ(valid_utf8("\xf8\x88\x80\x80\x80"), "\\xf8\\x88\\x80\\x80\\x80");
   EXPECT_EQ(valid_utf8("\xe9t\xc3\xa9"), "\\xe9t\xc3\xa9");  // Latin-1 beside UTF-8: only the bad byte

@@ -13,9 +13,8 @@ namespace {
 
 using nlohmann::json;
 
-const audit::Question kCarries{"CARRIES", "the carry-out bits", [](const json& a) {
-                                 return "carry bits " + a["carry_bits"].dump();
-                               }};
+const audit::Question kCarries{"CARRIES", "the carry-out bits",
+                               [](const json& a) { return "carry bits " + a["carry_bits"].dump(); }};
 
 audit::Candidate carry(int bits, std::string model = "fda") {
   return {model, {{"F", bits}}, {{"carry_bits", bits}, {"rounding", "rz"}}};
@@ -76,19 +75,22 @@ TEST(Judge, NoSurvivorNamesTheClosest) {
                                       {"fda F 3", 2, "1 + 2^-24: device 3f800000, model 3f800001"}};
   const audit::Judgement j = audit::judge(kCarries, {}, m);
   EXPECT_EQ(j.conclusion, audit::Conclusion::unexplained);
-  EXPECT_EQ(j.verdict, "CARRIES: no candidate of the model reproduces these outputs; closest: fda F 3 (2 wrong, first "
-                       "1 + 2^-24: device 3f800000, model 3f800001)");
+  EXPECT_EQ(j.verdict,
+            "CARRIES: no candidate of the model reproduces these outputs; closest: fda F 3 (2 wrong, first "
+            "1 + 2^-24: device 3f800000, model 3f800001)");
 }
 
 // A closest candidate that reproduces this probe's outputs failed others of the unit: the verdict
 // says so, and claims nothing false of these outputs.
 TEST(Judge, NoSurvivorButSomeReproduceTheseOutputs) {
-  const std::vector<audit::Miss> m = {{"tree rne", 0, ""}, {"fda F 3", 2, "1 + 2^-24: device 3f800000, model 3f800001"}};
+  const std::vector<audit::Miss> m = {{"tree rne", 0, ""},
+                                      {"fda F 3", 2, "1 + 2^-24: device 3f800000, model 3f800001"}};
   const audit::Judgement j = audit::judge(kCarries, {}, m);
   EXPECT_EQ(j.conclusion, audit::Conclusion::unexplained);
-  EXPECT_EQ(j.verdict, "CARRIES: no candidate of the model reproduces every output of the unit; closest: tree rne (right "
-                       "here, wrong on other outputs of the unit); fda F 3 (2 wrong, first 1 + 2^-24: device 3f800000, "
-                       "model 3f800001)");
+  EXPECT_EQ(j.verdict,
+            "CARRIES: no candidate of the model reproduces every output of the unit; closest: tree rne (right "
+            "here, wrong on other outputs of the unit); fda F 3 (2 wrong, first 1 + 2^-24: device 3f800000, "
+            "model 3f800001)");
 }
 
 // Every distinct answer is listed, however many there are: a reader (or a test) finds each one.

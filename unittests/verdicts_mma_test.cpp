@@ -70,7 +70,8 @@ TEST_P(EveryInstruction, VerdictsAreTrue) {
 INSTANTIATE_TEST_SUITE_P(Tables, EveryInstruction, ::testing::ValuesIn(model::mma_architectures()),
                          [](const auto& param) {
                            std::string n(param.param);  // "rtx-blackwell", "rdna3.5": rtx_blackwell, rdna3_5
-                           std::replace_if(n.begin(), n.end(), [](char ch) { return ch == '-' || ch == '.'; }, '_');
+                           std::replace_if(
+                               n.begin(), n.end(), [](char ch) { return ch == '-' || ch == '.'; }, '_');
                            return n;
                          });
 

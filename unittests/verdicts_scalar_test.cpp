@@ -41,11 +41,12 @@ audit::Finding check_probe(backends::ReferenceDevice& device, const model::Scala
   const std::optional<nlohmann::json> truth = probe.ask(unit);
   if (!truth || !probe.applies(f)) return audit::unsupported("not asked");
   const audit::Finding finding = probe.run(device, f, ctx);
-  const std::string where =
-      fmt::format("seed {} (GPUPARANOIA_VERDICTS_SEED), device {}, format {}, probe {}\n  verdict: {}\n  true answer: {}",
-                  verdicts_seed(), label, f.name, probe.id(), finding.verdict, truth->dump());
+  const std::string where = fmt::format(
+      "seed {} (GPUPARANOIA_VERDICTS_SEED), device {}, format {}, probe {}\n  verdict: {}\n  true answer: {}",
+      verdicts_seed(), label, f.name, probe.id(), finding.verdict, truth->dump());
   // A probe that reads a format the device lacks (a conversion's source) claims nothing.
-  if (finding.status == audit::Status::unsupported && finding.message.starts_with("the device does not compute in")) return finding;
+  if (finding.status == audit::Status::unsupported && finding.message.starts_with("the device does not compute in"))
+    return finding;
   EXPECT_EQ(finding.status, audit::Status::ok) << where << "\n  message: " << finding.message;
   if (finding.status != audit::Status::ok) return finding;
   const nlohmann::json& par = finding.parameters;
@@ -62,10 +63,9 @@ audit::Finding check_probe(backends::ReferenceDevice& device, const model::Scala
       for (const char* op : {"div", "sqrt"})
         if (fragment.contains(op) && fragment[op].contains("max_ulps")) {
           const model::Op o = op == std::string_view("div") ? model::Op::div : model::Op::sqrt;
-          const std::optional<model::UlpBound> hidden =
-              !model::approximate(unit, o) ? std::nullopt
-              : o == model::Op::div        ? std::optional(unit.div.max_error)
-                                           : unit.sqrt_max_error;
+          const std::optional<model::UlpBound> hidden = !model::approximate(unit, o) ? std::nullopt
+                                                        : o == model::Op::div        ? std::optional(unit.div.max_error)
+                                                                                     : unit.sqrt_max_error;
           EXPECT_TRUE(hidden && fragment[op]["max_ulps"].get<double>() <= model::ulps(*hidden)) << where;
           fragment[op].erase("max_ulps");
         }
@@ -141,11 +141,13 @@ TEST(VerdictsScalar, ApproximateDivisionAndSquareRoot) {
   ctx.tier = audit::Tier::quick;
   ctx.seed = 1;
   for (const audit::ScalarProbe* probe : scalar::probes()) {
-    if (probe->id() != "scalar.div.method" && probe->id() != "scalar.div.rounding" && probe->id() != "scalar.sqrt.rounding")
+    if (probe->id() != "scalar.div.method" && probe->id() != "scalar.div.rounding" &&
+        probe->id() != "scalar.sqrt.rounding")
       continue;
     const audit::Finding f = probe->run(device, model::binary32, ctx);
     const bool rounding = probe->id() == "scalar.div.rounding";
-    EXPECT_EQ(f.parameters.value("conclusion", ""), rounding ? "not applicable" : "stated") << probe->id() << ": " << f.verdict;
+    EXPECT_EQ(f.parameters.value("conclusion", ""), rounding ? "not applicable" : "stated")
+        << probe->id() << ": " << f.verdict;
     EXPECT_NE(f.verdict.find("not correctly rounded"), std::string::npos) << f.verdict;
   }
 }
@@ -160,7 +162,8 @@ TEST(VerdictsScalar, FmaNanOrders) {
   std::vector<std::optional<model::FmaNanOrder>> orders = {std::nullopt};
   for (model::FmaNanOrder o : model::all_fma_nan_orders) orders.push_back(o);
   for (const model::Format* f : {&model::binary32, &model::binary16})
-    for (model::NanPropagation rule : {model::NanPropagation::first, model::NanPropagation::last, model::NanPropagation::larger_payload})
+    for (model::NanPropagation rule :
+         {model::NanPropagation::first, model::NanPropagation::last, model::NanPropagation::larger_payload})
       for (const std::optional<model::FmaNanOrder>& o : orders) {
         model::ScalarUnit u = model::ieee_unit(*f);
         u.nan.propagation = rule;
@@ -175,7 +178,8 @@ TEST(VerdictsScalar, FmaNanOrders) {
         const audit::Finding finding = check_probe(device, u, *nan, label);
         EXPECT_EQ(finding.parameters.value("conclusion", ""), "stated") << finding.verdict;
         const bool own = o && o != model::fma_order_of(rule);
-        EXPECT_EQ(finding.verdict.find("fma takes its NaN operands in the order " + (own ? model::words(*o) : "")) != std::string::npos,
+        EXPECT_EQ(finding.verdict.find("fma takes its NaN operands in the order " + (own ? model::words(*o) : "")) !=
+                      std::string::npos,
                   own)
             << finding.verdict;
         EXPECT_EQ(finding.profile["nan"].contains("fma_order"), own) << finding.profile.dump();

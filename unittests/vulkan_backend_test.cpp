@@ -70,8 +70,16 @@ Expected<Device*> find_device(std::string_view id) {
 // a normal number near 1 (results in range, so rounding shows), or any bit pattern.
 std::uint64_t draw(const Format& f, std::mt19937_64& rng) {
   const std::uint64_t one = std::uint64_t(f.bias) << f.man_bits, quiet_nan = f.inf_magnitude() | f.quiet_bit();
-  const std::uint64_t edges[] = {0,   1,       f.man_mask(),   f.man_mask() + 1,     one,
-                                 one + 1, f.max_finite_magnitude(), f.inf_magnitude(), quiet_nan, f.inf_magnitude() | 1};
+  const std::uint64_t edges[] = {0,
+                                 1,
+                                 f.man_mask(),
+                                 f.man_mask() + 1,
+                                 one,
+                                 one + 1,
+                                 f.max_finite_magnitude(),
+                                 f.inf_magnitude(),
+                                 quiet_nan,
+                                 f.inf_magnitude() | 1};
   const std::uint64_t sign = rng() % 2 ? f.sign_mask() : 0;
   switch (rng() % 8) {
     case 0: return sign | edges[rng() % std::size(edges)];
@@ -79,7 +87,8 @@ std::uint64_t draw(const Format& f, std::mt19937_64& rng) {
     case 2:
     case 3:
     case 4:
-    case 5: return sign | ((one + ((rng() % 9) << f.man_bits) - (std::uint64_t(4) << f.man_bits)) ^ (rng() & f.man_mask()));
+    case 5:
+      return sign | ((one + ((rng() % 9) << f.man_bits) - (std::uint64_t(4) << f.man_bits)) ^ (rng() & f.man_mask()));
     default: return rng() & f.storage_mask();
   }
 }
@@ -248,8 +257,10 @@ TEST(VulkanScalar, AddSubMulCorrectlyRoundedToNearestEven) {
   for (const Format* f : formats_of(**d))
     for (const Node op : {Node::add, Node::sub, Node::mul}) {
       const Expr e = binary(op, *f);
-      const Tally t = check(**d, e, draw_tuples(*f, 2, 20000, kSeed), {binary_op(*f, op)}, model::Rounding::rne, Flush::allowed);
-      fmt::print("{}: {} of 20000 correctly rounded, {} needed a flushed subnormal\n", e.to_string(), t.allowed[0], t.flushed);
+      const Tally t =
+          check(**d, e, draw_tuples(*f, 2, 20000, kSeed), {binary_op(*f, op)}, model::Rounding::rne, Flush::allowed);
+      fmt::print("{}: {} of 20000 correctly rounded, {} needed a flushed subnormal\n", e.to_string(), t.allowed[0],
+                 t.flushed);
     }
 }
 
@@ -273,16 +284,19 @@ TEST(VulkanScalar, DivisionAndSquareRootWithinTheirBounds) {
         const std::uint64_t* xi = &x[i * std::size_t(e.inputs)];
         const std::uint64_t want = ref(model::Options{}, xi);
         exact += same(*f, (*got)[i], want);
-        const bool in_range = model::classify(*f, want) == model::Class::normal &&
-                              std::all_of(xi, xi + e.inputs, [&](std::uint64_t v) { return model::classify(*f, v) == model::Class::normal; });
+        const bool in_range =
+            model::classify(*f, want) == model::Class::normal && std::all_of(xi, xi + e.inputs, [&](std::uint64_t v) {
+              return model::classify(*f, v) == model::Class::normal;
+            });
         if (!in_range) continue;
         ++normal;
         const std::uint64_t distance = (*got)[i] > want ? (*got)[i] - want : want - (*got)[i];
-        EXPECT_LE(distance, bound) << e.to_string() << fmt::format(": operands {:x} got {:x} want {:x}",
-                                                                   fmt::join(xi, xi + e.inputs, " "), (*got)[i], want);
+        EXPECT_LE(distance, bound) << e.to_string()
+                                   << fmt::format(": operands {:x} got {:x} want {:x}",
+                                                  fmt::join(xi, xi + e.inputs, " "), (*got)[i], want);
       }
-      fmt::print("{}: {} of 20000 correctly rounded ({} in the normal range checked against the bound)\n", e.to_string(),
-                 exact, normal);
+      fmt::print("{}: {} of 20000 correctly rounded ({} in the normal range checked against the bound)\n",
+                 e.to_string(), exact, normal);
     }
 }
 
@@ -292,10 +306,10 @@ TEST(VulkanScalar, FmaAndMadFusedOrUnfused) {
   for (const Format* f : formats_of(**d))
     for (const Node op : {Node::fma, Node::mad}) {
       const Expr e = ternary(op, *f);
-      const Tally t = check(**d, e, draw_tuples(*f, 3, 20000, kSeed + 2), {fused(*f), unfused(*f)}, model::Rounding::rne,
-                            Flush::allowed);
-      fmt::print("{}: of 20000 results {} are those of the fused operation, {} those of the unfused one\n", e.to_string(),
-                 t.allowed[0], t.allowed[1]);
+      const Tally t = check(**d, e, draw_tuples(*f, 3, 20000, kSeed + 2), {fused(*f), unfused(*f)},
+                            model::Rounding::rne, Flush::allowed);
+      fmt::print("{}: of 20000 results {} are those of the fused operation, {} those of the unfused one\n",
+                 e.to_string(), t.allowed[0], t.allowed[1]);
     }
 }
 
@@ -319,7 +333,8 @@ TEST(VulkanScalar, ConversionsAndTransfers) {
     const model::Rounding modes[] = {model::Rounding::rne, model::Rounding::rz};
     for (const model::Rounding r : modes) {
       const Tally t = check(**d, e, x, {cvt_ref(*to, *from)}, r, Flush::allowed);
-      fmt::print("{}: {} of {} as {}\n", e.to_string(), t.allowed[0], x.size(), r == model::Rounding::rne ? "rne" : "rz");
+      fmt::print("{}: {} of {} as {}\n", e.to_string(), t.allowed[0], x.size(),
+                 r == model::Rounding::rne ? "rne" : "rz");
       if (r == model::Rounding::rne && t.allowed[0] == x.size()) break;
       if (from->storage_bits < to->storage_bits) break;
     }
@@ -341,7 +356,8 @@ TEST(VulkanScalar, ConversionsAndTransfers) {
       } else if (c == model::Class::subnormal) {
         ++subnormals;
         subnormals_kept += (*got)[i] == x[i];
-        EXPECT_TRUE((*got)[i] == x[i] || (*got)[i] == (x[i] & f->sign_mask())) << fmt::format("{:x} -> {:x}", x[i], (*got)[i]);
+        EXPECT_TRUE((*got)[i] == x[i] || (*got)[i] == (x[i] & f->sign_mask()))
+            << fmt::format("{:x} -> {:x}", x[i], (*got)[i]);
       } else {
         EXPECT_EQ((*got)[i], x[i]) << f->name;
       }
@@ -438,7 +454,8 @@ TEST(VulkanScalar, FailuresAreErrors) {
 }
 
 TEST(VulkanCompiler, ShaderThatFailsToCompileIsAnError) {
-  auto r = vulkan::compile_compute_shader("#version 450\nlayout(local_size_x = 1) in;\nvoid main() { undeclared = 1; }\n");
+  auto r =
+      vulkan::compile_compute_shader("#version 450\nlayout(local_size_x = 1) in;\nvoid main() { undeclared = 1; }\n");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("undeclared"), std::string::npos) << r.error().message;
   auto empty = vulkan::compile_compute_shader("");
@@ -450,11 +467,12 @@ TEST(VulkanCompiler, ShaderThatFailsToCompileIsAnError) {
 
 // ---- Float controls ----
 
-const std::map<std::string_view, std::string_view> kSpirvNames = {{"rte", "RoundingModeRTE"},
-                                                                   {"rtz", "RoundingModeRTZ"},
-                                                                   {"denorm-preserve", "DenormPreserve"},
-                                                                   {"denorm-flush", "DenormFlushToZero"},
-                                                                   {"signed-zero-inf-nan-preserve", "SignedZeroInfNanPreserve"}};
+const std::map<std::string_view, std::string_view> kSpirvNames = {
+    {"rte", "RoundingModeRTE"},
+    {"rtz", "RoundingModeRTZ"},
+    {"denorm-preserve", "DenormPreserve"},
+    {"denorm-flush", "DenormFlushToZero"},
+    {"signed-zero-inf-nan-preserve", "SignedZeroInfNanPreserve"}};
 
 // The post-pass on every mode and width: the module stays valid (spirv-val, Vulkan 1.2) and carries
 // the capability, the extension and one execution mode per width. No device needed.
@@ -527,8 +545,8 @@ TEST(VulkanFloatControls, VariantsBehaveAsTheirModeSays) {
     tried.emplace_back(m.name);
     const model::Rounding rounding = m.name == "rtz" ? model::Rounding::rz : model::Rounding::rne;
     const Flush flush = m.name == "denorm-preserve" ? Flush::forbidden
-                        : m.name == "denorm-flush" ? Flush::required
-                                                   : Flush::allowed;
+                        : m.name == "denorm-flush"  ? Flush::required
+                                                    : Flush::allowed;
     for (const Format* f : formats_of(**d))
       for (const Node op : {Node::add, Node::mul}) {
         const Expr e = binary(op, *f);
@@ -536,7 +554,8 @@ TEST(VulkanFloatControls, VariantsBehaveAsTheirModeSays) {
         fmt::print("{} {}: {} of 20000 as the mode says\n", (*d)->info().id, e.to_string(), t.allowed[0]);
       }
   }
-  fmt::print("variants tried: {}; modes the driver does not claim: {}\n", fmt::join(tried, ", "), fmt::join(missing, ", "));
+  fmt::print("variants tried: {}; modes the driver does not claim: {}\n", fmt::join(tried, ", "),
+             fmt::join(missing, ", "));
   if (tried.empty()) GTEST_SKIP() << "the driver claims no float-control mode";
 }
 
@@ -544,8 +563,8 @@ TEST(VulkanFloatControls, VariantsBehaveAsTheirModeSays) {
 
 TEST(VulkanCommandLine, QuickScalarSuiteOnVulkan0) {
   if (!find_device("vulkan:0")) GTEST_SKIP() << find_device("vulkan:0").error().message;
-  const testing::CliRun run = testing::run_cli("run --device vulkan:0 --suite scalar --quick --seed 1 --json {json}",
-                                                 "gpuparanoia-vulkan-cli");
+  const testing::CliRun run =
+      testing::run_cli("run --device vulkan:0 --suite scalar --quick --seed 1 --json {json}", "gpuparanoia-vulkan-cli");
   EXPECT_EQ(run.exit_status, 0) << run.tail();
   ASSERT_TRUE(run.result.is_object()) << "no JSON result\n" << run.tail();
   const nlohmann::json& doc = run.result;
@@ -574,22 +593,27 @@ TEST(VulkanCommandLine, ADriverCrashEndsOnlyTheProbeItHit) {
   const std::string args =
       "run --device vulkan:0 --suite scalar --probe 'scalar.*.ulp_error' --probe 'scalar.compiler.*' --quick --seed 1 "
       "--json {json}";
-  const testing::CliRun run = testing::run_cli(args, "gpuparanoia-vulkan-crash", "GPUPARANOIA_CRASH_IN=vkCreateComputePipelines:3");
+  const testing::CliRun run =
+      testing::run_cli(args, "gpuparanoia-vulkan-crash", "GPUPARANOIA_CRASH_IN=vkCreateComputePipelines:3");
   const testing::CliRun plain = testing::run_cli(args, "gpuparanoia-vulkan-no-crash");
   EXPECT_EQ(run.exit_status, 1) << run.tail();
   ASSERT_TRUE(run.result.is_object() && plain.result.is_object()) << "no JSON result\n" << run.tail();
   EXPECT_EQ(run.result["complete"], true);
   const auto findings = [](const nlohmann::json& doc) {
     std::multiset<std::string> v;
-    for (const auto& f : doc["findings"]) v.insert(f["probe"].get<std::string>() + " " + f["format"].get<std::string>());
+    for (const auto& f : doc["findings"])
+      v.insert(f["probe"].get<std::string>() + " " + f["format"].get<std::string>());
     return v;
   };
   EXPECT_EQ(findings(run.result), findings(plain.result)) << run.tail();
   int crashed = 0, ok = 0;
   for (const auto& f : run.result["findings"]) {
-    if (f["status"] == "ok") ++ok;
-    else if (f["message"] == "the driver crashed (SIGSEGV) in vkCreateComputePipelines") ++crashed;
-    else ADD_FAILURE() << f.dump();
+    if (f["status"] == "ok")
+      ++ok;
+    else if (f["message"] == "the driver crashed (SIGSEGV) in vkCreateComputePipelines")
+      ++crashed;
+    else
+      ADD_FAILURE() << f.dump();
   }
   EXPECT_GT(crashed, 0);
   EXPECT_GT(ok, 0);
@@ -646,7 +670,8 @@ TEST(VulkanMmaOffer, HopperFp8IsNamedAfterItsEmulation) {
   EXPECT_EQ(vulkan::emulated_instruction("NVIDIA H1000", 0x10de, c), "");
   c.k = 64;
   EXPECT_EQ(vulkan::emulated_instruction("NVIDIA H100 PCIe", 0x10de, c), "") << "no row of that K";
-  const MmaConfig f16{16, 8, 16, &model::binary16, &model::binary16, &model::binary32, &model::binary32, "subgroup", ""};
+  const MmaConfig f16{16,         8, 16, &model::binary16, &model::binary16, &model::binary32, &model::binary32,
+                      "subgroup", ""};
   EXPECT_EQ(vulkan::emulated_instruction("NVIDIA H100 PCIe", 0x10de, f16), "") << "native, not emulated";
 }
 
@@ -699,7 +724,8 @@ TEST(VulkanContext, LostDeviceRefusesWorkAndFreesNothing) {
   const auto spirv = [] {
     return vulkan::compile_compute_shader(
         "#version 450\nlayout(local_size_x = 1) in;\n"
-        "layout(set = 0, binding = 0) buffer Out { uint v[]; } out_;\nvoid main() { out_.v[gl_GlobalInvocationID.x] = 7u; }\n");
+        "layout(set = 0, binding = 0) buffer Out { uint v[]; } out_;\nvoid main() { out_.v[gl_GlobalInvocationID.x] = "
+        "7u; }\n");
   };
   auto pipeline = (*context)->pipeline("lost", spirv, {.bindings = 1});
   ASSERT_TRUE(pipeline) << pipeline.error().message;
@@ -739,7 +765,8 @@ TEST(VulkanContext, LostDeviceRefusesWorkAndFreesNothing) {
 
 // Without a driver the backend says why, and the other backends run on.
 TEST(VulkanCommandLine, NoDriverIsReportedNotFatal) {
-  const testing::CliRun run = testing::run_cli("devices", "gpuparanoia-vulkan-nodriver", "VK_DRIVER_FILES=/nonexistent/icd.json");
+  const testing::CliRun run =
+      testing::run_cli("devices", "gpuparanoia-vulkan-nodriver", "VK_DRIVER_FILES=/nonexistent/icd.json");
   EXPECT_EQ(run.exit_status, 0) << run.tail();
   EXPECT_NE(run.output.find("not available: no Vulkan driver"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("ref:ieee-binary32"), std::string::npos) << run.output;

@@ -38,8 +38,9 @@ Found find(VulkanBackend::Options options) {
     if (!d->caps().mma.empty() && !f.mma) f.mma = d.get();
     if (!d->caps().mma_unsupported.empty()) f.why += fmt::format("{}: {}; ", d->info().id, d->caps().mma_unsupported);
   }
-  f.why += "scripts/lavapipe26-fixture installs a lavapipe with cooperative matrices; export its json path as "
-           "GPUPARANOIA_LAVAPIPE26_ICD";
+  f.why +=
+      "scripts/lavapipe26-fixture installs a lavapipe with cooperative matrices; export its json path as "
+      "GPUPARANOIA_LAVAPIPE26_ICD";
   return f;
 }
 

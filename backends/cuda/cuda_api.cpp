@@ -142,8 +142,8 @@ Expected<Image> compile(const std::string& source, const Target& target, const s
     constexpr std::size_t limit = 4000;
     if (log.size() > limit)
       log = log.substr(0, limit) + fmt::format("\n[... {} more bytes of log]", log.size() - limit);
-    return Error{
-        fmt::format("{} (NVRTC, {}):\n{}", nvrtc_error(nv, "nvrtcCompileProgram", r), fmt::join(all, " "), valid_utf8(log))};
+    return Error{fmt::format("{} (NVRTC, {}):\n{}", nvrtc_error(nv, "nvrtcCompileProgram", r), fmt::join(all, " "),
+                             valid_utf8(log))};
   }
   Image image;
   image.cubin = target.cubin;

@@ -132,11 +132,10 @@ void CudaDevice::add_capabilities(const cuda::Compiler& compiler, int arch, std:
                             compiler.archs.empty() ? 0 : compiler.archs.back());
     notes.push_back(no_target + ": no kernel can run");
   } else {
-    notes.push_back(fmt::format("kernels compiled by NVRTC {}.{} ({}) to {}", compiler.major, compiler.minor,
-                                compiler.path,
-                                target_.cubin
-                                    ? "CUBIN for " + target_.name()
-                                    : "PTX for " + target_.name() + ", which the driver compiles on loading"));
+    notes.push_back(
+        fmt::format("kernels compiled by NVRTC {}.{} ({}) to {}", compiler.major, compiler.minor, compiler.path,
+                    target_.cubin ? "CUBIN for " + target_.name()
+                                  : "PTX for " + target_.name() + ", which the driver compiles on loading"));
     caps_.formats.push_back(&model::binary32);
     if (arch >= 53) {
       fp16_include_ = cuda::fp16_include_dir();
@@ -153,9 +152,8 @@ void CudaDevice::add_capabilities(const cuda::Compiler& compiler, int arch, std:
     if (target_.arch == 0 || k.min_arch > target_.arch) {
       left_out.push_back(fmt::format("{} {}", k.config.name(), k.config.scope));
       if (target_.arch)
-        left_out.back() +=
-            fmt::format(" ({} needs {}; NVRTC compiles for {} at most)", k.ptx,
-                        cuda::Target{k.min_arch, true, k.arch_specific}.name(), target_.name());
+        left_out.back() += fmt::format(" ({} needs {}; NVRTC compiles for {} at most)", k.ptx,
+                                       cuda::Target{k.min_arch, true, k.arch_specific}.name(), target_.name());
       continue;
     }
     caps_.mma.push_back(k.config);
@@ -281,13 +279,12 @@ std::optional<Error> CudaDevice::run(const Launch& l, std::size_t n) {
     for (unsigned& s : scalars) params.push_back(&s);
     const unsigned blocks = unsigned((m + l.items_per_block - 1) / l.items_per_block);
     const DriverCall running("cuLaunchKernel");
-    if (auto failed =
-            checked("cuLaunchKernel",
-                  api_.cuLaunchKernel(l.kernel, blocks, 1, 1, l.threads, 1, 1, 0, nullptr, params.data(), nullptr)))
+    if (auto failed = checked("cuLaunchKernel", api_.cuLaunchKernel(l.kernel, blocks, 1, 1, l.threads, 1, 1, 0, nullptr,
+                                                                    params.data(), nullptr)))
       return failed;
     if (auto failed = checked("cuCtxSynchronize", api_.cuCtxSynchronize())) return failed;
-    if (auto failed = checked("cuMemcpyDtoH",
-                            api_.cuMemcpyDtoH(l.output.data() + start * item.back(), buffers.back(), item.back() * m)))
+    if (auto failed = checked(
+            "cuMemcpyDtoH", api_.cuMemcpyDtoH(l.output.data() + start * item.back(), buffers.back(), item.back() * m)))
       return failed;
   }
   return std::nullopt;

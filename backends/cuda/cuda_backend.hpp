@@ -93,7 +93,7 @@ class CudaDevice final : public Device {
   std::vector<cuda::MmaKernel> mma_;  // the kernels of caps_.mma, in the same order
   KernelCode code_;
   CUcontext context_ = nullptr;
-  std::optional<Error> context_error_;  // no context, or the context lost: every batch fails with it
+  std::optional<Error> context_error_;                     // no context, or the context lost: every batch fails with it
   std::map<std::string, Expected<CUfunction>> functions_;  // by kernel source
   std::vector<CUmodule> modules_;
 };

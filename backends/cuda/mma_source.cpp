@@ -67,15 +67,15 @@ std::vector<Shape> shapes() {
   }
   v.push_back({Family::m16n8, 16, 8, 16, &model::bfloat16, &model::bfloat16, &binary32, &binary32, 80, 0,
                "HMMA.16816.F32.BF16"});
-  v.push_back({Family::m16n8, 16, 8, 8, &model::bfloat16, &model::bfloat16, &binary32, &binary32, 80, 0,
-               "HMMA.1688.F32.BF16"});
+  v.push_back(
+      {Family::m16n8, 16, 8, 8, &model::bfloat16, &model::bfloat16, &binary32, &binary32, 80, 0, "HMMA.1688.F32.BF16"});
   v.push_back({Family::m16n8, 16, 8, 8, &model::tf32, &model::tf32, &binary32, &binary32, 80, 0, "HMMA.1688.F32.TF32"});
   v.push_back({Family::m16n8, 16, 8, 4, &model::tf32, &model::tf32, &binary32, &binary32, 80, 0, "HMMA.1684.F32.TF32"});
   v.push_back({Family::m8n8_f64, 8, 8, 4, &binary64, &binary64, &binary64, &binary64, 80, 0, "DMMA.884"});
   // The PTX ISA has mma.m16n8k{4,8,16}.f64 from sm_90 (Hopper's DMMA.16x8xK).
   for (const int k : {4, 8, 16})
-    v.push_back({Family::m16n8, 16, 8, k, &binary64, &binary64, &binary64, &binary64, 90, 0,
-                 fmt::format("DMMA.16x8x{}", k)});
+    v.push_back(
+        {Family::m16n8, 16, 8, k, &binary64, &binary64, &binary64, &binary64, 90, 0, fmt::format("DMMA.16x8x{}", k)});
   // fp8 mma.sync, K = 32 and 16 (the PTX ISA's m16n8k16 .e4m3/.e5m2), both from sm_89.
   for (const int k : {32, 16})
     for (const Format* a : {&model::e4m3, &model::e5m2})
@@ -373,13 +373,12 @@ std::vector<MmaKernel> mma_kernels(int arch) {
     if (const std::string id = name + ":" + s.sass; !name.empty() && model::find_mma_instruction(id))
       k.config.instruction = id;
     const std::string shape = fmt::format("m{}n{}k{}", s.m, s.n, s.k);
-    k.ptx = s.family == Family::wmma ? fmt::format("wmma.mma.sync.aligned.row.row.{}.{}.{}", shape, ptx_type(*s.d),
-                                                   ptx_type(*s.c))
-            : s.family == Family::wgmma
-                ? fmt::format("wgmma.mma_async.sync.aligned.{}.{}.{}.{}", shape, ptx_type(*s.d), ptx_type(*s.a),
-                              ptx_type(*s.b))
-                : fmt::format("mma.sync.aligned.{}.row.col.{}.{}.{}.{}", shape, ptx_type(*s.d), ptx_type(*s.a),
-                              ptx_type(*s.b), ptx_type(*s.c));
+    k.ptx = s.family == Family::wmma
+                ? fmt::format("wmma.mma.sync.aligned.row.row.{}.{}.{}", shape, ptx_type(*s.d), ptx_type(*s.c))
+            : s.family == Family::wgmma ? fmt::format("wgmma.mma_async.sync.aligned.{}.{}.{}.{}", shape, ptx_type(*s.d),
+                                                      ptx_type(*s.a), ptx_type(*s.b))
+                                        : fmt::format("mma.sync.aligned.{}.row.col.{}.{}.{}.{}", shape, ptx_type(*s.d),
+                                                      ptx_type(*s.a), ptx_type(*s.b), ptx_type(*s.c));
     k.min_arch = s.min_arch;
     k.arch_specific = s.family == Family::wgmma;
     k.warps = s.family == Family::wgmma ? 4 : 1;
@@ -396,8 +395,8 @@ std::vector<MmaKernel> mma_kernels(int arch) {
 
 std::string mma_kernel_source(const MmaKernel& k) {
   const MmaConfig& cfg = k.config;
-  const Family family = cfg.scope == scope(Family::wmma)            ? Family::wmma
-                        : cfg.scope == scope(Family::wgmma)         ? Family::wgmma
+  const Family family = cfg.scope == scope(Family::wmma)          ? Family::wmma
+                        : cfg.scope == scope(Family::wgmma)       ? Family::wgmma
                         : cfg.m == 8 && cfg.a == &model::binary64 ? Family::m8n8_f64
                         : cfg.m == 8                              ? Family::m8n8_f16
                                                                   : Family::m16n8;

@@ -336,8 +336,8 @@ Expected<std::vector<std::unique_ptr<Device>>> OpenClBackend::enumerate() {
           for (const OpenClVariant& v : kVariants)
             variants.push_back(std::make_unique<OpenClDevice>(context, platforms[p], p, d, v, options_.code));
           if ((found[d].getInfo<CL_DEVICE_SINGLE_FP_CONFIG>() & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0)
-            variants.push_back(
-                std::make_unique<OpenClDevice>(context, platforms[p], p, d, kCorrectlyRoundedDivideSqrt, options_.code));
+            variants.push_back(std::make_unique<OpenClDevice>(context, platforms[p], p, d, kCorrectlyRoundedDivideSqrt,
+                                                              options_.code));
           std::move(variants.begin(), variants.end(), std::back_inserter(devices));
         } catch (const cl::Error& err) {
           problems_.push_back(fmt::format("{}, device {}: {}", name, d, cl_error(err).message));

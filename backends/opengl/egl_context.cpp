@@ -14,11 +14,11 @@ namespace gp::backends {
 namespace {
 
 std::string egl_error() {
-  static constexpr const char* names[] = {
-      "EGL_SUCCESS",         "EGL_NOT_INITIALIZED",   "EGL_BAD_ACCESS",       "EGL_BAD_ALLOC",
-      "EGL_BAD_ATTRIBUTE",   "EGL_BAD_CONFIG",        "EGL_BAD_CONTEXT",      "EGL_BAD_CURRENT_SURFACE",
-      "EGL_BAD_DISPLAY",     "EGL_BAD_MATCH",         "EGL_BAD_NATIVE_PIXMAP", "EGL_BAD_NATIVE_WINDOW",
-      "EGL_BAD_PARAMETER",   "EGL_BAD_SURFACE",       "EGL_CONTEXT_LOST"};
+  static constexpr const char* names[] = {"EGL_SUCCESS",       "EGL_NOT_INITIALIZED",     "EGL_BAD_ACCESS",
+                                          "EGL_BAD_ALLOC",     "EGL_BAD_ATTRIBUTE",       "EGL_BAD_CONFIG",
+                                          "EGL_BAD_CONTEXT",   "EGL_BAD_CURRENT_SURFACE", "EGL_BAD_DISPLAY",
+                                          "EGL_BAD_MATCH",     "EGL_BAD_NATIVE_PIXMAP",   "EGL_BAD_NATIVE_WINDOW",
+                                          "EGL_BAD_PARAMETER", "EGL_BAD_SURFACE",         "EGL_CONTEXT_LOST"};
   const EGLint e = gl().eglGetError();
   if (e >= EGL_SUCCESS && e <= EGL_CONTEXT_LOST) return names[e - EGL_SUCCESS];
   return fmt::format("EGL error {:#x}", e);
@@ -59,7 +59,8 @@ Expected<std::unique_ptr<EglContext>> create_context(EGLDisplay display, const s
   // Displays are never terminated: eglGetPlatformDisplay gives every caller the same display for a
   // device, and eglTerminate would destroy the contexts of every device built on it.
   EGLint major = 0, minor = 0;
-  if (!gl().eglInitialize(display, &major, &minor)) return Error{fmt::format("{}: eglInitialize: {}", route, egl_error())};
+  if (!gl().eglInitialize(display, &major, &minor))
+    return Error{fmt::format("{}: eglInitialize: {}", route, egl_error())};
   const auto has = [&](const char* ext) { return has_egl_extension(display, ext); };
   if (!has("EGL_KHR_surfaceless_context")) return Error{route + ": no EGL_KHR_surfaceless_context"};
   if (major * 10 + minor < 15 && !has("EGL_KHR_create_context"))
@@ -69,13 +70,14 @@ Expected<std::unique_ptr<EglContext>> create_context(EGLDisplay display, const s
   if (!has("EGL_KHR_no_config_context")) {
     const EGLint want[] = {EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_NONE};
     EGLint n = 0;
-    if (!gl().eglChooseConfig(display, want, &config, 1, &n) || n < 1) return Error{route + ": no config renders OpenGL"};
+    if (!gl().eglChooseConfig(display, want, &config, 1, &n) || n < 1)
+      return Error{route + ": no config renders OpenGL"};
   }
-  const EGLint attributes[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 3,
-                               EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
+  const EGLint attributes[] = {
+      EGL_CONTEXT_MAJOR_VERSION,           4,       EGL_CONTEXT_MINOR_VERSION, 3, EGL_CONTEXT_OPENGL_PROFILE_MASK,
+      EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
   const EGLContext context = gl().eglCreateContext(display, config, EGL_NO_CONTEXT, attributes);
-  if (context == EGL_NO_CONTEXT)
-    return Error{fmt::format("{}: no OpenGL 4.3 core context ({})", route, egl_error())};
+  if (context == EGL_NO_CONTEXT) return Error{fmt::format("{}: no OpenGL 4.3 core context ({})", route, egl_error())};
   auto c = std::make_unique<EglContext>(display, context, route);
   const CurrentContext current(*c);
   if (!current.error().empty()) return Error{route + ": " + current.error()};
@@ -158,7 +160,8 @@ Expected<std::vector<std::unique_ptr<EglContext>>> headless_contexts() {
   if (devices) return devices;
   auto surfaceless = surfaceless_context();
   if (!surfaceless)
-    return Error{"no headless OpenGL 4.3 core context; " + devices.error().message + "; " + surfaceless.error().message};
+    return Error{"no headless OpenGL 4.3 core context; " + devices.error().message + "; " +
+                 surfaceless.error().message};
   std::vector<std::unique_ptr<EglContext>> found;
   found.push_back(std::move(*surfaceless));
   return found;

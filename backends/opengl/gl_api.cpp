@@ -19,7 +19,7 @@ Expected<GlApi> load() {
   GlApi api;
   api.library = library->path;
   // Core EGL functions are exported; eglGetProcAddress gives them too from EGL 1.5 on.
-#define GP_GL_EGL(type, name)                                                                          \
+#define GP_GL_EGL(type, name)                                                                                      \
   if (!(api.name = reinterpret_cast<type>(library->symbol(#name)))) api.name = reinterpret_cast<type>(get(#name)); \
   if (!api.name) return Error{fmt::format("{} has no {}", api.library, #name)};
   GP_EGL_FUNCTIONS(GP_GL_EGL)
@@ -28,8 +28,8 @@ Expected<GlApi> load() {
   GP_EGL_EXTENSION_FUNCTIONS(GP_GL_EXTENSION)
   GP_GL_OPTIONAL_FUNCTIONS(GP_GL_EXTENSION)
 #undef GP_GL_EXTENSION
-#define GP_GL_GL(type, name)                                                                          \
-  if (!(api.name = reinterpret_cast<type>(get(#name))))                                               \
+#define GP_GL_GL(type, name)                                                                                         \
+  if (!(api.name = reinterpret_cast<type>(get(#name))))                                                              \
     return Error{fmt::format("{}: eglGetProcAddress gives no {} (EGL 1.5 or EGL_KHR_get_all_proc_addresses needed)", \
                              api.library, #name)};
   GP_GL_FUNCTIONS(GP_GL_GL)

@@ -59,12 +59,11 @@ OpenGLDevice::OpenGLDevice(std::string id, std::unique_ptr<EglContext> context, 
   info_.vendor = gl_string(GL_VENDOR);
   info_.driver = gl_string(GL_VERSION);
   const int version = gl_version();
-  info_.api = fmt::format("OpenGL {}.{} core, GLSL {}", version / 10, version % 10,
-                          gl_string(GL_SHADING_LANGUAGE_VERSION));
+  info_.api =
+      fmt::format("OpenGL {}.{} core, GLSL {}", version / 10, version % 10, gl_string(GL_SHADING_LANGUAGE_VERSION));
   caps_.formats.push_back(&model::binary32);
   // Doubles are core since GL 4.0, and every context here is 4.3 or later (create_context).
-  if (language_has(Language::glsl_opengl, model::binary64))
-    caps_.formats.push_back(&model::binary64);
+  if (language_has(Language::glsl_opengl, model::binary64)) caps_.formats.push_back(&model::binary64);
   GLint size = 0, invocations = 0, groups = 0;
   GLint64 block = 0;
   gl().glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_SIZE, 0, &size);
@@ -111,7 +110,8 @@ Expected<std::vector<std::uint64_t>> OpenGLDevice::run_kernel(const std::string&
   for (int i = 0; i < 8 && gl().glGetError() != GL_NO_ERROR; ++i) {
   }
   auto program_id = program(source, e.to_string());
-  if (!program_id) return Error{fmt::format("{}: the kernel of '{}': {}", info_.id, e.to_string(), program_id.error().message)};
+  if (!program_id)
+    return Error{fmt::format("{}: the kernel of '{}': {}", info_.id, e.to_string(), program_id.error().message)};
   const std::size_t in_words = inputs * std::size_t(words_per_value(*e.input_format));
   const std::size_t out_words = std::size_t(words_per_value(*e.output_format));
   const std::vector<std::uint32_t> words = to_words(*e.input_format, batch.operands);

@@ -48,7 +48,7 @@ class OpenGLDevice final : public Device {
   KernelCode code_;
   int local_size_ = 64;
   std::uint64_t max_groups_ = 0, max_block_bytes_ = 0;
-  std::uint32_t buffers_[2] = {0, 0};                // operands, results
+  std::uint32_t buffers_[2] = {0, 0};              // operands, results
   std::map<std::string, std::uint32_t> programs_;  // linked programs by kernel source
 };
 

@@ -1,6 +1,5 @@
 #include "backends/reference/profile.hpp"
 
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -23,7 +22,8 @@ namespace {
 
 Profile scalar_profile(std::string name, std::string device_name, std::string vendor, std::string description,
                        std::vector<model::ScalarUnit> units) {
-  return {std::move(name), std::move(device_name), std::move(vendor), std::move(description), std::move(units), {}, {}, {}};
+  return {
+      std::move(name), std::move(device_name), std::move(vendor), std::move(description), std::move(units), {}, {}, {}};
 }
 
 // What the papers say of the V100 (volta), T4 (turing) and A100 (ampere) tensor cores, word for
@@ -37,15 +37,20 @@ constexpr Words paper_words[] = {
     {"volta turing", "mma.fasi.exact_products",
      "The binary16 products in (2) are computed exactly, and the results are kept in full precision and not "
      "rounded to binary16 after the multiplication."},
-    {"volta turing", "mma.fasi.rounding", "The additions in (2) are performed using binary32 arithmetic with round-towards-zero."},
+    {"volta turing", "mma.fasi.rounding",
+     "The additions in (2) are performed using binary32 arithmetic with round-towards-zero."},
     {"volta turing", "mma.subnormals", "Subnormal numbers in binary16 and binary32 are supported."},
-    {"volta turing", "mma.fasi.order", "The five summands in (2) are accumulated starting with the largest in absolute value."},
+    {"volta turing", "mma.fasi.order",
+     "The five summands in (2) are accumulated starting with the largest in absolute value."},
     {"volta turing", "mma.fasi.normalization_add",
-     "Only the final result of (2) is normalized; the partial sums are not, and the accumulator uses three extra bits for carries."},
+     "Only the final result of (2) is normalized; the partial sums are not, and the accumulator uses three extra bits "
+     "for carries."},
     {"volta turing", "mma.fasi.normalization_sub",
-     "Only the final result of (2) is normalized; the partial sums are not, and the accumulator uses three extra bits for carries."},
+     "Only the final result of (2) is normalized; the partial sums are not, and the accumulator uses three extra bits "
+     "for carries."},
     {"volta turing", "mma.fasi.carry_bits",
-     "Only the final result of (2) is normalized; the partial sums are not, and the accumulator uses three extra bits for carries."},
+     "Only the final result of (2) is normalized; the partial sums are not, and the accumulator uses three extra bits "
+     "for carries."},
     {"volta turing", "mma.fasi.monotonicity", "The dot products in tensor cores are non-monotonic."},
     {"turing", "mma.fasi.alignment_bits",
      "Fasi et al. 2021, section 3.2 (T4): an additional extra bit of precision at the bottom of the significand of the "
@@ -54,7 +59,8 @@ constexpr Words paper_words[] = {
      "Valpey et al. 2025, section 4: tensor cores do not adhere to any of the IEEE-754 rounding modes, including RTZ "
      "rounding [...] Instead, they truncate."},
     {"volta turing ampere", "mma.valpey.carry_bits",
-     "Valpey et al. 2025, section 4: the hardware reports the value that would be the result if 3 bits were indeed used."},
+     "Valpey et al. 2025, section 4: the hardware reports the value that would be the result if 3 bits were indeed "
+     "used."},
 };
 
 // One virtual device per instruction of the table: ref:<arch>:<instruction>.
@@ -94,12 +100,14 @@ std::vector<Profile> scalar_builtins() {
   v.push_back(scalar_profile("ieee-binary64", "IEEE 754 binary64 unit", "IEEE",
                              "correctly rounded binary64 arithmetic with binary32 beside it",
                              {model::ieee_unit(model::binary32), model::ieee_unit(model::binary64)}));
-  v.push_back(scalar_profile("nvidia-g70", "NVIDIA GeForce 7800 GTX (G70), pixel shader", "NVIDIA",
-                             "Daumas, da Graca, Defour 2006 (sections 2.1-2.3, appendix A); unstated parameters assumed",
-                             {model::nvidia_g70(), model::nvidia_g70_binary16()}));
+  v.push_back(
+      scalar_profile("nvidia-g70", "NVIDIA GeForce 7800 GTX (G70), pixel shader", "NVIDIA",
+                     "Daumas, da Graca, Defour 2006 (sections 2.1-2.3, appendix A); unstated parameters assumed",
+                     {model::nvidia_g70(), model::nvidia_g70_binary16()}));
   // The error bounds GPU Paranoia logged on the 7800GTX ([DGD] appendix A), word for word.
-  for (const auto& [op, bound] : {std::pair{"mul", "mult= [-0.78125,0.625]"}, std::pair{"div", "div= [-1.19902,1.37442]"},
-                                  std::pair{"sub", "sub= [-0.75,0.75]"}, std::pair{"add", "add= [-1,0]"}})
+  for (const auto& [op, bound] :
+       {std::pair{"mul", "mult= [-0.78125,0.625]"}, std::pair{"div", "div= [-1.19902,1.37442]"},
+        std::pair{"sub", "sub= [-0.75,0.75]"}, std::pair{"add", "add= [-1,0]"}})
     v.back().published[fmt::format("scalar.{}.ulp_error binary32", op)] =
         fmt::format("7800GTX log (Daumas et al. 2006, appendix A): Error bound for {} ULPs", bound);
   v.push_back(scalar_profile("ati-r520", "ATI Radeon X1800 XL (R520), pixel shader", "ATI",
@@ -143,7 +151,8 @@ std::optional<MmaConfig> mma_config_from_name(std::string_view name) {
   MmaConfig m;
   const char* p = name.data();
   const char* const end = p + name.size();
-  for (auto [dim, limit, sep] : {std::tuple{&m.m, 256, 'x'}, std::tuple{&m.n, 256, 'x'}, std::tuple{&m.k, model::kMaxDotK, ':'}}) {
+  for (auto [dim, limit, sep] :
+       {std::tuple{&m.m, 256, 'x'}, std::tuple{&m.n, 256, 'x'}, std::tuple{&m.k, model::kMaxDotK, ':'}}) {
     const auto r = std::from_chars(p, end, *dim);
     if (r.ec != std::errc() || r.ptr == end || *r.ptr != sep || *dim < 1 || *dim > limit) return std::nullopt;
     p = r.ptr + 1;
@@ -162,7 +171,8 @@ std::optional<MmaConfig> mma_config_from_name(std::string_view name) {
 
 // The MMA entries of a profile: configurations with their models; entries that name no algorithm
 // become notes.
-Expected<bool> read_mma_entries(const json& mma, const std::string& at, Profile& prof, std::vector<std::string>& notes) {
+Expected<bool> read_mma_entries(const json& mma, const std::string& at, Profile& prof,
+                                std::vector<std::string>& notes) {
   if (!mma.is_array()) return Error{fmt::format("{}: must be a list of entries", at)};
   for (std::size_t i = 0; i < mma.size(); ++i) {
     const json& e = mma[i];
@@ -170,8 +180,8 @@ Expected<bool> read_mma_entries(const json& mma, const std::string& at, Profile&
     if (!e.is_object()) return Error{fmt::format("{}: must be an object", here)};
     for (const auto& [key, value] : e.items())
       if (key != "config" && key != "instruction" && key != "algorithm" && key != "parameters" && key != "validation")
-        return Error{fmt::format("{}.{}: unknown key (known: config, instruction, algorithm, parameters, validation)", here,
-                                 input::key_text(key))};
+        return Error{fmt::format("{}.{}: unknown key (known: config, instruction, algorithm, parameters, validation)",
+                                 here, input::key_text(key))};
     const auto config = e.contains("config") && e["config"].is_string()
                             ? mma_config_from_name(e["config"].get<std::string>())
                             : std::nullopt;
@@ -199,7 +209,9 @@ Expected<bool> read_mma_entries(const json& mma, const std::string& at, Profile&
 
 }  // namespace
 
-std::string mma_model_key(const MmaConfig& config) { return config.instruction.empty() ? config.name() : config.instruction; }
+std::string mma_model_key(const MmaConfig& config) {
+  return config.instruction.empty() ? config.name() : config.instruction;
+}
 
 const model::DotConfig* mma_model(const std::map<std::string, model::DotConfig>& models, const MmaConfig& config) {
   if (const auto it = models.find(mma_model_key(config)); it != models.end()) return &it->second;
@@ -228,8 +240,10 @@ json profile_json(const Profile& p) {
   }
   json published = json::object();
   for (const auto& [key, words] : p.published) published[key] = words;
-  return {{"name", p.name},       {"device_name", p.device_name}, {"vendor", p.vendor}, {"description", p.description},
-          {"scalar", scalar},     {"mma", mma},                   {"published", published}};
+  return {{"name", p.name},        {"device_name", p.device_name},
+          {"vendor", p.vendor},    {"description", p.description},
+          {"scalar", scalar},      {"mma", mma},
+          {"published", published}};
 }
 
 Expected<std::vector<Profile>> parse_profiles(const json& doc, const std::string& where) {
@@ -242,8 +256,11 @@ Expected<std::vector<Profile>> parse_profiles(const json& doc, const std::string
     const auto error = [&](std::string_view key, std::string_view what) {
       return Error{fmt::format("{}: {}{}{}: {}", where, pre, pre.empty() || key.empty() ? "" : ".", key, what)};
     };
-    const auto at = [&](const std::string& key) { return fmt::format("{}: {}{}{}", where, pre, pre.empty() ? "" : ".", key); };
-    if (!p.is_object()) return Error{fmt::format("{}: {}{}a profile is a JSON object", where, pre, pre.empty() ? "" : ": ")};
+    const auto at = [&](const std::string& key) {
+      return fmt::format("{}: {}{}{}", where, pre, pre.empty() ? "" : ".", key);
+    };
+    if (!p.is_object())
+      return Error{fmt::format("{}: {}{}a profile is a JSON object", where, pre, pre.empty() ? "" : ": ")};
     // A result document: its device profile, named after the file.
     const bool result = p.contains("schema") && p.contains("profile");
     const json& body = result ? p["profile"] : p;
@@ -279,9 +296,12 @@ Expected<std::vector<Profile>> parse_profiles(const json& doc, const std::string
         if (f.is_object() && f.contains("published") && f["published"].is_string() && f.contains("probe") &&
             f["probe"].is_string()) {
           // The finding's target as the runner names it: the configuration, else the format.
-          const auto text = [&](const char* key) { return f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : ""; };
+          const auto text = [&](const char* key) {
+            return f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : "";
+          };
           const std::string target = text("config").empty() ? text("format") : text("config");
-          prof.published.emplace(fmt::format("{} {}", f["probe"].get<std::string>(), target), f["published"].get<std::string>());
+          prof.published.emplace(fmt::format("{} {}", f["probe"].get<std::string>(), target),
+                                 f["published"].get<std::string>());
         }
     prof.name = p.value("name", doc.is_array() ? "" : std::filesystem::path(where).stem().string());
     if (prof.name.empty()) return error("name", "missing");
@@ -289,11 +309,14 @@ Expected<std::vector<Profile>> parse_profiles(const json& doc, const std::string
     for (std::size_t j = 0; j < out.size(); ++j)
       if (out[j].name == prof.name)
         return error("name", fmt::format("device ref:{} is also loaded from {} [{}]", prof.name, where, j));
-    prof.device_name = p.value("device_name", measured.empty() ? "user profile " + prof.name : "inferred profile of " + measured);
+    prof.device_name =
+        p.value("device_name", measured.empty() ? "user profile " + prof.name : "inferred profile of " + measured);
     prof.vendor = p.value("vendor", "user");
-    prof.description = p.value("description", measured.empty() ? "from " + where : fmt::format("from {}, measured on {}", where, measured));
+    prof.description = p.value(
+        "description", measured.empty() ? "from " + where : fmt::format("from {}, measured on {}", where, measured));
     const std::string prefix = result ? "profile." : "";
-    if (!body.contains("scalar") && !body.contains("mma")) return error(prefix + "scalar", "missing (an object of formats)");
+    if (!body.contains("scalar") && !body.contains("mma"))
+      return error(prefix + "scalar", "missing (an object of formats)");
     if (body.contains("scalar")) {
       const std::string scalar = prefix + "scalar";
       if (!body["scalar"].is_object()) return error(scalar, "must be an object of formats");
@@ -354,7 +377,9 @@ class Reader {
   Expected<bool> rounding(const char* key, model::UnitRounding& out) const {
     if (const json* v = find(key)) {
       const auto r = v->is_string() ? model::find_unit_rounding(v->get<std::string>()) : std::nullopt;
-      if (!r) return Error{fmt::format("{}: must be chop or a rounding name (rne rna rnz rnu rnd rno rz ru rd ra ro)", at(key))};
+      if (!r)
+        return Error{
+            fmt::format("{}: must be chop or a rounding name (rne rna rnz rnu rnd rno rz ru rd ra ro)", at(key))};
       out = *r;
     }
     return true;
@@ -405,12 +430,11 @@ class Reader {
 };
 
 // Runs the checks in order, returning the first error.
-#define GP_TRY(expr)                 \
-  do {                               \
-    auto gp_r = (expr);              \
+#define GP_TRY(expr)                \
+  do {                              \
+    auto gp_r = (expr);             \
     if (!gp_r) return gp_r.error(); \
   } while (0)
-
 
 }  // namespace
 
@@ -511,7 +535,8 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
       GP_TRY(r.check_object());
       // "rounding" is what the rounding probe saw; a unit's fused rounding is its adder's.
       const bool fma = std::string_view(key) == "fma";
-      GP_TRY(fma ? r.only({"fused", "rounding", "subnormals", "zero_addend"}) : r.only({"fused", "rounding", "subnormals"}));
+      GP_TRY(fma ? r.only({"fused", "rounding", "subnormals", "zero_addend"})
+                 : r.only({"fused", "rounding", "subnormals"}));
       GP_TRY(r.boolean("fused", fma ? u.fma_fused : u.mad_fused));
       if (const json* z = fma ? r.find("zero_addend") : nullptr) {
         const auto za = z->is_string() ? model::find_zero_addend(z->get<std::string>()) : std::nullopt;
@@ -528,7 +553,8 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
     if (const json* m = r.find("method")) {
       const auto method = m->is_string() ? model::find_div_method(m->get<std::string>()) : std::nullopt;
       if (!method)
-        return Error{fmt::format("{}: must be \"correctly_rounded\", \"reciprocal\" or \"approximate\"", r.at("method"))};
+        return Error{
+            fmt::format("{}: must be \"correctly_rounded\", \"reciprocal\" or \"approximate\"", r.at("method"))};
       u.div.method = *method;
     }
     std::optional<model::UlpBound> bound;
@@ -668,16 +694,22 @@ Expected<model::DotConfig> config_from_entry(const MmaConfig& config, const json
     // Integers within int64's range as integers, other numbers as doubles: nlohmann converts a
     // float or a huge number to an integer with undefined behaviour (a fuzzer finding:
     // "out_fraction_bits": 2e116).
-    if (v.is_null()) parameters[key] = std::monostate{};
-    else if (v.is_boolean()) parameters[key] = v.get<bool>();
+    if (v.is_null())
+      parameters[key] = std::monostate{};
+    else if (v.is_boolean())
+      parameters[key] = v.get<bool>();
     else if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(INT64_MAX)))
       parameters[key] = v.get<std::int64_t>();
-    else if (v.is_number()) parameters[key] = v.get<double>();
-    else if (v.is_string()) parameters[key] = v.get<std::string>();
+    else if (v.is_number())
+      parameters[key] = v.get<double>();
+    else if (v.is_string())
+      parameters[key] = v.get<std::string>();
     else if (v.is_array() && std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_string(); }))
       parameters[key] = v.get<std::vector<std::string>>();
-    else return Error{fmt::format("parameters.{}: must be null, a boolean, an integer, a string or a list of strings, not {}",
-                                  input::key_text(key), v.dump())};
+    else
+      return Error{
+          fmt::format("parameters.{}: must be null, a boolean, an integer, a string or a list of strings, not {}",
+                      input::key_text(key), v.dump())};
   }
   auto c = model::dot_config_from_parameters(*alg, *config.a, *config.b, *config.c, *config.d, config.k, parameters);
   if (!c.config) return Error{c.key.empty() ? c.error : "parameters." + c.error};

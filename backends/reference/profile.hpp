@@ -22,9 +22,9 @@ struct Profile {
   std::string name;         // the device is "ref:" + name
   std::string device_name;  // "NVIDIA GeForce 7800 GTX (G70), pixel shader"
   std::string vendor;
-  std::string description;  // where the parameters come from
-  std::vector<model::ScalarUnit> units;  // one per format the device computes in
-  std::vector<MmaConfig> mma;            // instructions of the model's table, or loaded entries
+  std::string description;                       // where the parameters come from
+  std::vector<model::ScalarUnit> units;          // one per format the device computes in
+  std::vector<MmaConfig> mma;                    // instructions of the model's table, or loaded entries
   std::map<std::string, std::string> published;  // DeviceInfo::published
   // The models of MMA configurations read from a file, by mma_model_key(); the others compute as
   // their instruction's row of the table.

@@ -84,8 +84,15 @@ Expected<std::vector<std::uint64_t>> ReferenceDevice::mma(const MmaBatch& batch)
     const std::uint64_t* b = &batch.b[t * sb];
     for (int k = 0; k < cfg.k; ++k)
       for (int j = 0; j < cfg.n; ++j) bt[std::size_t(j) * cfg.k + k] = b[std::size_t(k) * cfg.n + j];
-    const model::GemmOperands g{std::size_t(cfg.m), std::size_t(cfg.n), std::size_t(cfg.k), cfg.k,
-                                batch.a.subspan(t * sa, sa), bt, batch.c.subspan(t * sc, sc), {}, {}};
+    const model::GemmOperands g{std::size_t(cfg.m),
+                                std::size_t(cfg.n),
+                                std::size_t(cfg.k),
+                                cfg.k,
+                                batch.a.subspan(t * sa, sa),
+                                bt,
+                                batch.c.subspan(t * sc, sc),
+                                {},
+                                {}};
     model::gemm(dot_config, g, std::span(d).subspan(t * sc, sc), 1);
   }
   return d;

@@ -35,8 +35,9 @@ constexpr const char* kMatrixNames[] = {"A", "B", "C", "D"};
 Id matrix_type(SpirvBuilder& b, const model::Format& format, Id component, Word rows, Word columns, Word use) {
   if (&format == &model::bfloat16) b.capability(spvx::CapabilityBFloat16CooperativeMatrixKHR);
   if (&format == &model::e4m3 || &format == &model::e5m2) b.capability(spvx::CapabilityFloat8CooperativeMatrixEXT);
-  return b.type(spvx::OpTypeCooperativeMatrixKHR, {component, b.constant_uint(spv::ScopeSubgroup), b.constant_uint(rows),
-                                                   b.constant_uint(columns), b.constant_uint(use)});
+  return b.type(spvx::OpTypeCooperativeMatrixKHR,
+                {component, b.constant_uint(spv::ScopeSubgroup), b.constant_uint(rows), b.constant_uint(columns),
+                 b.constant_uint(use)});
 }
 
 }  // namespace
@@ -76,8 +77,8 @@ Expected<TileKernel> TileKernel::begin(SpirvBuilder& b, const std::array<const m
     k.element_[m] = *element;
     const Id array = b.type_runtime_array(*element, Word(formats[m]->storage_bits / 8));
     const Id block = b.type_block({{array, 0}});
-    k.buffer_[m] = b.global_variable(b.type_pointer(spv::StorageClassStorageBuffer, block),
-                                     spv::StorageClassStorageBuffer);
+    k.buffer_[m] =
+        b.global_variable(b.type_pointer(spv::StorageClassStorageBuffer, block), spv::StorageClassStorageBuffer);
     b.decorate(k.buffer_[m], spv::DecorationDescriptorSet, {0});
     b.decorate(k.buffer_[m], spv::DecorationBinding, {m});
     k.element_pointer_type_[m] = b.type_pointer(spv::StorageClassStorageBuffer, *element);
@@ -147,10 +148,10 @@ Expected<std::vector<std::uint32_t>> coopmat_module(const MmaConfig& config, std
     return b.emit(spvx::OpCooperativeMatrixLoadKHR, type,
                   {tile_pointer(which, rows, columns), row_major, b.constant_uint(Word(columns))});
   };
-  const Id a_type = matrix_type(b, *config.a, kernel->element_type(M::A), Word(m), Word(k),
-                                spvx::CooperativeMatrixUseMatrixAKHR);
-  const Id b_type = matrix_type(b, *config.b, kernel->element_type(M::B), Word(k), Word(n),
-                                spvx::CooperativeMatrixUseMatrixBKHR);
+  const Id a_type =
+      matrix_type(b, *config.a, kernel->element_type(M::A), Word(m), Word(k), spvx::CooperativeMatrixUseMatrixAKHR);
+  const Id b_type =
+      matrix_type(b, *config.b, kernel->element_type(M::B), Word(k), Word(n), spvx::CooperativeMatrixUseMatrixBKHR);
   const Id c_type = matrix_type(b, *config.c, kernel->element_type(M::C), Word(m), Word(n),
                                 spvx::CooperativeMatrixUseMatrixAccumulatorKHR);
   // MulAdd's result has D's component type (the configuration's ResultType): converting C's type

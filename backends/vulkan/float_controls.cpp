@@ -13,20 +13,34 @@ namespace {
 using P = VkPhysicalDeviceFloatControlsProperties;
 
 constexpr FloatControlMode kModes[] = {
-    {"rte", "rounding_rte", spv::ExecutionModeRoundingModeRTE, spv::CapabilityRoundingModeRTE,
+    {"rte",
+     "rounding_rte",
+     spv::ExecutionModeRoundingModeRTE,
+     spv::CapabilityRoundingModeRTE,
      {&P::shaderRoundingModeRTEFloat16, &P::shaderRoundingModeRTEFloat32, &P::shaderRoundingModeRTEFloat64},
      &P::roundingModeIndependence},
-    {"rtz", "rounding_rtz", spv::ExecutionModeRoundingModeRTZ, spv::CapabilityRoundingModeRTZ,
+    {"rtz",
+     "rounding_rtz",
+     spv::ExecutionModeRoundingModeRTZ,
+     spv::CapabilityRoundingModeRTZ,
      {&P::shaderRoundingModeRTZFloat16, &P::shaderRoundingModeRTZFloat32, &P::shaderRoundingModeRTZFloat64},
      &P::roundingModeIndependence},
-    {"denorm-preserve", "denorm_preserve", spv::ExecutionModeDenormPreserve, spv::CapabilityDenormPreserve,
+    {"denorm-preserve",
+     "denorm_preserve",
+     spv::ExecutionModeDenormPreserve,
+     spv::CapabilityDenormPreserve,
      {&P::shaderDenormPreserveFloat16, &P::shaderDenormPreserveFloat32, &P::shaderDenormPreserveFloat64},
      &P::denormBehaviorIndependence},
-    {"denorm-flush", "denorm_flush_to_zero", spv::ExecutionModeDenormFlushToZero, spv::CapabilityDenormFlushToZero,
+    {"denorm-flush",
+     "denorm_flush_to_zero",
+     spv::ExecutionModeDenormFlushToZero,
+     spv::CapabilityDenormFlushToZero,
      {&P::shaderDenormFlushToZeroFloat16, &P::shaderDenormFlushToZeroFloat32, &P::shaderDenormFlushToZeroFloat64},
      &P::denormBehaviorIndependence},
-    {"signed-zero-inf-nan-preserve", "signed_zero_inf_nan_preserve",
-     spv::ExecutionModeSignedZeroInfNanPreserve, spv::CapabilitySignedZeroInfNanPreserve,
+    {"signed-zero-inf-nan-preserve",
+     "signed_zero_inf_nan_preserve",
+     spv::ExecutionModeSignedZeroInfNanPreserve,
+     spv::CapabilitySignedZeroInfNanPreserve,
      {&P::shaderSignedZeroInfNanPreserveFloat16, &P::shaderSignedZeroInfNanPreserveFloat32,
       &P::shaderSignedZeroInfNanPreserveFloat64},
      nullptr},
@@ -56,7 +70,9 @@ std::vector<std::uint32_t> instruction(spv::Op op, const std::vector<std::uint32
 
 std::span<const FloatControlMode> float_control_modes() { return kModes; }
 
-bool claims(const P& p, const FloatControlMode& mode, int width) { return p.*mode.claim[width_index(width)] == VK_TRUE; }
+bool claims(const P& p, const FloatControlMode& mode, int width) {
+  return p.*mode.claim[width_index(width)] == VK_TRUE;
+}
 
 std::map<std::string, std::string> float_control_claims(const P& p) {
   std::map<std::string, std::string> m;
@@ -79,7 +95,8 @@ std::string describe_claims(const P& p) {
     else
       claimed.push_back(fmt::format("{} for {}", mode.name, fmt::join(formats, ", ")));
   }
-  return fmt::format("float controls claimed: {}; not claimed: {}", claimed.empty() ? "none" : fmt::format("{}", fmt::join(claimed, "; ")),
+  return fmt::format("float controls claimed: {}; not claimed: {}",
+                     claimed.empty() ? "none" : fmt::format("{}", fmt::join(claimed, "; ")),
                      not_claimed.empty() ? "none" : fmt::format("{}", fmt::join(not_claimed, ", ")));
 }
 

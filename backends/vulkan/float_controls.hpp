@@ -17,8 +17,8 @@
 namespace gp::backends::vulkan {
 
 struct FloatControlMode {
-  std::string_view name;   // the device id's suffix: "rtz"
-  std::string_view key;    // the report's key, after the format: "binary32.rounding_rtz"
+  std::string_view name;  // the device id's suffix: "rtz"
+  std::string_view key;   // the report's key, after the format: "binary32.rounding_rtz"
   std::uint32_t execution_mode, capability;
   VkBool32 VkPhysicalDeviceFloatControlsProperties::*claim[3];  // for binary16, binary32, binary64
   // The rule on setting the mode for some widths and not others (none for signed-zero-inf-nan).

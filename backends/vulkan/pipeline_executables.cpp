@@ -52,7 +52,8 @@ Expected<PipelineExecutables> pipeline_executables(const Pipeline& p, std::strin
     const VkPipelineExecutablePropertiesKHR& x = (*executables)[e];
     out.text += fmt::format("executable {}: {}\n  description: {}\n  stages: {:#x}\n  subgroup size: {}\n", e,
                             valid_utf8(x.name), valid_utf8(x.description), x.stages, x.subgroupSize);
-    const VkPipelineExecutableInfoKHR executable{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, nullptr, p.pipeline, e};
+    const VkPipelineExecutableInfoKHR executable{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, nullptr, p.pipeline,
+                                                 e};
     auto statistics = items<VkPipelineExecutableStatisticKHR>(
         VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR, "vkGetPipelineExecutableStatisticsKHR",
         [&](std::uint32_t* n, VkPipelineExecutableStatisticKHR* v) {
@@ -60,7 +61,8 @@ Expected<PipelineExecutables> pipeline_executables(const Pipeline& p, std::strin
         });
     if (!statistics) return statistics.error();
     for (const VkPipelineExecutableStatisticKHR& s : *statistics)
-      out.text += fmt::format("  statistic {}: {} ({})\n", valid_utf8(s.name), statistic_value(s), valid_utf8(s.description));
+      out.text +=
+          fmt::format("  statistic {}: {} ({})\n", valid_utf8(s.name), statistic_value(s), valid_utf8(s.description));
     // Three calls: the count, each representation's dataSize (pData null), then the data.
     const auto query = [&](std::uint32_t* n, VkPipelineExecutableInternalRepresentationKHR* v) {
       return vk.vkGetPipelineExecutableInternalRepresentationsKHR(p.device, &executable, n, v);
@@ -81,7 +83,8 @@ Expected<PipelineExecutables> pipeline_executables(const Pipeline& p, std::strin
       const VkPipelineExecutableInternalRepresentationKHR& ir = (*representations)[i];
       std::string& bytes = data[i];
       bytes.resize(std::min(bytes.size(), ir.dataSize));  // dataSize: the bytes written
-      const std::string heading = fmt::format("  representation {}: {} ({})", i, valid_utf8(ir.name), valid_utf8(ir.description));
+      const std::string heading =
+          fmt::format("  representation {}: {} ({})", i, valid_utf8(ir.name), valid_utf8(ir.description));
       if (ir.isText) {
         bytes.resize(std::strlen(bytes.c_str()));  // up to its null terminator
         out.text += fmt::format("{}\n{}\n", heading, valid_utf8(bytes));

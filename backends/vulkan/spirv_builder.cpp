@@ -7,8 +7,7 @@ namespace gp::backends::vulkan {
 
 std::vector<Word> spirv_string(std::string_view s) {
   std::vector<Word> words(s.size() / 4 + 1, 0);  // room for the terminating nul
-  for (std::size_t i = 0; i < s.size(); ++i)
-    words[i / 4] |= Word(static_cast<unsigned char>(s[i])) << (8 * (i % 4));
+  for (std::size_t i = 0; i < s.size(); ++i) words[i / 4] |= Word(static_cast<unsigned char>(s[i])) << (8 * (i % 4));
   return words;
 }
 
@@ -34,8 +33,7 @@ void SpirvBuilder::capability(Word capability) {
 }
 
 void SpirvBuilder::extension(std::string_view name) {
-  if (std::find(declared_extensions_.begin(), declared_extensions_.end(), name) != declared_extensions_.end())
-    return;
+  if (std::find(declared_extensions_.begin(), declared_extensions_.end(), name) != declared_extensions_.end()) return;
   declared_extensions_.emplace_back(name);
   append(extensions_, spv::OpExtension, spirv_string(name));
 }
@@ -105,8 +103,8 @@ Id SpirvBuilder::type_function(Id return_type) { return type(spv::OpTypeFunction
 Id SpirvBuilder::type_runtime_array(Id element, Word stride) {
   // Arrays may repeat in a module; this one is keyed by its stride too, so that each id carries
   // exactly one ArrayStride.
-  auto [array, fresh] = declare_once({spv::OpTypeRuntimeArray, element, stride}, spv::OpTypeRuntimeArray,
-                                     std::nullopt, {element});
+  auto [array, fresh] =
+      declare_once({spv::OpTypeRuntimeArray, element, stride}, spv::OpTypeRuntimeArray, std::nullopt, {element});
   if (fresh) decorate(array, spv::DecorationArrayStride, {stride});
   return array;
 }
@@ -169,8 +167,9 @@ std::vector<Word> SpirvBuilder::words() const {
     append(entry_points, spv::OpEntryPoint, operands);
   }
   // Logical layout (SPIR-V 2.4); no debug instructions (section 7) are written.
-  for (const Section* s : std::initializer_list<const Section*>{&capabilities_, &extensions_, &memory_model_, &entry_points, &execution_modes_,
-                           &annotations_, &globals_, &functions_})
+  for (const Section* s :
+       std::initializer_list<const Section*>{&capabilities_, &extensions_, &memory_model_, &entry_points,
+                                             &execution_modes_, &annotations_, &globals_, &functions_})
     module.insert(module.end(), s->begin(), s->end());
   return module;
 }

@@ -100,7 +100,7 @@ class SpirvBuilder {
   Id function(Id return_type, Id function_type);  // OpFunction, no parameters
   void label(Id label);
   Id emit(Word opcode, Id result_type, std::initializer_list<Word> operands);  // a fresh result id
-  void emit(Word opcode, std::initializer_list<Word> operands);               // no result
+  void emit(Word opcode, std::initializer_list<Word> operands);                // no result
   void function_end();
 
   // The whole module: the header (bound = largest id + 1), then every section in order.

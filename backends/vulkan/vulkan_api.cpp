@@ -10,7 +10,7 @@ namespace {
 
 #define GP_VK_STRING(f) #f
 // Looks each function of a list up: the name of the first one missing, or none.
-#define GP_VK_RESOLVE(f)                                                                             \
+#define GP_VK_RESOLVE(f)                                                                          \
   if (!(api.f = reinterpret_cast<PFN_##f>(api.vkGetInstanceProcAddr(instance, GP_VK_STRING(f))))) \
     return GP_VK_STRING(f);
 
@@ -22,8 +22,7 @@ const char* resolve_instance(Api& api, VkInstance instance) {
 #undef GP_VK_RESOLVE
 #define GP_VK_RESOLVE_IF_ANY(f) api.f = reinterpret_cast<PFN_##f>(api.vkGetInstanceProcAddr(instance, GP_VK_STRING(f)));
 
-void resolve_extensions(Api& api, VkInstance instance) { GP_VK_EXTENSION_FUNCTIONS(GP_VK_RESOLVE_IF_ANY) }
-
+void resolve_extensions(Api& api, VkInstance instance){GP_VK_EXTENSION_FUNCTIONS(GP_VK_RESOLVE_IF_ANY)}
 #undef GP_VK_RESOLVE_IF_ANY
 
 Expected<Api> load() {

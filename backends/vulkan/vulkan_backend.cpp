@@ -181,9 +181,10 @@ MmaOffer mma_offer(const DeviceFacts& f, const FloatControlMode* mode) {
     // subgroupSize x subgroupSize tiles only, yet lists 8x8x8 at every vector width: with
     // LP_NATIVE_VECTOR_WIDTH=512 (subgroups of 16) its compiler reads components an 8x8 matrix does
     // not have and crashes in vkCreateComputePipelines, whatever the (valid) module asks.
-    if (const std::uint32_t n = f.subgroup_size; !why && f.driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE &&
-                                                 !(p.MSize == n && p.NSize == n && p.KSize == n))
-      why = fmt::format("lavapipe computes only {0}x{0}x{0} tiles with subgroups of {0} (its compiler crashes on others)", n);
+    if (const std::uint32_t n = f.subgroup_size;
+        !why && f.driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE && !(p.MSize == n && p.NSize == n && p.KSize == n))
+      why = fmt::format(
+          "lavapipe computes only {0}x{0}x{0} tiles with subgroups of {0} (its compiler crashes on others)", n);
     for (const ComponentType* t : types)
       if (!why && mode && !computes_with(f, *mode, *t->format))
         why = fmt::format("{} is not claimed for {}", mode->name, t->name);
@@ -200,17 +201,21 @@ MmaOffer mma_offer(const DeviceFacts& f, const FloatControlMode* mode) {
     c.c = types[2]->format;
     c.d = types[3]->format;
     // Names are the configurations' keys (results, --config): a repeated entry is run once.
-    if (std::any_of(offer.configs.begin(), offer.configs.end(), [&](const MmaConfig& o) { return o.name() == c.name(); })) {
+    if (std::any_of(offer.configs.begin(), offer.configs.end(),
+                    [&](const MmaConfig& o) { return o.name() == c.name(); })) {
       left_out.push_back(name + " (listed twice)");
       continue;
     }
     c.instruction = emulated_instruction(f.properties.deviceName, f.properties.vendorID, c);
     offer.configs.push_back(c);
   }
-  offer.description = fmt::format("cooperative matrices: {} of {} configurations audited", offer.configs.size(), f.coopmat.size());
-  if (std::any_of(offer.configs.begin(), offer.configs.end(), [](const MmaConfig& c) { return !c.instruction.empty(); }))
-    offer.description += "; fp8 configurations emulated by the driver (NVIDIA: conversions to binary16 and the binary16 "
-                         "tensor core), each named after the row that models it";
+  offer.description =
+      fmt::format("cooperative matrices: {} of {} configurations audited", offer.configs.size(), f.coopmat.size());
+  if (std::any_of(offer.configs.begin(), offer.configs.end(),
+                  [](const MmaConfig& c) { return !c.instruction.empty(); }))
+    offer.description +=
+        "; fp8 configurations emulated by the driver (NVIDIA: conversions to binary16 and the binary16 "
+        "tensor core), each named after the row that models it";
   if (!left_out.empty()) offer.description += fmt::format("; left out: {}", fmt::join(left_out, "; "));
   if (offer.configs.empty()) offer.unsupported = offer.description;
   return offer;
@@ -221,8 +226,7 @@ MmaOffer mma_offer(const DeviceFacts& f, const FloatControlMode* mode) {
 std::string emulated_instruction(std::string_view device_name, std::uint32_t vendor_id, const MmaConfig& config) {
   static const std::regex hopper(R"(\bG?H(100|200|800|20)\b)");
   const auto fp8 = [](const model::Format* x) { return x == &model::e4m3 || x == &model::e5m2; };
-  if (vendor_id != 0x10de || !fp8(config.a) || !fp8(config.b) ||
-      !std::regex_search(std::string(device_name), hopper))
+  if (vendor_id != 0x10de || !fp8(config.a) || !fp8(config.b) || !std::regex_search(std::string(device_name), hopper))
     return "";
   for (const model::MmaInstruction& row : model::all_mma_instructions())
     if (row.emulated && row.arch == "hopper" && row.k == config.k && row.config.a == config.a &&
@@ -283,8 +287,9 @@ VulkanDevice::VulkanDevice(std::shared_ptr<Gpu> gpu, std::size_t index, const Fl
   std::string formats;
   for (const model::Format* x : caps_.formats) formats += (formats.empty() ? "" : ", ") + std::string(x->name);
   caps_.float_controls["requested"] = std::string(mode_->name);
-  info_.description = fmt::format("every kernel requests the float-control mode {} (VK_KHR_shader_float_controls) for {}; {}",
-                                  mode_->name, formats, offer.description);
+  info_.description =
+      fmt::format("every kernel requests the float-control mode {} (VK_KHR_shader_float_controls) for {}; {}",
+                  mode_->name, formats, offer.description);
 }
 
 // The module requesting the variant's mode for the widths of `formats`; without a mode, as it is.
@@ -305,12 +310,15 @@ Expected<const Pipeline*> VulkanDevice::pipeline(Context& context, const std::st
                                                  const std::function<Expected<std::vector<std::uint32_t>>()>& spirv,
                                                  const PipelineOptions& options) {
   bool made = false;
-  auto p = context.pipeline(std::string(mode_ ? mode_->name : "") + "\n" + kernel, [&] {
-    auto module = spirv();
-    made = true;
-    if (module) code_.keep(label, ".spv", {reinterpret_cast<const char*>(module->data()), module->size() * 4});
-    return module;
-  }, options);
+  auto p = context.pipeline(
+      std::string(mode_ ? mode_->name : "") + "\n" + kernel,
+      [&] {
+        auto module = spirv();
+        made = true;
+        if (module) code_.keep(label, ".spv", {reinterpret_cast<const char*>(module->data()), module->size() * 4});
+        return module;
+      },
+      options);
   if (!p || !made || !code_.on() || !context.captures_executables()) return p;
   const auto executables = pipeline_executables(**p, file_stem(label));
   if (!executables) {
@@ -331,16 +339,19 @@ Expected<std::vector<std::uint64_t>> VulkanDevice::scalar(const ScalarBatch& bat
   if (!source) return source.error();
   auto context = gpu_->get_context();
   if (!context) return context.error();
-  auto pipeline = this->pipeline(
-      **context, *source, e.to_string(), [&] { return with_mode(compile_compute_shader(*source), e.formats()); },
-      {.bindings = 2});
+  auto pipeline =
+      this->pipeline(**context, *source, e.to_string(),
+                     [&] { return with_mode(compile_compute_shader(*source), e.formats()); }, {.bindings = 2});
   if (!pipeline) return pipeline.error();
 
   const std::vector<std::uint32_t> operands = to_words(*e.input_format, batch.operands);
   std::vector<std::uint32_t> results(*n * std::size_t(words_per_value(*e.output_format)));
-  const Binding bindings[2] = {
-      {std::size_t(e.inputs * words_per_value(*e.input_format)) * sizeof(std::uint32_t), std::as_bytes(std::span(operands)), {}},
-      {std::size_t(words_per_value(*e.output_format)) * sizeof(std::uint32_t), {}, std::as_writable_bytes(std::span(results))}};
+  const Binding bindings[2] = {{std::size_t(e.inputs * words_per_value(*e.input_format)) * sizeof(std::uint32_t),
+                                std::as_bytes(std::span(operands)),
+                                {}},
+                               {std::size_t(words_per_value(*e.output_format)) * sizeof(std::uint32_t),
+                                {},
+                                std::as_writable_bytes(std::span(results))}};
   if (auto failed = (*context)->run(**pipeline, bindings, *n, kLocalSize)) return *failed;
   return from_words(*e.output_format, results);
 }
@@ -358,17 +369,19 @@ Expected<std::vector<std::uint64_t>> VulkanDevice::mma(const MmaBatch& batch) {
   // One tile per workgroup of one full subgroup, the size the device lists its configurations for.
   const std::uint32_t subgroup = gpu_->facts.subgroup_size;
   auto pipeline = this->pipeline(
-      **context, "mma\n" + name, name, [&] { return with_mode(coopmat_module(cfg, subgroup), {cfg.a, cfg.b, cfg.c, cfg.d}); },
+      **context, "mma\n" + name, name,
+      [&] {
+        return with_mode(coopmat_module(cfg, subgroup), {cfg.a, cfg.b, cfg.c, cfg.d});
+      },
       one_subgroup_per_workgroup(gpu_->facts, 4));
   if (!pipeline) return pipeline.error();
 
   const auto bytes = [](const model::Format* x) { return std::size_t(x->storage_bits) / 8; };
-  const std::vector<std::byte> a = to_bytes(*cfg.a, batch.a), b = to_bytes(*cfg.b, batch.b), c = to_bytes(*cfg.c, batch.c);
+  const std::vector<std::byte> a = to_bytes(*cfg.a, batch.a), b = to_bytes(*cfg.b, batch.b),
+                               c = to_bytes(*cfg.c, batch.c);
   std::vector<std::byte> d(*n * sc * bytes(cfg.d));
-  const Binding bindings[4] = {{sa * bytes(cfg.a), a, {}},
-                               {sb * bytes(cfg.b), b, {}},
-                               {sc * bytes(cfg.c), c, {}},
-                               {sc * bytes(cfg.d), {}, d}};
+  const Binding bindings[4] = {
+      {sa * bytes(cfg.a), a, {}}, {sb * bytes(cfg.b), b, {}}, {sc * bytes(cfg.c), c, {}}, {sc * bytes(cfg.d), {}, d}};
   if (auto failed = (*context)->run(**pipeline, bindings, *n, 1)) return *failed;
   return from_bytes(*cfg.d, d);
 }
@@ -384,7 +397,8 @@ Expected<std::vector<std::unique_ptr<Device>>> VulkanBackend::enumerate() {
     if (!facts) return Error{fmt::format("vulkan:{}: {}", i, facts.error().message)};
     VkPhysicalDeviceLimits& limits = facts->properties.limits;
     if (options_.max_buffer_bytes)
-      limits.maxStorageBufferRange = std::uint32_t(std::min<std::uint64_t>(limits.maxStorageBufferRange, options_.max_buffer_bytes));
+      limits.maxStorageBufferRange =
+          std::uint32_t(std::min<std::uint64_t>(limits.maxStorageBufferRange, options_.max_buffer_bytes));
     if (options_.max_workgroups)
       limits.maxComputeWorkGroupCount[0] = std::min(limits.maxComputeWorkGroupCount[0], options_.max_workgroups);
     auto gpu = std::make_shared<Gpu>(Gpu{*instance, std::move(*facts), nullptr, std::nullopt, !options_.code.empty()});

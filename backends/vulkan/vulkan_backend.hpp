@@ -70,7 +70,8 @@ class VulkanDevice final : public Device {
                                                  const std::vector<const model::Format*>& formats) const;
   // The pipeline of `kernel` (what makes the module), made from spirv() on first use, its code then
   // kept under `label`.
-  Expected<const vulkan::Pipeline*> pipeline(vulkan::Context& context, const std::string& kernel, std::string_view label,
+  Expected<const vulkan::Pipeline*> pipeline(vulkan::Context& context, const std::string& kernel,
+                                             std::string_view label,
                                              const std::function<Expected<std::vector<std::uint32_t>>()>& spirv,
                                              const vulkan::PipelineOptions& options);
 

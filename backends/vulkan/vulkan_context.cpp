@@ -34,7 +34,8 @@ void append(void**& next, bool present, T& s) {
   next = &s.pNext;
 }
 
-VKAPI_ATTR VkBool32 VKAPI_CALL pass_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT,
+VKAPI_ATTR VkBool32 VKAPI_CALL pass_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                            VkDebugUtilsMessageTypeFlagsEXT,
                                             const VkDebugUtilsMessengerCallbackDataEXT* data, void* messages) {
   (*static_cast<const DebugMessages*>(messages))(severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
                                                  data && data->pMessage ? data->pMessage : "");
@@ -72,7 +73,8 @@ Expected<std::shared_ptr<Instance>> Instance::create(DebugMessages messages) {
   const Api& vk = **global;
   std::uint32_t version = VK_API_VERSION_1_0;
   if (vk.vkEnumerateInstanceVersion)
-    if (const VkResult r = vk.vkEnumerateInstanceVersion(&version); r != VK_SUCCESS) return call_failed("vkEnumerateInstanceVersion", r);
+    if (const VkResult r = vk.vkEnumerateInstanceVersion(&version); r != VK_SUCCESS)
+      return call_failed("vkEnumerateInstanceVersion", r);
   if (version < VK_API_VERSION_1_1)
     return Error{fmt::format("the Vulkan loader {} offers only Vulkan 1.0; the backend needs 1.1", vk.library)};
   auto app = make<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
@@ -85,9 +87,11 @@ Expected<std::shared_ptr<Instance>> Instance::create(DebugMessages messages) {
   const char* const debug_utils = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
   if (messages) {
     sink = std::make_unique<DebugMessages>(std::move(messages));
-    messenger.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_VERBOSE_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
-                                VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
-    messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+    messenger.messageSeverity =
+        VK_DEBUG_UTILS_MESSAGE_SEVERITY_VERBOSE_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
+        VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                            VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                             VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
     messenger.pfnUserCallback = pass_message;
     messenger.pUserData = sink.get();
@@ -97,12 +101,14 @@ Expected<std::shared_ptr<Instance>> Instance::create(DebugMessages messages) {
   }
   VkInstance instance = VK_NULL_HANDLE;
   if (const VkResult r = vk.vkCreateInstance(&info, nullptr, &instance); r != VK_SUCCESS) {
-    if (r == VK_ERROR_INCOMPATIBLE_DRIVER) return Error{"no Vulkan driver is installed (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)"};
+    if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
+      return Error{"no Vulkan driver is installed (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)"};
     return call_failed("vkCreateInstance", r);
   }
   auto api = instance_api(vk, instance);
   if (!api) {
-    if (const auto destroy = reinterpret_cast<PFN_vkDestroyInstance>(vk.vkGetInstanceProcAddr(instance, "vkDestroyInstance")))
+    if (const auto destroy =
+            reinterpret_cast<PFN_vkDestroyInstance>(vk.vkGetInstanceProcAddr(instance, "vkDestroyInstance")))
       destroy(instance, nullptr);
     return api.error();
   }
@@ -132,7 +138,8 @@ Expected<std::vector<VkPhysicalDevice>> Instance::physical_devices() const {
   if (const VkResult r = vk.vkEnumeratePhysicalDevices(instance_, &n, nullptr); r != VK_SUCCESS)
     return call_failed("vkEnumeratePhysicalDevices", r);
   std::vector<VkPhysicalDevice> devices(n);
-  if (const VkResult r = vk.vkEnumeratePhysicalDevices(instance_, &n, devices.data()); r != VK_SUCCESS && r != VK_INCOMPLETE)
+  if (const VkResult r = vk.vkEnumeratePhysicalDevices(instance_, &n, devices.data());
+      r != VK_SUCCESS && r != VK_INCOMPLETE)
     return call_failed("vkEnumeratePhysicalDevices", r);
   devices.resize(n);
   if (devices.empty()) return Error{"the Vulkan loader found no device (no driver installed, such as Mesa's lavapipe)"};
@@ -199,8 +206,10 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
 
   auto properties = make<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
   auto subgroup = make<VkPhysicalDeviceSubgroupProperties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES);
-  auto float_controls = make<VkPhysicalDeviceFloatControlsProperties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES);
-  auto coopmat = make<VkPhysicalDeviceCooperativeMatrixPropertiesKHR>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR);
+  auto float_controls =
+      make<VkPhysicalDeviceFloatControlsProperties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES);
+  auto coopmat = make<VkPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR);
   f.driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
   f.subgroup_size_control.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES;
   void** next = &properties.pNext;
@@ -221,7 +230,9 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
     f.coopmat_stages = coopmat.cooperativeMatrixSupportedStages;
     const auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
         vk.vkGetInstanceProcAddr(instance.handle(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
-    if (!get) return Error{"VK_KHR_cooperative_matrix is offered but vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR is missing"};
+    if (!get)
+      return Error{
+          "VK_KHR_cooperative_matrix is offered but vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR is missing"};
     if (const VkResult r = get(physical, &n, nullptr); r != VK_SUCCESS)
       return call_failed("vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", r);
     f.coopmat.assign(n, make<VkCooperativeMatrixPropertiesKHR>(VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR));
@@ -233,8 +244,9 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
   vk.vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
   std::vector<VkQueueFamilyProperties> families(n);
   vk.vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, families.data());
-  const auto compute = std::find_if(families.begin(), families.end(),
-                                    [](const VkQueueFamilyProperties& q) { return q.queueFlags & VK_QUEUE_COMPUTE_BIT; });
+  const auto compute = std::find_if(families.begin(), families.end(), [](const VkQueueFamilyProperties& q) {
+    return q.queueFlags & VK_QUEUE_COMPUTE_BIT;
+  });
   if (compute == families.end()) return Error{valid_utf8(f.properties.deviceName) + " has no compute queue"};
   f.queue_family = std::uint32_t(compute - families.begin());
   return f;
@@ -268,8 +280,9 @@ PipelineOptions one_subgroup_per_workgroup(const DeviceFacts& f, std::uint32_t b
       (f.subgroup_size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT))
     options.required_subgroup_size = f.subgroup_size;
   // Without a required size, full subgroups need LocalSize to be a multiple of maxSubgroupSize.
-  options.full_subgroups = (s.v13.computeFullSubgroups || s.subgroup_size_control.computeFullSubgroups) &&
-                           (options.required_subgroup_size || f.subgroup_size == f.subgroup_size_control.maxSubgroupSize);
+  options.full_subgroups =
+      (s.v13.computeFullSubgroups || s.subgroup_size_control.computeFullSubgroups) &&
+      (options.required_subgroup_size || f.subgroup_size == f.subgroup_size_control.maxSubgroupSize);
   return options;
 }
 
@@ -351,7 +364,8 @@ Expected<Buffer> Context::buffer(VkDeviceSize bytes) {
   info.size = bytes;
   info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  if (const VkResult r = vk.vkCreateBuffer(device_, &info, nullptr, &b.buffer_); r != VK_SUCCESS) return call_failed("vkCreateBuffer", r);
+  if (const VkResult r = vk.vkCreateBuffer(device_, &info, nullptr, &b.buffer_); r != VK_SUCCESS)
+    return call_failed("vkCreateBuffer", r);
   VkMemoryRequirements req;
   vk.vkGetBufferMemoryRequirements(device_, b.buffer_, &req);
   VkPhysicalDeviceMemoryProperties mem;
@@ -370,10 +384,13 @@ Expected<Buffer> Context::buffer(VkDeviceSize bytes) {
   auto alloc = make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
   alloc.allocationSize = req.size;
   alloc.memoryTypeIndex = *type;
-  if (const VkResult r = vk.vkAllocateMemory(device_, &alloc, nullptr, &b.memory_); r != VK_SUCCESS) return call_failed("vkAllocateMemory", r);
-  if (const VkResult r = vk.vkBindBufferMemory(device_, b.buffer_, b.memory_, 0); r != VK_SUCCESS) return call_failed("vkBindBufferMemory", r);
+  if (const VkResult r = vk.vkAllocateMemory(device_, &alloc, nullptr, &b.memory_); r != VK_SUCCESS)
+    return call_failed("vkAllocateMemory", r);
+  if (const VkResult r = vk.vkBindBufferMemory(device_, b.buffer_, b.memory_, 0); r != VK_SUCCESS)
+    return call_failed("vkBindBufferMemory", r);
   void* data = nullptr;
-  if (const VkResult r = vk.vkMapMemory(device_, b.memory_, 0, VK_WHOLE_SIZE, 0, &data); r != VK_SUCCESS) return call_failed("vkMapMemory", r);
+  if (const VkResult r = vk.vkMapMemory(device_, b.memory_, 0, VK_WHOLE_SIZE, 0, &data); r != VK_SUCCESS)
+    return call_failed("vkMapMemory", r);
   b.data_ = static_cast<std::byte*>(data);
   return b;
 }
@@ -406,7 +423,8 @@ Expected<std::unique_ptr<Pipeline>> Context::make_pipeline(std::span<const std::
   if (const VkResult r = vk.vkCreatePipelineLayout(device_, &layout, nullptr, &p->layout); r != VK_SUCCESS)
     return call_failed("vkCreatePipelineLayout", r);
   VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup{
-      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO, nullptr, options.required_subgroup_size};
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO, nullptr,
+      options.required_subgroup_size};
   auto info = make<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
   info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   info.stage.pNext = options.required_subgroup_size ? &subgroup : nullptr;
@@ -416,9 +434,11 @@ Expected<std::unique_ptr<Pipeline>> Context::make_pipeline(std::span<const std::
   info.stage.pName = "main";
   info.layout = p->layout;
   if (captures_executables_)
-    info.flags = VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR | VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR;
+    info.flags =
+        VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR | VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR;
   const DriverCall vkCreateComputePipelines_call("vkCreateComputePipelines");
-  if (const VkResult r = vk.vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &p->pipeline); r != VK_SUCCESS)
+  if (const VkResult r = vk.vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &p->pipeline);
+      r != VK_SUCCESS)
     return call_failed("vkCreateComputePipelines", r);
   const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, options.bindings};
   auto pool = make<VkDescriptorPoolCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
@@ -468,14 +488,16 @@ std::optional<Error> Context::run(const Pipeline& pipeline, std::span<const Bind
     const std::size_t n = std::min(chunk, items - first);
     for (std::size_t i = 0; i < bindings.size(); ++i)
       if (!bindings[i].input.empty())
-        std::memcpy(buffers[i].data(), bindings[i].input.data() + first * bindings[i].item_bytes, n * bindings[i].item_bytes);
+        std::memcpy(buffers[i].data(), bindings[i].input.data() + first * bindings[i].item_bytes,
+                    n * bindings[i].item_bytes);
     if (auto e = submit(pipeline, buffers, n, per_group)) {
       if (lost_) std::move(buffers.begin(), buffers.end(), std::back_inserter(abandoned_));
       return e;
     }
     for (std::size_t i = 0; i < bindings.size(); ++i)
       if (!bindings[i].output.empty())
-        std::memcpy(bindings[i].output.data() + first * bindings[i].item_bytes, buffers[i].data(), n * bindings[i].item_bytes);
+        std::memcpy(bindings[i].output.data() + first * bindings[i].item_bytes, buffers[i].data(),
+                    n * bindings[i].item_bytes);
   }
   return std::nullopt;
 }
@@ -498,12 +520,15 @@ std::optional<Error> Context::submit(const Pipeline& pipeline, std::span<const B
   }
   vk.vkUpdateDescriptorSets(device_, std::uint32_t(writes.size()), writes.data(), 0, nullptr);
 
-  if (const VkResult r = vk.vkResetCommandBuffer(commands_, 0); r != VK_SUCCESS) return failed("vkResetCommandBuffer", r);
+  if (const VkResult r = vk.vkResetCommandBuffer(commands_, 0); r != VK_SUCCESS)
+    return failed("vkResetCommandBuffer", r);
   auto begin = make<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  if (const VkResult r = vk.vkBeginCommandBuffer(commands_, &begin); r != VK_SUCCESS) return failed("vkBeginCommandBuffer", r);
+  if (const VkResult r = vk.vkBeginCommandBuffer(commands_, &begin); r != VK_SUCCESS)
+    return failed("vkBeginCommandBuffer", r);
   vk.vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
-  vk.vkCmdBindDescriptorSets(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1, &pipeline.set, 0, nullptr);
+  vk.vkCmdBindDescriptorSets(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1, &pipeline.set, 0,
+                             nullptr);
   // Dispatches of at most maxComputeWorkGroupCount[0] workgroups; each writes its own items.
   const std::size_t per_dispatch = std::size_t(facts_.properties.limits.maxComputeWorkGroupCount[0]) * per_group;
   for (std::size_t base = 0; base < items; base += per_dispatch) {
@@ -514,8 +539,8 @@ std::optional<Error> Context::submit(const Pipeline& pipeline, std::span<const B
   auto barrier = make<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
   barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
   barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  vk.vkCmdPipelineBarrier(commands_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0,
-                       nullptr, 0, nullptr);
+  vk.vkCmdPipelineBarrier(commands_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier,
+                          0, nullptr, 0, nullptr);
   if (const VkResult r = vk.vkEndCommandBuffer(commands_); r != VK_SUCCESS) return failed("vkEndCommandBuffer", r);
 
   if (const VkResult r = vk.vkResetFences(device_, 1, &fence_); r != VK_SUCCESS) return failed("vkResetFences", r);

@@ -44,7 +44,8 @@ class Instance {
   Expected<std::vector<VkPhysicalDevice>> physical_devices() const;
 
  private:
-  Instance(VkInstance instance, std::uint32_t version, Api api) : instance_(instance), version_(version), api_(std::move(api)) {}
+  Instance(VkInstance instance, std::uint32_t version, Api api)
+      : instance_(instance), version_(version), api_(std::move(api)) {}
   VkInstance instance_;
   std::uint32_t version_;
   Api api_;
@@ -75,7 +76,7 @@ struct DeviceFacts {
   VkPhysicalDevice physical = VK_NULL_HANDLE;
   std::uint32_t api_version = 0;  // the device's, capped by the instance's
   VkPhysicalDeviceProperties properties{};
-  VkPhysicalDeviceDriverProperties driver{};  // Vulkan 1.2
+  VkPhysicalDeviceDriverProperties driver{};                              // Vulkan 1.2
   std::optional<VkPhysicalDeviceFloatControlsProperties> float_controls;  // Vulkan 1.2
   std::uint32_t subgroup_size = 0;
   VkPhysicalDeviceSubgroupSizeControlProperties subgroup_size_control{};  // Vulkan 1.3 or VK_EXT_subgroup_size_control
@@ -119,7 +120,7 @@ class Buffer {
 struct PipelineOptions {
   std::uint32_t bindings = 2;
   std::uint32_t required_subgroup_size = 0;  // 0: the driver's choice
-  bool full_subgroups = false;                // every subgroup of a workgroup complete
+  bool full_subgroups = false;               // every subgroup of a workgroup complete
 };
 
 // A pipeline whose workgroup is one subgroup of facts.subgroup_size invocations (the module's
@@ -183,14 +184,16 @@ class Context {
   // A lost context, when destroyed, destroys none of its Vulkan objects nor its instance: they are
   // kept, unreachable to the program but reachable to leak checkers, for the life of the process.
   [[nodiscard]] std::optional<Error> run(const Pipeline& pipeline, std::span<const Binding> bindings, std::size_t items,
-                           std::uint32_t per_group);
+                                         std::uint32_t per_group);
 
  private:
-  Context(std::shared_ptr<Instance> instance, DeviceFacts facts) : instance_(std::move(instance)), facts_(std::move(facts)) {}
+  Context(std::shared_ptr<Instance> instance, DeviceFacts facts)
+      : instance_(std::move(instance)), facts_(std::move(facts)) {}
   Expected<Buffer> buffer(VkDeviceSize bytes);
-  Expected<std::unique_ptr<Pipeline>> make_pipeline(std::span<const std::uint32_t> spirv, const PipelineOptions& options);
-  [[nodiscard]] std::optional<Error> submit(const Pipeline& pipeline, std::span<const Buffer> buffers, std::size_t items,
-                              std::uint32_t per_group);
+  Expected<std::unique_ptr<Pipeline>> make_pipeline(std::span<const std::uint32_t> spirv,
+                                                    const PipelineOptions& options);
+  [[nodiscard]] std::optional<Error> submit(const Pipeline& pipeline, std::span<const Buffer> buffers,
+                                            std::size_t items, std::uint32_t per_group);
   [[nodiscard]] std::optional<Error> failed(const char* call, VkResult r);
 
   std::shared_ptr<Instance> instance_;
