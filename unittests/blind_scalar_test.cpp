@@ -169,12 +169,12 @@ TEST(BlindScalar, BuiltInUnits) {
 }
 
 // Random parameter sets (unittests/random_unit.hpp) through the whole suite, its profile assembly
-// and its validation: 12 in the test tier, 24 in the hunt tier. GP_BLIND_TRIALS raises the count
-// for a longer sweep by hand.
+// and its validation: 12 in the test tier, 24 in the hunt tier. GPUPARANOIA_BLIND_TRIALS raises the
+// count for a longer sweep by hand.
 TEST(BlindScalar, RandomUnits) {
   std::mt19937_64 rng(testing::drawn_seed(20061122));
-  const char* env = std::getenv("GP_BLIND_TRIALS");
-  const int trials = env ? std::atoi(env) : testing::drawn_count(12, 24);
+  const int trials =
+      int(testing::count_from_env("GPUPARANOIA_BLIND_TRIALS", std::uint64_t(testing::drawn_count(12, 24))));
   for (int trial = 0; trial < trials; ++trial) {
     const model::ScalarUnit u =
         testing::random_unit_with_registers(rng, trial % 3 == 2 ? model::binary16 : model::binary32);

@@ -12,23 +12,20 @@
 #include "model/ops.hpp"
 #if defined(__x86_64__)
 #include <xmmintrin.h>
+#include "unittests/drawn_seed.hpp"
 #endif
 
 namespace gp::model {
 namespace {
 
-std::uint64_t seed() {
-  const char* s = std::getenv("GPUPARANOIA_SEED");
-  return s ? std::strtoull(s, nullptr, 0) : 20261122;
-}
+std::uint64_t seed() { return testing::drawn_seed(20261122); }
 
 // 2x10^5 random operands per op and mode in the test tier, 10^6 in the long tier.
 std::uint64_t case_count() {
-  const char* s = std::getenv("GPUPARANOIA_HOST_CASES");
 #ifdef GPUPARANOIA_HOST_FPU_LONG
-  return s ? std::strtoull(s, nullptr, 0) : 1000000;
+  return testing::count_from_env("GPUPARANOIA_HOST_CASES", 1000000);
 #else
-  return s ? std::strtoull(s, nullptr, 0) : 200000;
+  return testing::count_from_env("GPUPARANOIA_HOST_CASES", 200000);
 #endif
 }
 
@@ -95,7 +92,7 @@ struct Param {
   bool daz, ftz;
 };
 
-class HostFpu : public testing::TestWithParam<Param> {};
+class HostFpu : public ::testing::TestWithParam<Param> {};
 
 template <class T>
 void compare(const Param& p) {
@@ -165,7 +162,7 @@ std::vector<Param> params() {
   return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, HostFpu, testing::ValuesIn(params()), [](const auto& test) {
+INSTANTIATE_TEST_SUITE_P(Ops, HostFpu, ::testing::ValuesIn(params()), [](const auto& test) {
   const Param& p = test.param;
   return std::string(p.format->name) + "_" + std::string(name(p.op)) + (p.daz ? "_daz" : "") + (p.ftz ? "_ftz" : "");
 });

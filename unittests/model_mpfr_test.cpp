@@ -28,6 +28,7 @@
 
 #include "model/ops.hpp"
 #include "unittests/mpfr_oracle.hpp"
+#include "unittests/drawn_seed.hpp"
 
 namespace gp {
 namespace {
@@ -53,15 +54,9 @@ constexpr long tier_cases = 10000;
 // Expands the tier name before gtest pastes it.
 #define GP_INSTANTIATE(prefix, ...) INSTANTIATE_TEST_SUITE_P(prefix, __VA_ARGS__)
 
-std::uint64_t base_seed() {
-  if (const char* s = std::getenv("GPUPARANOIA_SEED")) return std::strtoull(s, nullptr, 0);
-  return 0x6770617261ull;
-}
+std::uint64_t base_seed() { return testing::drawn_seed(0x6770617261ull); }
 
-long case_count() {
-  if (const char* s = std::getenv("GPUPARANOIA_ORACLE_CASES")) return std::strtol(s, nullptr, 0);
-  return tier_cases;
-}
+long case_count() { return long(testing::count_from_env("GPUPARANOIA_ORACLE_CASES", tier_cases)); }
 
 std::uint64_t seed_for(std::string_view test) {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a

@@ -13,6 +13,7 @@
 #include "tests_scalar/daumas_support.hpp"
 #include "tests_scalar/suite.hpp"
 #include "unittests/random_unit.hpp"
+#include "unittests/drawn_seed.hpp"
 
 namespace gp::scalar {
 namespace {
@@ -373,11 +374,11 @@ TEST(Cascade, NoGuardBitNearestModesAreToldApartAtOverflow) {
 // probes recover each hidden parameter that the arithmetic exposes.
 TEST(Reference, BlindRecovery) {
   std::mt19937_64 rng(20060501);
-  // GP_BLIND_TRIALS raises the count (and adds binary64) for a longer sweep by hand.
-  const char* env = std::getenv("GP_BLIND_TRIALS");
-  const int trials = env ? std::atoi(env) : 8;
+  // GPUPARANOIA_BLIND_TRIALS raises the count (and adds binary64) for a longer sweep by hand.
+  const bool by_hand = std::getenv("GPUPARANOIA_BLIND_TRIALS") != nullptr;
+  const int trials = int(testing::count_from_env("GPUPARANOIA_BLIND_TRIALS", 8));
   for (int trial = 0; trial < trials; ++trial) {
-    const Format& f = trial % 3 == 2 ? binary16 : trial % 3 == 1 && env ? binary64 : binary32;
+    const Format& f = trial % 3 == 2 ? binary16 : trial % 3 == 1 && by_hand ? binary64 : binary32;
     const model::ScalarUnit u = testing::random_unit(rng, f);
     const int g = *u.add.guard_bits, t = *u.mul.truncated_columns;
     const model::UnitRounding r = u.add.rounding, rm = u.mul.rounding;

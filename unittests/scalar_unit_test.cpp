@@ -15,14 +15,12 @@
 #include <vector>
 
 #include "model/scalar_unit.hpp"
+#include "unittests/drawn_seed.hpp"
 
 namespace gp::model {
 namespace {
 
-std::uint64_t seed() {
-  const char* s = std::getenv("GPUPARANOIA_SEED");
-  return s ? std::strtoull(s, nullptr, 0) : 20260611;
-}
+std::uint64_t seed() { return testing::drawn_seed(20260611); }
 
 std::uint64_t f32(float x) { return std::bit_cast<std::uint32_t>(x); }
 float as_float(std::uint64_t b) { return std::bit_cast<float>(std::uint32_t(b)); }

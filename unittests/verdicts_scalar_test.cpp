@@ -41,9 +41,9 @@ audit::Finding check_probe(backends::ReferenceDevice& device, const model::Scala
   const std::optional<nlohmann::json> truth = probe.ask(unit);
   if (!truth || !probe.applies(f)) return audit::unsupported("not asked");
   const audit::Finding finding = probe.run(device, f, ctx);
-  const std::string where = fmt::format(
-      "seed {} (GPUPARANOIA_VERDICTS_SEED), device {}, format {}, probe {}\n  verdict: {}\n  true answer: {}",
-      verdicts_seed(), label, f.name, probe.id(), finding.verdict, truth->dump());
+  const std::string where =
+      fmt::format("seed {} (GPUPARANOIA_SEED), device {}, format {}, probe {}\n  verdict: {}\n  true answer: {}",
+                  verdicts_seed(), label, f.name, probe.id(), finding.verdict, truth->dump());
   // A probe that reads a format the device lacks (a conversion's source) claims nothing.
   if (finding.status == audit::Status::unsupported && finding.message.starts_with("the device does not compute in"))
     return finding;
