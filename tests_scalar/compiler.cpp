@@ -11,6 +11,7 @@ namespace {
 
 using u64 = std::uint64_t;
 constexpr std::size_t kCases = 32;
+constexpr std::size_t kControlCases = 2 * kCases;  // (a*b)*c, the control of both canaries
 constexpr std::size_t kShown = 4;  // observations kept per expression: the first cases that differ, else the first
 
 // Outputs of an expression beside the same operations stored one at a time, and what one rounding
@@ -42,7 +43,7 @@ Compared compare_outputs(const Expr& expr, const std::vector<Case>& cases, const
 // multiply feeds no fused instruction, so a difference is the registers'. The cases that differ.
 Expected<std::size_t> wider_registers(backends::Device& device, const Format& w, std::mt19937_64& rng) {
   std::vector<Case> cases;
-  for (std::size_t i = 0; i < 2 * kCases; ++i)
+  for (std::size_t i = 0; i < kControlCases; ++i)
     cases.push_back({{random_normal(w, rng(), 0, rng() & 1, 0, 0), random_normal(w, rng(), 0, false, 0, 0),
                       random_normal(w, rng(), 0, false, 0, 0)},
                      "(a * b) * c"});
@@ -66,7 +67,7 @@ std::string say_registers(std::size_t differ) {
   return fmt::format(
       "not told apart from registers wider than the storage: (a * b) * c also differs from its "
       "products stored one at a time in {} of {} cases (scalar.register.* say which)",
-      differ, 2 * kCases);
+      differ, kControlCases);
 }
 
 }  // namespace
