@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "audit/finding.hpp"
+#include "audit/verdict.hpp"
 #include "backends/device.hpp"
+#include "model/mma_algorithms.hpp"
 #include "model/scalar_unit.hpp"
 
 namespace gp::audit {
@@ -61,8 +63,17 @@ class ScalarProbe {
   virtual nlohmann::json profile_of(const nlohmann::json&) const { return nlohmann::json::object(); }
 };
 
+// The question an MMA probe asks of a candidate model (verdict.hpp): the candidate's answer for
+// the configuration's formats and K, from its parameters alone; null where the question does not
+// apply to that kind of unit (the carry-out bits of a fixed-point accumulator, asked of an FMA chain).
+struct MmaQuestion {
+  Question question;
+  nlohmann::json (*answer)(const backends::MmaConfig& config, const model::DotConfig& candidate);
+};
+
 // An MMA probe runs once per cooperative-matrix configuration the device offers, through
-// Device::mma, building its tiles for the configuration's formats and K.
+// Device::mma, building its tiles for the configuration's formats and K. Its verdict is what the
+// identification's surviving candidates answer to its question (tests_mma/questions.hpp).
 class MmaProbe {
  public:
   virtual ~MmaProbe() = default;
@@ -71,6 +82,8 @@ class MmaProbe {
   virtual std::string_view source() const = 0;
   virtual bool applies(const backends::MmaConfig&) const { return true; }
   virtual Finding run(backends::Device& device, const backends::MmaConfig& config, const ProbeContext& ctx) const = 0;
+  // Null for a check that asks the model nothing (the layout check, which gates the others).
+  virtual const MmaQuestion* question() const = 0;
 };
 
 // Shell-style glob (* and ?) on probe ids.

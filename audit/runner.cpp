@@ -249,7 +249,7 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
       tally.add(f.status);
       doc.add(f);
     };
-    std::vector<Finding> findings;
+    std::vector<mma::ProbeReading> readings;
     std::vector<std::size_t> slots;  // where each finding sits in the document
     for (const MmaProbe* p : mma::probes()) {
       if (settings.stopped()) return tally;
@@ -272,29 +272,30 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
       }
       slots.push_back(doc.findings());
       doc.add(pending);
-      findings.push_back(std::move(f));
+      readings.push_back({p, std::move(f)});
     }
     const bool report = selected(settings, kMmaIdentify);
     if (misplaced) {
       if (report) gated(finding_of(kMmaIdentify));
       continue;
     }
-    if ((!report && findings.empty()) || settings.stopped()) continue;
+    if ((!report && readings.empty()) || settings.stopped()) continue;
     if (progress) progress(kMmaIdentify, config.name(), c, configs.size());
-    nlohmann::json entry;
     const auto start = std::chrono::steady_clock::now();
-    Finding id;
+    mma::Identification identified;
     try {
-      id = mma::identify_mma(device, config, findings, ctx, entry);
+      identified = mma::identify_mma(device, config, readings, ctx);
     } catch (const std::exception& e) {
-      id = failed(std::string("the identification stopped: ") + e.what());
+      identified = {failed(std::string("the identification stopped: ") + e.what()), std::nullopt, {}};
     }
-    // Every MMA probe asks a question of the model (tests_mma/questions.hpp, checked by
-    // mma_suite_test): a finding the identification did not judge (it ended early: a device error,
-    // an unusable configuration) keeps no reading of its own, which would follow from no model.
-    for (std::size_t i = 0; i < findings.size(); ++i) {
-      nlohmann::json f = to_json(findings[i]);
-      if (findings[i].status == Status::ok && !findings[i].parameters.contains("conclusion"))
+    Finding& id = identified.finding;
+    // Every MMA probe asks a question of the model (MmaProbe::question, checked by mma_suite_test):
+    // a finding the identification did not judge (it ended early: a device error, an unusable
+    // configuration) keeps no reading of its own, which would follow from no model.
+    for (std::size_t i = 0; i < readings.size(); ++i) {
+      const Finding& x = readings[i].finding;
+      nlohmann::json f = to_json(x);
+      if (x.status == Status::ok && !x.parameters.contains("conclusion"))
         unjudged(f, id.message.empty() ? id.verdict : id.message);
       doc.replace(slots[i], std::move(f));
     }
@@ -304,7 +305,8 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
     id.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     add_published(device, id, id.config);
     tally.add(id.status);
-    if (!entry.empty()) doc.profile()["mma"].push_back(entry);
+    if (identified.model)
+      doc.profile()["mma"].push_back(backends::mma_entry_json(config, &*identified.model, &identified.validation));
     doc.add(id);
   }
   return tally;

@@ -19,6 +19,8 @@
 namespace gp::mma {
 namespace {
 
+using nlohmann::json;
+
 using model::Rounding;
 
 constexpr const char* kFasi = "Fasi, Higham, Mikaitis, Pranesh 2021, section ";
@@ -48,10 +50,25 @@ DotConfig fused(const MmaConfig& cfg, int F, Rounding r) {
   return c;
 }
 
+MmaQuestion exact_products_question() {
+  return {{"PRODUCTS", "whether products are exact", [](const json& a) { return a["products"].get<std::string>(); }},
+          [](const MmaConfig&, const DotConfig& c) -> json {
+            switch (unchained(c.algorithm)) {
+              case MmaAlgorithm::gps: return {{"products", "rounded to binary32, subnormal products flushed"}};
+              case MmaAlgorithm::tree:
+                return {{"products", c.tree->product_format ? fmt::format("rounded to {}", c.tree->product_format->name)
+                                                            : "exact"}};
+              default: return {{"products", "exact"}};
+            }
+          }};
+}
+
 // ---------------------------------------------------------------------------------------------
 class ExactProductsProbe final : public ProbeBase {
  public:
-  ExactProductsProbe() : ProbeBase("mma.fasi.exact_products", "Exact products", std::string(kFasi) + "3.1.2") {}
+  ExactProductsProbe()
+      : ProbeBase("mma.fasi.exact_products", "Exact products", std::string(kFasi) + "3.1.2",
+                  exact_products_question()) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const Format &fa = *cfg.a, &fb = *cfg.b, &fd = *cfg.d;
@@ -149,12 +166,28 @@ class ExactProductsProbe final : public ProbeBase {
   }
 };
 
+MmaQuestion order_question() {
+  return {{"ROUNDINGS", "how often the accumulation rounds",
+           [](const json& a) { return a["roundings"].get<std::string>(); }},
+          [](const MmaConfig& cfg, const DotConfig& c) -> json {
+            const int K = cfg.k, block = model::effective_block(c, K);
+            switch (unchained(c.algorithm)) {
+              case MmaAlgorithm::sfma: return {{"roundings", "one per product (an FMA chain)"}};
+              case MmaAlgorithm::gps: return {{"roundings", "one per product and per sum (binary32)"}};
+              case MmaAlgorithm::tree: return {{"roundings", "one per sum of the tree " + c.tree->text()}};
+              default:
+                return {{"roundings", block == K ? std::string("one, of the fused sum")
+                                                 : fmt::format("one per fused block of {} products", block)}};
+            }
+          }};
+}
+
 // ---------------------------------------------------------------------------------------------
 class OrderProbe final : public ProbeBase {
  public:
   OrderProbe()
       : ProbeBase("mma.fasi.order", "Number of roundings and order of accumulation: 1 and K copies of 2^-(F+1)",
-                  std::string(kFasi) + "3.1.2") {}
+                  std::string(kFasi) + "3.1.2", order_question()) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const int K = cfg.k;
@@ -206,7 +239,8 @@ class AccumulationRoundingProbe final : public ProbeBase {
  public:
   AccumulationRoundingProbe()
       : ProbeBase("mma.fasi.rounding", "Rounding of the accumulation on both signs: 2 + 0.75 ulp(2)",
-                  std::string(kFasi) + "3.1.3") {}
+                  std::string(kFasi) + "3.1.3",
+                  rounding_question("ACCUMULATION ROUNDING", "the rounding of the accumulation")) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const Format& fd = *cfg.d;
@@ -253,7 +287,7 @@ class OutputRoundingProbe final : public ProbeBase {
   OutputRoundingProbe()
       : ProbeBase("mma.fasi.output_rounding",
                   "Rounding of a narrow (binary16) output: 0.75, 0.25, 0.5 and 1.5 times d's smallest subnormal",
-                  std::string(kFasi) + "3.1.3") {}
+                  std::string(kFasi) + "3.1.3", rounding_question("OUTPUT ROUNDING", "the rounding of the output")) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const Format& fd = *cfg.d;
@@ -314,7 +348,7 @@ class AlignmentBitsProbe final : public ProbeBase {
  public:
   AlignmentBitsProbe()
       : ProbeBase("mma.fasi.alignment_bits", "Extra bits in the alignment of significands: 1 + (-(1 - 2^-t))",
-                  std::string(kFasi) + "3.1.4") {}
+                  std::string(kFasi) + "3.1.4", kept_bits_question("ALIGNMENT")) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const Format &fa = *cfg.a, &fb = *cfg.b, &fc = *cfg.c, &fd = *cfg.d;
@@ -378,7 +412,8 @@ class NormalizationProbe final : public ProbeBase {
       : ProbeBase(subtraction ? "mma.fasi.normalization_sub" : "mma.fasi.normalization_add",
                   subtraction ? "Normalization in subtraction: 1 + (-(1 - 2^-q)) - 2^-(F+1)"
                               : "Normalization in addition: (1 - 2^-q) + K x 2^-q",
-                  std::string(kFasi) + "3.1.4"),
+                  std::string(kFasi) + "3.1.4",
+                  normalization_question(subtraction ? "NORMALIZATION IN SUBTRACTION" : "NORMALIZATION")),
         sub_(subtraction) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
@@ -455,8 +490,8 @@ class NormalizationProbe final : public ProbeBase {
 class CarryBitsProbe final : public ProbeBase {
  public:
   CarryBitsProbe()
-      : ProbeBase("mma.fasi.carry_bits", "Extra bits for carry-out: 2 bits, then 3 bits",
-                  std::string(kFasi) + "3.1.4") {}
+      : ProbeBase("mma.fasi.carry_bits", "Extra bits for carry-out: 2 bits, then 3 bits", std::string(kFasi) + "3.1.4",
+                  carries_question()) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const int K = cfg.k;
@@ -535,12 +570,22 @@ class CarryBitsProbe final : public ProbeBase {
   }
 };
 
+MmaQuestion monotonicity_question() {
+  return {{"MONOTONICITY", "the monotonicity of the dot product",
+           [](const json& a) { return a["monotone"].get<std::string>(); }},
+          [](const MmaConfig&, const DotConfig& c) -> json {
+            if (is_fused(c.algorithm))
+              return {{"monotone", "not guaranteed: bits shifted out at alignment depend on the largest summand"}};
+            return {{"monotone", "yes: every step is a monotone rounding"}};
+          }};
+}
+
 class MonotonicityProbe final : public ProbeBase {
  public:
   MonotonicityProbe()
       : ProbeBase("mma.fasi.monotonicity",
                   "Monotonicity of the dot product: c = 1 - 2^-q against c = 1 beside K x 2^-(F+1)",
-                  std::string(kFasi) + "3.1.4") {}
+                  std::string(kFasi) + "3.1.4", monotonicity_question()) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const int K = cfg.k;

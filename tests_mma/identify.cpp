@@ -16,6 +16,7 @@
 #include "tests_mma/questions.hpp"
 #include "tests_mma/candidates.hpp"
 #include "tests_mma/support.hpp"
+#include "tests_mma/tree_shape.hpp"
 #include "tests_mma/validate.hpp"
 
 namespace gp::mma {
@@ -32,9 +33,9 @@ using model::unchained;
 
 // The summation tree the tree-shape probe rebuilt from its counts ("" when it found none): trees
 // cannot be enumerated, so the space holds that shape beside the plain chains.
-std::string measured_tree(std::span<const audit::Finding> findings) {
-  for (const audit::Finding& f : findings)
-    if (f.probe == "mma.summation_tree" && f.status == audit::Status::ok) return f.parameters.value("tree", "");
+std::string measured_tree(std::span<const ProbeReading> readings) {
+  for (const auto& [probe, f] : readings)
+    if (probe->id() == kTreeProbeId && f.status == audit::Status::ok) return f.parameters.value("tree", "");
   return "";
 }
 
@@ -256,127 +257,154 @@ struct Search {
   }
 };
 
-}  // namespace
+// The pool the search starts from: the probes' cases, then random inputs of every generator (the
+// search never starts blind: a run of `--probe mma.identify` alone has no probe observations at
+// all). Returns how many came from the probes.
+Expected<std::size_t> seed_pool(Search& search, std::span<const ProbeReading> readings) {
+  const MmaConfig& cfg = search.cfg;
+  Pool& pool = search.pool;
+  pool.K = std::size_t(search.K);
+  for (const ProbeReading& x : readings)
+    for (const Observation& o : x.finding.observations)
+      if (const auto c = case_of(cfg, o)) add_to(pool, cfg, *c, o.output);
+  const std::size_t from_probes = pool.size();
+  RandomInputs gen(cfg, search.ctx.seed ^ 0x1DE7u);
+  const std::vector<DotCase> seeds = draw_inputs(gen, search.K, 48, "random input");
+  auto out = mma::run(search.device, cfg, seeds);
+  if (!out) return out.error();
+  for (std::size_t i = 0; i < seeds.size(); ++i) add_to(pool, cfg, seeds[i], (*out)[i]);
+  return from_probes;
+}
 
-Finding identify_mma(backends::Device& device, const backends::MmaConfig& cfg, std::span<Finding> findings,
-                     const ProbeContext& ctx, nlohmann::json& profile_entry) {
+// The survivors separated and challenged on the device, then a first look at random tiles: a
+// choice that fails there is not the unit; its mismatches join the observations, and the search
+// goes on. Then the validation on random tiles, where a mismatch is an observation like the
+// others: the search resumes with it, twice at most. The choice's validation; none when no
+// candidate is left.
+Expected<std::optional<Validation>> search_and_validate(Search& search, std::vector<DotConfig>& survivors) {
+  const ProbeContext& ctx = search.ctx;
+  if (auto sep = search.separate(survivors); !sep) return sep.error();
+  if (auto ch = search.challenge(survivors); !ch) return ch.error();
+  for (int attempt = 0; attempt < 4 && !survivors.empty(); ++attempt) {
+    std::sort(survivors.begin(), survivors.end(), search.by_rank());
+    auto look = validate(search.device, search.cfg, survivors.front(), 64u << (2 * attempt),
+                         ctx.seed ^ (0x5EED + std::uint64_t(attempt)), 32);
+    if (!look) return look.error();
+    if (!look->mismatches) break;
+    if (auto r = search.resume(survivors, look->examples); !r) return r.error();
+  }
+  std::optional<Validation> val;
+  const std::uint64_t tiles = validation_tiles(ctx);
+  for (int attempt = 0; !survivors.empty(); ++attempt) {
+    keep_nan_exact(search.cfg, search.pool, survivors);
+    std::sort(survivors.begin(), survivors.end(), search.by_rank());
+    auto run_v = validate(search.device, search.cfg, survivors.front(), tiles,
+                          (ctx.seed ^ 0x7A11DA7EULL) + std::uint64_t(attempt), 16);
+    if (!run_v) return run_v.error();
+    val = std::move(*run_v);
+    if (!val->mismatches || attempt == 2) break;
+    if (auto r = search.resume(survivors, val->examples); !r) return r.error();
+  }
+  return val;
+}
+
+// The finding when no candidate is left: how close the nearest come, or the last ones standing.
+Finding none_fits(Search& search, const std::vector<Near>& near) {
+  Finding& f = search.f;
+  const MmaConfig& cfg = search.cfg;
+  std::vector<DotConfig>& closest = search.closest;
+  f.verdict =
+      fmt::format("MODEL: none of the nine algorithms, nor a summation tree, predicts every observation ({} checked)",
+                  search.checked);
+  if (near.empty() && !closest.empty()) {
+    std::sort(closest.begin(), closest.end(), search.by_rank());
+    f.message = "the last candidates standing before the device ruled them out: " + describe(cfg, closest.front());
+  }
+  std::vector<std::string> nearest;
+  for (const Near& x : near)
+    nearest.push_back(fmt::format("{} mispredicts {} of {}", describe(cfg, x.c), x.misses, search.pool.size()));
+  if (!near.empty()) f.message = "the closest candidates: " + join(nearest, "; ", "; ");
+  if (auto t = compare_with_table(search.device, cfg, search.ctx, nullptr, f); !t) return failed(t.error().message);
+  return f;
+}
+
+// The finding that states the model chosen among the survivors (the canonical one where no input
+// separates them: the ambiguity says what they leave open), with its validation.
+Finding state_model(Search& search, std::vector<DotConfig>& survivors, Validation& val, Identification& stated) {
+  Finding& f = search.f;
+  const MmaConfig& cfg = search.cfg;
+  const int K = search.K;
+  std::sort(survivors.begin(), survivors.end(), search.by_rank());
+  const DotConfig chosen = survivors.front();
+  const nlohmann::json amb = ambiguity(K, survivors);
+  f.parameters["consistent_candidates"] = survivors.size();
+  f.parameters["ambiguous"] = amb;
+  if (!amb.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [k, v] : amb.items()) parts.push_back(k + " " + v.get<std::string>());
+    f.message = "no input separates these, all predict every observation: " + join(parts, "; ", "; ") +
+                " (canonical choice reported)";
+  }
+  f.parameters["algorithm"] = algorithm_name(chosen, K);
+  f.parameters["parameters"] = parameters_json(chosen, K);
+  for (Observation& o : val.examples) f.observations.push_back(std::move(o));
+  f.parameters["validation"] = {{"tiles", val.tiles},
+                                {"elements", val.elements},
+                                {"mismatches", val.mismatches},
+                                {"mismatched_tiles", val.mismatched_tiles},
+                                {"seconds", val.seconds}};
+  DotConfig named = chosen;
+  if (const auto a = model::find_mma_algorithm(algorithm_name(chosen, K))) named.algorithm = *a;
+  stated.model = chosen;
+  stated.validation = {val.tiles, val.mismatches, val.elements};
+  f.verdict = fmt::format("MODEL: {} predicts all {} observations{}; {} random tiles, {} mismatches",
+                          describe(cfg, named), search.pool.size(),
+                          survivors.size() > 1 ? fmt::format(" ({} equivalent candidates)", survivors.size()) : "",
+                          val.tiles, val.mismatches);
+  if (auto t = compare_with_table(search.device, cfg, search.ctx, &chosen, f); !t) return failed(t.error().message);
+  return f;
+}
+
+// The identification's finding; the model chosen and its validation go to `stated`.
+Finding identify(backends::Device& device, const backends::MmaConfig& cfg, std::span<ProbeReading> readings,
+                 const ProbeContext& ctx, Identification& stated) {
   if (!usable(cfg)) return unsupported("the configuration's formats are not floating-point formats the model knows");
   Finding f;
   f.title = kIdentifyTitle;
   f.source = "MMA-Sim (Xie et al. 2025), sections III, IV and V";
-  const int K = cfg.k;
-  Search search{device, cfg, ctx, f, K};
-  Pool& pool = search.pool;
-  pool.K = std::size_t(K);
-  for (const Finding& x : findings)
-    for (const Observation& o : x.observations)
-      if (const auto c = case_of(cfg, o)) add_to(pool, cfg, *c, o.output);
-  const std::size_t probe_observations = pool.size();
-  // Random inputs of every generator join the probes' cases: the search never starts blind (a
-  // run of `--probe mma.identify` alone has no probe observations at all).
-  {
-    RandomInputs gen(cfg, ctx.seed ^ 0x1DE7u);
-    const std::vector<DotCase> seeds = draw_inputs(gen, K, 48, "random input");
-    auto out = mma::run(device, cfg, seeds);
-    if (!out) return failed(out.error().message);
-    for (std::size_t i = 0; i < seeds.size(); ++i) add_to(pool, cfg, seeds[i], (*out)[i]);
-  }
-  const std::string tree = measured_tree(findings);
+  Search search{device, cfg, ctx, f, cfg.k};
+  const auto from_probes = seed_pool(search, readings);
+  if (!from_probes) return failed(from_probes.error().message);
   // Every candidate of the model: a verdict is a claim about all of them, so the search never
   // narrows the space to the ranges the probes measured (the probes' cases are observations).
-  const Space space = full_space(cfg, tree);
-  std::vector<DotConfig> survivors = survivors_of(cfg, space, pool, search.checked);
-  expand(cfg, pool, survivors, search.checked);
+  const Space space = full_space(cfg, measured_tree(readings));
+  std::vector<DotConfig> survivors = survivors_of(cfg, space, search.pool, search.checked);
+  expand(cfg, search.pool, survivors, search.checked);
   // Nothing fits the probes' cases: how close the nearest candidates come.
   std::vector<Near> near;
-  if (survivors.empty()) near = closest_candidates(cfg, space, pool, 3);
-  if (auto sep = search.separate(survivors); !sep) return failed(sep.error().message);
-  if (auto ch = search.challenge(survivors); !ch) return failed(ch.error().message);
-  // A first look at random tiles: a choice that fails there is not the unit; its mismatches join
-  // the observations, and the search goes on.
-  for (int attempt = 0; attempt < 4 && !survivors.empty(); ++attempt) {
-    std::sort(survivors.begin(), survivors.end(), search.by_rank());
-    auto look = validate(device, cfg, survivors.front(), 64u << (2 * attempt),
-                         ctx.seed ^ (0x5EED + std::uint64_t(attempt)), 32);
-    if (!look) return failed(look.error().message);
-    if (!look->mismatches) break;
-    if (auto r = search.resume(survivors, look->examples); !r) return failed(r.error().message);
-  }
-  // Validation on random tiles. A mismatch is an observation like the others: the search resumes
-  // with it, twice at most.
-  std::optional<Validation> val;
-  const std::uint64_t tiles = validation_tiles(ctx);
-  for (int attempt = 0; !survivors.empty(); ++attempt) {
-    keep_nan_exact(cfg, pool, survivors);
-    std::sort(survivors.begin(), survivors.end(), search.by_rank());
-    auto run_v =
-        validate(device, cfg, survivors.front(), tiles, (ctx.seed ^ 0x7A11DA7EULL) + std::uint64_t(attempt), 16);
-    if (!run_v) return failed(run_v.error().message);
-    val = std::move(*run_v);
-    if (!val->mismatches || attempt == 2) break;
-    if (auto r = search.resume(survivors, val->examples); !r) return failed(r.error().message);
-  }
-  f.parameters["observations"] = {{"probes", probe_observations},
+  if (survivors.empty()) near = closest_candidates(cfg, space, search.pool, 3);
+  auto val = search_and_validate(search, survivors);
+  if (!val) return failed(val.error().message);
+  f.parameters["observations"] = {{"probes", *from_probes},
                                   {"random", 48 * std::size(all_gens)},
                                   {"separating_inputs", search.run_inputs},
                                   {"separation_rounds", search.rounds}};
   f.parameters["candidates_checked"] = search.checked;
-  // Every probe's verdict follows from the candidates left (tests_mma/questions.hpp).
-  std::vector<DotConfig>& closest = search.closest;
-  if (closest.empty())
-    for (const Near& x : near) closest.push_back(x.c);
-  judge_findings(cfg, survivors, closest, findings);
-  if (survivors.empty()) {
-    f.verdict =
-        fmt::format("MODEL: none of the nine algorithms, nor a summation tree, predicts every observation ({} checked)",
-                    search.checked);
-    if (near.empty() && !closest.empty()) {
-      std::sort(closest.begin(), closest.end(), search.by_rank());
-      f.message = "the last candidates standing before the device ruled them out: " + describe(cfg, closest.front());
-    }
-    std::vector<std::string> nearest;
-    for (const Near& x : near)
-      nearest.push_back(fmt::format("{} mispredicts {} of {}", describe(cfg, x.c), x.misses, pool.size()));
-    if (!near.empty()) f.message = "the closest candidates: " + join(nearest, "; ", "; ");
-    if (auto t = compare_with_table(device, cfg, ctx, nullptr, f); !t) return failed(t.error().message);
-    return f;
-  }
-  std::sort(survivors.begin(), survivors.end(), search.by_rank());
-  const DotConfig chosen = survivors.front();
-  // Ambiguity: what the equivalent candidates leave open.
-  {
-    const nlohmann::json amb = ambiguity(K, survivors);
-    f.parameters["consistent_candidates"] = survivors.size();
-    f.parameters["ambiguous"] = amb;
-    if (!amb.empty()) {
-      std::vector<std::string> parts;
-      for (const auto& [k, v] : amb.items()) parts.push_back(k + " " + v.get<std::string>());
-      f.message = "no input separates these, all predict every observation: " + join(parts, "; ", "; ") +
-                  " (canonical choice reported)";
-    }
-  }
-  f.parameters["algorithm"] = algorithm_name(chosen, K);
-  f.parameters["parameters"] = parameters_json(chosen, K);
-  for (Observation& o : val->examples) f.observations.push_back(std::move(o));
-  f.parameters["validation"] = {{"tiles", val->tiles},
-                                {"elements", val->elements},
-                                {"mismatches", val->mismatches},
-                                {"mismatched_tiles", val->mismatched_tiles},
-                                {"seconds", val->seconds}};
-  DotConfig named = chosen;
-  if (const auto a = model::find_mma_algorithm(algorithm_name(chosen, K))) named.algorithm = *a;
-  profile_entry = {
-      {"config", cfg.name()},
-      {"algorithm", algorithm_name(chosen, K)},
-      {"parameters", parameters_json(chosen, K)},
-      {"validation", {{"tiles", val->tiles}, {"mismatches", val->mismatches}, {"elements", val->elements}}}};
-  if (!cfg.instruction.empty()) profile_entry["instruction"] = cfg.instruction;
-  f.verdict =
-      fmt::format("MODEL: {} predicts all {} observations{}; {} random tiles, {} mismatches", describe(cfg, named),
-                  pool.size(), survivors.size() > 1 ? fmt::format(" ({} equivalent candidates)", survivors.size()) : "",
-                  val->tiles, val->mismatches);
-  if (auto t = compare_with_table(device, cfg, ctx, &chosen, f); !t) return failed(t.error().message);
-  return f;
+  // Every probe's verdict follows from the candidates left (MmaProbe::question).
+  if (search.closest.empty())
+    for (const Near& x : near) search.closest.push_back(x.c);
+  judge_findings(cfg, survivors, search.closest, readings);
+  if (survivors.empty()) return none_fits(search, near);
+  return state_model(search, survivors, **val, stated);
+}
+
+}  // namespace
+
+Identification identify_mma(backends::Device& device, const backends::MmaConfig& cfg, std::span<ProbeReading> readings,
+                            const ProbeContext& ctx) {
+  Identification id;
+  id.finding = identify(device, cfg, readings, ctx, id);
+  return id;
 }
 
 }  // namespace gp::mma

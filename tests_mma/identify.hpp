@@ -14,25 +14,32 @@
 // the families `fit` searches (chains, blocked pairwise trees, chains of fused groups).
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "audit/probe.hpp"
+#include "backends/reference/profile.hpp"
 #include "model/mma_algorithms.hpp"
+#include "tests_mma/questions.hpp"
 
 namespace gp::mma {
 
 inline constexpr std::string_view kIdentifyTitle =
     "Identification of the algorithm and its parameters, random validation";
 
+// What the identification of one configuration states: its finding and, where a model of the
+// nine fits, the model chosen with its validation (the result's profile.mma entry).
+struct Identification {
+  audit::Finding finding;
+  std::optional<DotConfig> model;
+  backends::MmaValidation validation;
+};
+
 // After the MMA probes of one configuration: the algorithm and parameters (of the model's nine)
-// that predict every observation, validated on random tiles. Returns the identification finding
-// and fills `profile_entry` with the profile.mma item of the result ({config, algorithm,
-// parameters, validation}; empty when nothing fits). The probes' findings get their verdicts
-// from the candidates left (tests_mma/questions.hpp).
-audit::Finding identify_mma(backends::Device& device, const backends::MmaConfig& config,
-                            std::span<audit::Finding> probe_findings, const audit::ProbeContext& ctx,
-                            nlohmann::json& profile_entry);
+// that predict every observation, validated on random tiles. The probes' findings get their
+// verdicts from the candidates left (MmaProbe::question).
+Identification identify_mma(backends::Device& device, const backends::MmaConfig& config,
+                            std::span<ProbeReading> probe_readings, const audit::ProbeContext& ctx);
 
 // Random tiles the validation draws at a tier: 10^4, 10^5, 10^6.
 std::uint64_t validation_tiles(const audit::ProbeContext& ctx);

@@ -28,6 +28,7 @@ class LayoutCheck final : public audit::MmaProbe {
   std::string_view source() const override { return "gpuparanoia"; }
   audit::Finding run(backends::Device& device, const backends::MmaConfig& cfg,
                      const audit::ProbeContext& ctx) const override;
+  const audit::MmaQuestion* question() const override { return nullptr; }
 };
 
 }  // namespace gp::mma

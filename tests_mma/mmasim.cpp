@@ -19,6 +19,8 @@
 namespace gp::mma {
 namespace {
 
+using nlohmann::json;
+
 constexpr const char* kMmaSim = "MMA-Sim (Xie et al. 2025), section III";
 
 // v = m * 2^e exactly: m, else nullopt.
@@ -63,11 +65,20 @@ std::vector<int> positions(int K) {
 // and those around the change (the others repeat them).
 bool near_edge(int t, int edge) { return t == 0 || std::abs(t - edge) <= 2; }
 
+MmaQuestion elements_question() {
+  return {{"ELEMENTS", "whether every element of D is computed alike",
+           [](const json&) { return std::string("every element of D computed the same way"); }},
+          [](const MmaConfig&, const DotConfig&) -> json {
+            return {{"elements", "alike"}};
+          }};
+}
+
 // ---------------------------------------------------------------------------------------------
 class ElementsProbe final : public ProbeBase {
  public:
   ElementsProbe()
-      : ProbeBase("mma.elements", "The same computation for every element of D", std::string(kMmaSim) + "-B") {}
+      : ProbeBase("mma.elements", "The same computation for every element of D", std::string(kMmaSim) + "-B",
+                  elements_question()) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext& ctx) const override {
     const int tiles = int(ctx.cases(4, 16, 64));
@@ -119,13 +130,37 @@ class ElementsProbe final : public ProbeBase {
   }
 };
 
+MmaQuestion summation_tree_question() {
+  return {
+      {"ORDER", "the order of the summation", [](const json& a) { return a["order"].get<std::string>(); }},
+      [](const MmaConfig& cfg, const DotConfig& c) -> json {
+        const int K = cfg.k, block = model::effective_block(c, K);
+        switch (unchained(c.algorithm)) {
+          case MmaAlgorithm::sfma: return {{"order", "sequential FMA chain from c"}};
+          case MmaAlgorithm::gps:
+            return {{"order",
+                     fmt::format("pairwise sums of groups of {} products, each group added to the running sum from c",
+                                 std::min(c.group, K))}};
+          case MmaAlgorithm::tree: return {{"order", "summation tree " + c.tree->text()}};
+          case MmaAlgorithm::gdfs:
+            return {{"order", fmt::format("exact sums of groups of {} products, then one fused sum with c",
+                                          std::min(c.group, K))}};
+          default:
+            return {{"order",
+                     block == K
+                         ? fmt::format("one fused sum of c and the {} products", K)
+                         : fmt::format("fused blocks of {} products, each block's result the next one's c", block)}};
+        }
+      }};
+}
+
 // ---------------------------------------------------------------------------------------------
 class TreeProbe final : public ProbeBase {
  public:
   TreeProbe()
-      : ProbeBase("mma.summation_tree",
+      : ProbeBase(std::string(kTreeProbeId),
                   "Summation tree: X, -X and distinct small y at the other positions, for every pair of positions",
-                  std::string(kMmaSim) + "-C; FPRev (Xie et al., USENIX ATC 2025)") {}
+                  std::string(kMmaSim) + "-C; FPRev (Xie et al., USENIX ATC 2025)", summation_tree_question()) {}
 
   // One layout of the experiment: X's exponent, and the y_l of each case at distinct bits
   // 2^(low .. low + width - 1) below X's grid 2^(low + width), `width` summands a case.
@@ -264,7 +299,8 @@ class PrecisionProbe final : public ProbeBase {
   PrecisionProbe()
       : ProbeBase("mma.accumulation_precision",
                   "Accumulation precision of each summand: -X + X + 2^-t X (fused) and 1 + 2^-t (binary)",
-                  std::string(kMmaSim) + "-D; Fasi et al. 3.1.4 (extra alignment bits)") {}
+                  std::string(kMmaSim) + "-D; Fasi et al. 3.1.4 (extra alignment bits)",
+                  kept_bits_question("ACCUMULATION")) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const int K = cfg.k;
@@ -412,11 +448,25 @@ class PrecisionProbe final : public ProbeBase {
 // summand is tiny, are they aligned to the largest of them, or to a fixed lowest exponent? A
 // leading summand 2^e (or a tie just above it) meets 2^(e-t) on either side; the largest t whose
 // summand still changes the output is F while e lies above the floor, and F - (floor - e) below.
+MmaQuestion alignment_floor_question() {
+  return {{"ALIGNMENT FLOOR", "the lowest exponent a fused sum aligns to",
+           [](const json& a) {
+             return a["align_floor"].is_null()
+                        ? std::string("none: tiny sums keep F bits below their own largest summand")
+                        : fmt::format("summands are aligned to 2^{} at the lowest", a["align_floor"].get<int>());
+           }},
+          [](const MmaConfig& cfg, const DotConfig& c) {
+            const bool binds = c.align_floor > lowest_summand_exponent(cfg);
+            return fused_only(c, {{"align_floor", binds ? json(c.align_floor) : json(nullptr)}});
+          }};
+}
+
 class FloorProbe final : public ProbeBase {
  public:
   FloorProbe()
       : ProbeBase("mma.alignment_floor", "Alignment floor: kept bits of sums whose summands are all tiny",
-                  "MMA-Sim (Xie et al. 2025), section IV-C, step 3; Khattak, Mikaitis 2025 (alignment floor)") {}
+                  "MMA-Sim (Xie et al. 2025), section IV-C, step 3; Khattak, Mikaitis 2025 (alignment floor)",
+                  alignment_floor_question()) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const int K = cfg.k;
@@ -511,11 +561,17 @@ class FloorProbe final : public ProbeBase {
 // 2048 * 2048 - 2048 * 2048 - 0.000001 gives -0.25; the FP8 instructions round c toward zero
 // when it lies more than 25 binades below. Here: X - X + c for c of both signs and a full
 // significand, from just below X's kept bits to far below.
+MmaQuestion c_alignment_question() {
+  return {{"C ALIGNMENT", "how c is aligned in a fused sum",
+           [](const json& a) { return "c is " + a["c_alignment"].get<std::string>(); }},
+          c_alignment_answer};
+}
+
 class CAlignmentProbe final : public ProbeBase {
  public:
   CAlignmentProbe()
       : ProbeBase("mma.c_alignment", "Alignment of c beside a cancelled dot product: X - X + c (asymmetric rounding)",
-                  "MMA-Sim section VI-C; section IV-F step 6, IV-H step 8") {}
+                  "MMA-Sim section VI-C; section IV-F step 6, IV-H step 8", c_alignment_question()) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const Format &fc = *cfg.c, &fd = *cfg.d;
@@ -583,11 +639,20 @@ std::string describe(model::Rounding r) {
   return "?";
 }
 
+MmaQuestion output_precision_question() {
+  return {{"ROUNDING", "the precision and rounding of the output",
+           [](const json& a) {
+             return fmt::format("{} fraction bits, rounded {}", a["fraction_bits"].get<int>(),
+                                a["rounding"].get<std::string>());
+           }},
+          rounding_answer};
+}
+
 class RoundingProbe final : public ProbeBase {
  public:
   RoundingProbe()
       : ProbeBase("mma.rounding", "Precision and rounding of the output: tables I and II",
-                  std::string(kMmaSim) + "-E, tables I and II") {}
+                  std::string(kMmaSim) + "-E, tables I and II", output_precision_question()) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const int K = cfg.k;

@@ -8,25 +8,39 @@
 #pragma once
 
 #include <span>
-#include <string_view>
+#include <string>
 
 #include "audit/verdict.hpp"
 #include "tests_mma/support.hpp"
 
 namespace gp::mma {
 
-struct MmaQuestion {
-  audit::Question question;
-  // The answer of one candidate for K products (null: the question does not apply to it).
-  nlohmann::json (*answer)(const MmaConfig& cfg, const DotConfig& candidate);
+using audit::MmaQuestion;
+
+// Answers several probes share (each probe states its question beside its inputs): the rounding of
+// what the unit delivers; how c joins a fused sum; a fused algorithm's answer, null for the others;
+// the carry-out bits of a fixed-point accumulator.
+nlohmann::json rounding_answer(const MmaConfig& cfg, const DotConfig& c);
+nlohmann::json c_alignment_answer(const MmaConfig& cfg, const DotConfig& c);
+nlohmann::json fused_only(const DotConfig& c, nlohmann::json answer);
+// The questions two probes ask alike: the kept fraction bits F of a fused sum (its head differs),
+// the carry-out bits, the normalization of a fused sum's partial sums, the rounding.
+MmaQuestion kept_bits_question(std::string head);
+MmaQuestion carries_question();
+MmaQuestion normalization_question(std::string head);
+// The rounding of the accumulation or of the output, said "<rounding> at <n> fraction bits".
+MmaQuestion rounding_question(std::string head, std::string about);
+
+// A probe's finding, with the probe whose question judges it.
+struct ProbeReading {
+  const audit::MmaProbe* probe = nullptr;
+  audit::Finding finding;
 };
 
-// The question of a probe, by id; null for an id without one.
-const MmaQuestion* question_of(std::string_view probe);
-
 // Replaces the verdicts of the configuration's probe findings (status ok) by the judgement of the
-// survivors' answers. `closest`: the last candidates standing when none survived.
+// survivors' answers to each probe's question. `closest`: the last candidates standing when none
+// survived.
 void judge_findings(const MmaConfig& cfg, std::span<const DotConfig> survivors, std::span<const DotConfig> closest,
-                    std::span<audit::Finding> findings);
+                    std::span<ProbeReading> readings);
 
 }  // namespace gp::mma

@@ -16,4 +16,10 @@ std::span<const audit::MmaProbe* const> probes() {
   return probes;
 }
 
+const audit::MmaProbe* probe(std::string_view id) {
+  for (const audit::MmaProbe* p : probes())
+    if (p->id() == id) return p;
+  return nullptr;
+}
+
 }  // namespace gp::mma

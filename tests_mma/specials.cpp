@@ -12,6 +12,8 @@
 namespace gp::mma {
 namespace {
 
+using nlohmann::json;
+
 using model::Class;
 
 // A case, what it tests, the output if kept exactly and the output if flushed.
@@ -32,11 +34,42 @@ std::optional<int> scale_into(const Format& fb, const Format& d, int x) {
   return best;
 }
 
+MmaQuestion subnormals_question() {
+  return {
+      {"SUBNORMALS", "the handling of subnormals",
+       [](const json& a) {
+         std::map<std::string, std::vector<std::string>> where;  // what happens -> where
+         for (const auto& [k, v] : a.items()) where[v.get<std::string>()].push_back(k);
+         std::vector<std::string> parts;
+         for (const auto& [what, keys] : where) parts.push_back(fmt::format("{} in {}", what, fmt::join(keys, ", ")));
+         return fmt::format("{}", fmt::join(parts, "; "));
+       }},
+      [](const MmaConfig&, const DotConfig& c) -> json {
+        switch (unchained(c.algorithm)) {
+          // MMA-Sim IV-B: subnormal inputs read as +0, subnormal products and sums keep their sign.
+          case MmaAlgorithm::gps:
+            return {{"a and b", "flushed to +0"}, {"c", "flushed to +0"}, {"products", "flushed"}, {"sums", "flushed"}};
+          case MmaAlgorithm::tree: {
+            const model::SummationTree& t = *c.tree;
+            return {{"a and b", t.flush_inputs ? "flushed" : "kept"},
+                    {"c", t.flush_c ? "flushed" : "kept"},
+                    {"sums", t.flush_sums ? "flushed" : "kept"}};
+          }
+          case MmaAlgorithm::ocfda:
+            return {{"a and b", c.flush_inputs ? "flushed" : "kept"},
+                    {"c", "kept"},
+                    {"products", "kept"},
+                    {"sums", "kept"}};
+          default: return {{"a and b", "kept"}, {"c", "kept"}, {"products", "kept"}, {"sums", "kept"}};
+        }
+      }};
+}
+
 class SubnormalProbe final : public ProbeBase {
  public:
   SubnormalProbe()
       : ProbeBase("mma.subnormals", "Subnormal inputs in A, B and C; subnormal products, sums and outputs",
-                  "Fasi et al. 2021, section 3.1.1; MMA-Sim section III-F") {}
+                  "Fasi et al. 2021, section 3.1.1; MMA-Sim section III-F", subnormals_question()) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const int K = cfg.k;
@@ -150,12 +183,22 @@ class SubnormalProbe final : public ProbeBase {
   }
 };
 
+MmaQuestion specials_question() {
+  return {{"SPECIALS", "the NaN a result takes",
+           [](const json& a) { return "NaN results: " + a["nan"].get<std::string>(); }},
+          [](const MmaConfig& cfg, const DotConfig& c) -> json {
+            if (!is_fused(c.algorithm)) return {{"nan", "a NaN (payloads not modelled)"}};
+            return {{"nan", c.nan == model::MmaNan::nvidia ? "NVIDIA's, every magnitude bit set"
+                                                    : fmt::format("{}'s canonical quiet NaN", cfg.d->name)}};
+          }};
+}
+
 // ---------------------------------------------------------------------------------------------
 class SpecialsProbe final : public ProbeBase {
  public:
   SpecialsProbe()
       : ProbeBase("mma.specials", "Special values: -0, NaN from 0 * inf and inf - inf, overflow, TF32 low bits",
-                  "MMA-Sim section III-F and IV-C (TF32 truncation)") {}
+                  "MMA-Sim section III-F and IV-C (TF32 truncation)", specials_question()) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const int K = cfg.k;

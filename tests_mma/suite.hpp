@@ -3,6 +3,7 @@
 #pragma once
 
 #include <span>
+#include <string_view>
 
 #include "audit/probe.hpp"
 #include "tests_mma/identify.hpp"
@@ -10,5 +11,7 @@
 namespace gp::mma {
 
 std::span<const audit::MmaProbe* const> probes();
+// The suite's probe of that id, or null (a result document names probes by id).
+const audit::MmaProbe* probe(std::string_view id);
 
 }  // namespace gp::mma

@@ -15,10 +15,15 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "model/summation_tree.hpp"
 
 namespace gp::mma {
+
+// The probe that rebuilds the tree (mmasim.cpp); its finding's parameters.tree is the tree's text,
+// which the identification's candidates take as their shape.
+inline constexpr std::string_view kTreeProbeId = "mma.summation_tree";
 
 // Summands 0..K as bits, for the K <= kMaxShapeK whose shapes the probe can recover.
 inline constexpr int kMaxShapeK = 127;

@@ -12,15 +12,30 @@
 namespace gp::mma {
 namespace {
 
+using nlohmann::json;
+
 using model::Rounding;
 
 constexpr const char* kValpey = "Valpey, Li, Pai, Gopalakrishnan 2025, section ";
+
+MmaQuestion truncation_question() {
+  return {{"ALIGNMENT", "what a fused sum does with the bits shifted out at alignment",
+           [](const json& a) {
+             return fmt::format("products' bits shifted out are truncated; c is {}",
+                                a["c_alignment"].get<std::string>());
+           }},
+          [](const MmaConfig& cfg, const DotConfig& c) -> json {
+            json a = c_alignment_answer(cfg, c);
+            if (!a.is_null()) a["products"] = "truncated";
+            return a;
+          }};
+}
 
 class TruncationProbe final : public ProbeBase {
  public:
   TruncationProbe()
       : ProbeBase("mma.valpey.truncation", "Truncation vs round-toward-zero on alignment: 2 + (-2^-e)",
-                  std::string(kValpey) + "4.2, table 3") {}
+                  std::string(kValpey) + "4.2, table 3", truncation_question()) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const Format& fd = *cfg.d;
@@ -91,7 +106,7 @@ class CarryOutProbe final : public ProbeBase {
   CarryOutProbe()
       : ProbeBase("mma.valpey.carry_bits",
                   "Carry-out bits of the accumulator: summands near 2 whose sum needs them all",
-                  std::string(kValpey) + "4.3") {}
+                  std::string(kValpey) + "4.3", carries_question()) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const int K = cfg.k;

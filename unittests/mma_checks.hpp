@@ -30,6 +30,7 @@
 #include "model/mma_instructions.hpp"
 #include "tests_mma/identify.hpp"
 #include "tests_mma/questions.hpp"
+#include "tests_mma/suite.hpp"
 #include "tests_mma/support.hpp"
 #include "tests_mma/tree_shape.hpp"
 
@@ -188,7 +189,8 @@ inline void expect_true_verdicts(const MmaRun& run, const backends::MmaConfig& m
   int judged = 0;
   for (const json& f : run.doc["findings"]) {
     if (f["config"] != mc.name() || f["status"] != "ok") continue;
-    const mma::MmaQuestion* q = mma::question_of(f["probe"].get<std::string>());
+    const audit::MmaProbe* probe = mma::probe(f["probe"].get<std::string>());
+    const mma::MmaQuestion* q = probe ? probe->question() : nullptr;
     if (!q) continue;
     ++judged;
     const json& p = f["parameters"];

@@ -77,7 +77,7 @@ json judged(std::string_view probe, std::string_view instruction) {
 // The runner marks a probe finding the identification did not judge as such (audit/runner.cpp):
 // that holds only if every MMA probe asks the model a question.
 TEST(MmaSuite, EveryProbeAsksTheModelAQuestion) {
-  for (const audit::MmaProbe* p : mma::probes()) EXPECT_NE(mma::question_of(p->id()), nullptr) << p->id();
+  for (const audit::MmaProbe* p : mma::probes()) EXPECT_NE(p->question(), nullptr) << p->id();
 }
 
 // ---- The layout check that gates every configuration (tests_mma/layout.hpp).

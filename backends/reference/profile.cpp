@@ -225,19 +225,24 @@ const model::ScalarUnit* unit_for(const Profile& profile, const model::Format& s
   return nullptr;
 }
 
+json mma_entry_json(const MmaConfig& config, const model::DotConfig* model, const MmaValidation* validation) {
+  json e = {{"config", config.name()}};
+  if (!config.instruction.empty()) e["instruction"] = config.instruction;
+  if (model) {
+    e["algorithm"] = algorithm_name(*model, config.k);
+    e["parameters"] = parameters_json(*model, config.k);
+  }
+  if (validation)
+    e["validation"] = {
+        {"tiles", validation->tiles}, {"mismatches", validation->mismatches}, {"elements", validation->elements}};
+  return e;
+}
+
 json profile_json(const Profile& p) {
   json scalar = json::object();
   for (const model::ScalarUnit& u : p.units) scalar[std::string(u.storage_format().name)] = unit_to_json(u);
   json mma = json::array();
-  for (const MmaConfig& m : p.mma) {
-    json e = {{"config", m.name()}};
-    if (!m.instruction.empty()) e["instruction"] = m.instruction;
-    if (const model::DotConfig* c = mma_model(p.models, m)) {
-      e["algorithm"] = algorithm_name(*c, m.k);
-      e["parameters"] = parameters_json(*c, m.k);
-    }
-    mma.push_back(std::move(e));
-  }
+  for (const MmaConfig& m : p.mma) mma.push_back(mma_entry_json(m, mma_model(p.models, m)));
   json published = json::object();
   for (const auto& [key, words] : p.published) published[key] = words;
   return {{"name", p.name},        {"device_name", p.device_name},

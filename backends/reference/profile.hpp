@@ -57,6 +57,15 @@ Expected<std::vector<Profile>> parse_profiles(const nlohmann::json& doc, const s
 // device_name, vendor, description, scalar, mma (every configuration with its model), published.
 nlohmann::json profile_json(const Profile& profile);
 
+// What random tiles showed of an MMA entry's model (the identification's validation).
+struct MmaValidation {
+  std::uint64_t tiles = 0, mismatches = 0, elements = 0;
+};
+// An MMA entry as profiles and results write it: {config, instruction, algorithm, parameters,
+// validation}, the model and the validation where there are.
+nlohmann::json mma_entry_json(const MmaConfig& config, const model::DotConfig* model,
+                              const MmaValidation* validation = nullptr);
+
 // An adder as the keys of profile.scalar.<format>.add (and add_cascaded).
 nlohmann::json adder_json(const model::AdderParams& adder);
 // A scalar unit as the keys of a result's profile.scalar, and back.
