@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <optional>
 #include <vector>
 
 #include "audit/json_access.hpp"
+#include "model/mma_config_name.hpp"
 #include "model/summation_tree.hpp"
 
 namespace gp::audit {
@@ -67,16 +67,12 @@ std::string profile_line(const json& p) {
   return out;
 }
 
-// K of an MMA configuration "MxNxK:a,b,c,d", or nothing.
+// K of an MMA configuration "MxNxK:a,b,c,d", or nothing: only the shape is read.
 std::optional<int> config_k(std::string_view config) {
-  int mnk[3] = {};
-  const char *at = config.data(), *end = at + config.size();
-  for (int i = 0; i < 3; ++i) {
-    const auto [next, ec] = std::from_chars(at, end, mnk[i]);
-    if (ec != std::errc() || next == end || *next != (i < 2 ? 'x' : ':')) return std::nullopt;
-    at = next + 1;
-  }
-  return mnk[2];
+  model::MmaShape shape;
+  const std::size_t n = model::read_mma_shape(config, shape);
+  if (n == 0 || n == config.size() || config[n] != ':') return std::nullopt;
+  return shape.k;
 }
 
 // The summation tree a finding names: the tree-shape probe's "tree", or the identified model's when

@@ -20,6 +20,8 @@
 #include "cli/exit_codes.hpp"
 #include "input/input_error.hpp"
 #include "input/limits.hpp"
+#include "model/dot_parameters.hpp"
+#include "model/mma_config_name.hpp"
 #include "model/ops.hpp"
 #include "tests_mma/candidates.hpp"
 #include "tests_mma/fit.hpp"
@@ -56,27 +58,22 @@ std::string resolve_shape(const ShapeArgs& args, Shape& out) {
   out.cfg.m = out.cfg.n = 1;
   if (!args.config.empty()) {
     const std::string& s = args.config;
-    const std::size_t colon = s.find(':');
-    int dims[3] = {0, 0, 0};
-    const char* p = s.data();
-    const char* end = s.data() + (colon == std::string::npos ? s.size() : colon);
-    for (int i = 0; i < 3; ++i) {
-      const auto [q, ec] = std::from_chars(p, end, dims[i]);
-      if (ec != std::errc() || dims[i] < 1 || (i < 2 ? (q == end || *q != 'x') : q != end))
+    const model::MmaConfigName parsed = model::parse_mma_config_name(s);
+    switch (parsed.fault) {
+      case model::MmaNameFault::shape:
         return fmt::format(
             "--config: expected MxNxK:a,b,c,d (e.g. 16x8x16:binary16,binary16,binary32,binary32), got '{}'", s);
-      p = q + 1;
-    }
-    if (dims[2] > model::kMaxDotK) return fmt::format("--config: K must lie in 1..{}", model::kMaxDotK);
-    std::string rest = colon == std::string::npos ? "" : s.substr(colon + 1);
-    for (int i = 0; i < 4; ++i) {
-      const std::size_t comma = rest.find(',');
-      names[i] = rest.substr(0, comma);
-      rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-      if ((i < 3) == (comma == std::string::npos))
+      case model::MmaNameFault::size:
+        return parsed.shape.k > model::kMaxDotK
+                   ? fmt::format("--config: K must lie in 1..{}", model::kMaxDotK)
+                   : fmt::format("--config: M and N must lie in 1..{}", model::kMaxMmaTile);
+      case model::MmaNameFault::format_count:
         return fmt::format("--config: expected four formats a,b,c,d after the shape, got '{}'", s);
+      case model::MmaNameFault::none:
+      case model::MmaNameFault::unknown_format: break;  // named below, as the format options are
     }
-    out.cfg.k = dims[2];
+    for (int i = 0; i < 4; ++i) names[i] = parsed.names[i];
+    out.cfg.k = parsed.shape.k;
     out.k_given = true;
   }
   const char* what[4] = {"a", "b", "c", "d"};
@@ -93,7 +90,9 @@ std::string resolve_shape(const ShapeArgs& args, Shape& out) {
       return fmt::format("--scale-format takes ue8m0 or ue4m3, got '{}'", args.scale_format);
     out.scale = *f;
     out.scale_block = args.scale_block.value_or(out.scale == &model::ue4m3 ? 16 : 32);
-    if (out.scale_block < 1 || out.scale_block > model::kMaxDotK) return "--scale-block must lie in 1..1024";
+    const model::DotParameter& block = *model::find_dot_parameter("scale_block");
+    if (out.scale_block < block.min || out.scale_block > block.max)
+      return fmt::format("--scale-block must lie in {}..{}", block.min, block.max);
   } else if (args.scale_block) {
     return "--scale-block needs --scale-format";
   }
@@ -108,8 +107,9 @@ void add_shape_options(CLI::App* cmd, ShapeArgs& a) {
   cmd->add_option("--b-format", a.b_format, "Format of b");
   cmd->add_option("--c-format", a.c_format, "Format of c");
   cmd->add_option("--d-format", a.d_format, "Format of d");
-  cmd->add_option("--scale-format", a.scale_format, "Block scale factors: ue8m0 or ue4m3 (after the b fields)");
-  cmd->add_option("--scale-block", a.scale_block, "Products per scale factor (default 32 for ue8m0, 16 for ue4m3)");
+  // As `model dot` has them (model/dot_parameters.hpp).
+  cmd->add_option("--scale-format", a.scale_format, std::string(model::find_dot_parameter("scale_format")->doc));
+  cmd->add_option("--scale-block", a.scale_block, std::string(model::find_dot_parameter("scale_block")->doc));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -241,13 +241,10 @@ std::string model_dot_options(const Shape& s, const DotConfig& c) {
   const int K = s.cfg.k;
   std::string o = fmt::format("--algorithm {} --a-format {} --b-format {} --c-format {} --d-format {}",
                               algorithm_name(c, K), s.cfg.a->name, s.cfg.b->name, s.cfg.c->name, s.cfg.d->name);
-  if (c.scale) o += fmt::format(" --scale-format {} --scale-block {}", c.scale->name, c.scale_block);
   const json params = parameters_json(c, K);
   for (const auto& [key, v] : params.items()) {
     // An FMA chain rounds to nearest even: a fact of the algorithm, not an option.
     if (c.algorithm == model::MmaAlgorithm::sfma) continue;
-    std::string opt = key;
-    std::replace(opt.begin(), opt.end(), '_', '-');
     std::string value;
     if (v.is_null())
       value = "none";
@@ -262,7 +259,7 @@ std::string model_dot_options(const Shape& s, const DotConfig& c) {
       value = v.get<std::string>();
       if (key == "tree") value = "'" + value + "'";  // parentheses and '+': quoted for a shell
     }
-    o += " --" + opt + " " + value;
+    o += " " + model::spell(key, model::ParameterSpelling::option) + " " + value;
   }
   return o;
 }

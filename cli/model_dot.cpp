@@ -9,6 +9,8 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "cli/batch.hpp"
@@ -52,45 +54,78 @@ struct AlgorithmForm {
   }
 };
 
+// Where DotArgs keeps each parameter's option (the options are the table's,
+// model/dot_parameters.hpp): integers as CLI11 reads them, the others as written.
+using ArgField =
+    std::variant<std::optional<int> DotArgs::*, std::string DotArgs::*, std::vector<std::string> DotArgs::*>;
+ArgField arg_field(std::string_view key) {
+  static const std::map<std::string_view, ArgField> fields = {{"F", &DotArgs::F},
+                                                              {"block", &DotArgs::block},
+                                                              {"group", &DotArgs::group},
+                                                              {"out_fraction_bits", &DotArgs::out_fraction_bits},
+                                                              {"align_floor", &DotArgs::align_floor},
+                                                              {"out_rounding", &DotArgs::out_rounding},
+                                                              {"nan", &DotArgs::nan},
+                                                              {"round_down_alignment", &DotArgs::round_down_alignment},
+                                                              {"carry_bits", &DotArgs::carry_bits},
+                                                              {"scale_format", &DotArgs::scale_format},
+                                                              {"scale_block", &DotArgs::scale_block},
+                                                              {"tree", &DotArgs::tree},
+                                                              {"sums", &DotArgs::sums},
+                                                              {"products", &DotArgs::products},
+                                                              {"rounding", &DotArgs::rounding},
+                                                              {"flush", &DotArgs::flush},
+                                                              {"flush_inputs", &DotArgs::flush_inputs}};
+  return fields.at(key);
+}
+
+// Whether the option of a parameter was given.
+bool given(const DotArgs& args, const model::DotParameter& p) {
+  return std::visit(
+      [&](auto field) {
+        const auto& v = args.*field;
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::optional<int>>)
+          return v.has_value();
+        else
+          return !v.empty();
+      },
+      arg_field(p.name));
+}
+
 // The options of the --algorithm form as parameters; why one is malformed, or "".
 std::string parameters_of(const DotArgs& args, model::DotParameters& p) {
-  const std::pair<const char*, const std::optional<int>*> integers[] = {{"F", &args.F},
-                                                                        {"block", &args.block},
-                                                                        {"group", &args.group},
-                                                                        {"scale_block", &args.scale_block},
-                                                                        {"out_fraction_bits", &args.out_fraction_bits},
-                                                                        {"carry_bits", &args.carry_bits}};
-  for (const auto& [key, v] : integers)
-    if (*v) p[key] = std::int64_t(**v);
-  const std::pair<const char*, const std::string*> texts[] = {{"out_rounding", &args.out_rounding},
-                                                              {"nan", &args.nan},
-                                                              {"scale_format", &args.scale_format},
-                                                              {"tree", &args.tree},
-                                                              {"sums", &args.sums},
-                                                              {"products", &args.products},
-                                                              {"rounding", &args.rounding}};
-  for (const auto& [key, v] : texts)
-    if (!v->empty()) p[key] = *v;
-  if (!args.flush.empty()) p["flush"] = args.flush;
-  if (!args.align_floor.empty()) {
-    if (args.align_floor == "none") {
-      p["align_floor"] = std::monostate{};
-    } else {
-      int v = 0;
-      const char* end = args.align_floor.data() + args.align_floor.size();
-      const auto [ptr, ec] = std::from_chars(args.align_floor.data(), end, v);
-      if (ec != std::errc() || ptr != end)
-        return fmt::format("--align-floor: an exponent or 'none', got '{}'", args.align_floor);
-      p["align_floor"] = std::int64_t(v);
+  for (const model::DotParameter& param : model::dot_parameters()) {
+    if (!given(args, param)) continue;
+    const std::string key(param.name);
+    const ArgField field = arg_field(param.name);
+    if (const auto* i = std::get_if<std::optional<int> DotArgs::*>(&field)) {
+      p[key] = std::int64_t(*(args.**i));
+      continue;
     }
-  }
-  using Flag = std::pair<const char*, const std::string*>;
-  for (const auto& [key, v] :
-       {Flag{"round_down_alignment", &args.round_down_alignment}, Flag{"flush_inputs", &args.flush_inputs}}) {
-    if (v->empty()) continue;
-    if (*v != "true" && *v != "false")
-      return fmt::format("{}: true or false, got '{}'", model::spell(key, model::ParameterSpelling::option), *v);
-    p[key] = *v == "true";
+    if (const auto* l = std::get_if<std::vector<std::string> DotArgs::*>(&field)) {
+      p[key] = args.**l;
+      continue;
+    }
+    const std::string& text = args.*std::get<std::string DotArgs::*>(field);
+    if (param.type == model::DotParameterType::integer_or_null) {
+      if (text == "none") {
+        p[key] = std::monostate{};
+        continue;
+      }
+      int v = 0;
+      const char* end = text.data() + text.size();
+      const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+      if (ec != std::errc() || ptr != end)
+        return fmt::format("{}: an exponent or 'none', got '{}'", model::spell(key, model::ParameterSpelling::option),
+                           text);
+      p[key] = std::int64_t(v);
+    } else if (param.type == model::DotParameterType::boolean) {
+      if (text != "true" && text != "false")
+        return fmt::format("{}: true or false, got '{}'", model::spell(key, model::ParameterSpelling::option), text);
+      p[key] = text == "true";
+    } else {
+      p[key] = text;
+    }
   }
   return "";
 }
@@ -114,83 +149,19 @@ void list_instructions(std::ostream& out) {
   }
 }
 
-}  // namespace
-
-int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std::ostream& err) {
-  if (args.list) {
-    list_instructions(out);
-    return 0;
-  }
-  const bool by_instruction = !args.instruction.empty();
-  if (by_instruction == !args.algorithm.empty()) {
-    err << "gpuparanoia: model dot needs either --instruction ARCH:NAME or --algorithm A\n";
-    return kExitUsage;
-  }
-  // Evaluators, one per K (the --algorithm form derives block defaults from K).
-  std::map<int, std::unique_ptr<model::Dot>> dots;
+// What a batch evaluates, an instruction or an algorithm's form, with its evaluators.
+struct Unit {
   const model::MmaInstruction* ins = nullptr;
   std::optional<AlgorithmForm> form;
-  if (by_instruction) {
-    ins = model::find_mma_instruction(args.instruction);
-    if (!ins) {
-      err << input::error_line(
-          fmt::format("unknown instruction '{}' (arch:name, e.g. hopper:HMMA.16816.F32; `gpuparanoia model dot "
-                      "--list` lists them)",
-                      args.instruction));
-      return kExitUsage;
-    }
-    if (args.F || args.block || args.group || args.scale_block || !args.a_format.empty() || !args.b_format.empty() ||
-        !args.c_format.empty() || !args.d_format.empty() || !args.scale_format.empty() || args.out_fraction_bits ||
-        !args.out_rounding.empty() || !args.align_floor.empty() || !args.nan.empty() ||
-        !args.round_down_alignment.empty() || args.carry_bits || !args.flush_inputs.empty()) {
-      err << "gpuparanoia: --F, --block, --group, the format options and the fused algorithms' parameters belong to "
-             "the "
-             "--algorithm form\n";
-      return kExitUsage;
-    }
-    dots.emplace(ins->k, std::make_unique<model::Dot>(ins->config));
-  } else {
-    const auto alg = model::find_mma_algorithm(args.algorithm);
-    if (!alg) {
-      err << input::error_line(fmt::format("unknown algorithm '{}' (known: {})", args.algorithm, algorithm_names()));
-      return kExitUsage;
-    }
-    AlgorithmForm f;
-    f.algorithm = *alg;
-    if (const std::string why = parameters_of(args, f.parameters); !why.empty()) {
-      err << input::error_line(why);
-      return kExitUsage;
-    }
-    const std::pair<const char*, const std::string*> names[] = {{"--a-format", &args.a_format},
-                                                                {"--b-format", &args.b_format},
-                                                                {"--c-format", &args.c_format},
-                                                                {"--d-format", &args.d_format}};
-    const Format** slots[] = {&f.a, &f.b, &f.c, &f.d};
-    for (std::size_t i = 0; i < 4; ++i) {
-      const auto found = model::find_format(*names[i].second);
-      if (!found) {
-        err << input::error_line(fmt::format("{} needs a known format, got '{}' (known: {})", names[i].first,
-                                             *names[i].second, format_names()));
-        return kExitUsage;
-      }
-      *slots[i] = *found;
-    }
-    // Check the configuration once, before reading anything: for the tree's own K, else for a
-    // representative one. A malformed tree is bad input, as a malformed line is.
-    model::DotConfigOrError checked = f.config(0);
-    if (checked.config && !checked.config->tree) checked = f.config(16);
-    if (!checked.config) {
-      err << input::error_line(checked.error);
-      return checked.key == "tree" && f.algorithm == model::MmaAlgorithm::tree ? kExitBadInput : kExitUsage;
-    }
-    f.scale = checked.config->scale;
-    f.scale_block = checked.config->scale_block;
-    if (checked.config->tree) f.tree_k = checked.config->tree->k;
-    form = f;
-  }
+  // Evaluators, one per K (the --algorithm form derives block defaults from K), created on first
+  // use and shared by the workers.
+  std::map<int, std::unique_ptr<model::Dot>> dots;
+  std::mutex dots_mutex;
+
+  const Format* d_format() const { return ins ? ins->config.d : form->d; }
 
   // K and the number of scale factors of each operand for a line of `fields` fields.
-  auto shape_for = [&](std::size_t fields, int& k, int& scales) -> bool {
+  bool shape_for(std::size_t fields, int& k, int& scales) const {
     if (ins) {
       k = ins->k;
       scales = model::scale_count(ins->config, k);
@@ -208,10 +179,10 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
       if (std::size_t(1 + 2 * k + 2 * scales) == fields) return true;
     }
     return false;
-  };
+  }
 
   // The error message of a line whose field count fits no K.
-  auto shape_error = [&](long line_no, std::size_t n, int k, int scales) {
+  std::string shape_error(long line_no, std::size_t n, int k, int scales) const {
     if (ins)
       return line_error(
           line_no, fmt::format("{} needs {} fields (c, {} a, {} b{}), found {}", ins->id(), 1 + 2 * k + 2 * scales, k,
@@ -219,10 +190,10 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
     return line_error(
         line_no, fmt::format("expected c, K values of a and K of b{} (K <= {}), found {} field{}",
                              form->scale ? " and their scale factors" : "", model::kMaxDotK, n, n == 1 ? "" : "s"));
-  };
-  // The evaluator for K products (created on first use; shared by the workers).
-  std::mutex dots_mutex;
-  auto evaluator = [&](int k, long line_no, std::string& error) -> const model::Dot* {
+  }
+
+  // The evaluator for K products, or nullptr and the error of the line.
+  const model::Dot* evaluator(int k, long line_no, std::string& error) {
     const std::lock_guard lock(dots_mutex);
     auto it = dots.find(k);
     if (it == dots.end()) {
@@ -238,11 +209,119 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
       it = dots.emplace(k, std::make_unique<model::Dot>(*cfg.config)).first;
     }
     return it->second.get();
-  };
+  }
+};
 
-  // Chunks of lines, each parsed and evaluated on every core, then written in order. A worker
-  // stops at its first bad line; the first bad line of the chunk ends the run.
-  const unsigned threads = args.threads ? args.threads : std::max(1u, std::thread::hardware_concurrency());
+// The --instruction form; the exit code (kExitOk: resolved).
+int instruction_unit(const DotArgs& args, Unit& u, std::ostream& err) {
+  u.ins = model::find_mma_instruction(args.instruction);
+  if (!u.ins) {
+    err << input::error_line(
+        fmt::format("unknown instruction '{}' (arch:name, e.g. hopper:HMMA.16816.F32; `gpuparanoia model dot "
+                    "--list` lists them)",
+                    args.instruction));
+    return kExitUsage;
+  }
+  // The fused algorithms' parameters (those of the tree and sfma aside) name no instruction.
+  bool misplaced = !args.a_format.empty() || !args.b_format.empty() || !args.c_format.empty() || !args.d_format.empty();
+  for (const model::DotParameter& p : model::dot_parameters())
+    for (unsigned a = 0; a <= unsigned(model::MmaAlgorithm::ocfda); ++a)
+      misplaced = misplaced ||
+                  (p.taken_by(model::MmaAlgorithm(a)) && model::is_fused(model::MmaAlgorithm(a)) && given(args, p));
+  if (misplaced) {
+    err << "gpuparanoia: --F, --block, --group, the format options and the fused algorithms' parameters belong to "
+           "the "
+           "--algorithm form\n";
+    return kExitUsage;
+  }
+  u.dots.emplace(u.ins->k, std::make_unique<model::Dot>(u.ins->config));
+  return kExitOk;
+}
+
+// The --algorithm form; the exit code (kExitOk: resolved).
+int algorithm_unit(const DotArgs& args, Unit& u, std::ostream& err) {
+  const auto alg = model::find_mma_algorithm(args.algorithm);
+  if (!alg) {
+    err << input::error_line(fmt::format("unknown algorithm '{}' (known: {})", args.algorithm, algorithm_names()));
+    return kExitUsage;
+  }
+  AlgorithmForm f;
+  f.algorithm = *alg;
+  if (const std::string why = parameters_of(args, f.parameters); !why.empty()) {
+    err << input::error_line(why);
+    return kExitUsage;
+  }
+  const std::pair<const char*, const std::string*> names[] = {{"--a-format", &args.a_format},
+                                                              {"--b-format", &args.b_format},
+                                                              {"--c-format", &args.c_format},
+                                                              {"--d-format", &args.d_format}};
+  const Format** slots[] = {&f.a, &f.b, &f.c, &f.d};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto found = model::find_format(*names[i].second);
+    if (!found) {
+      err << input::error_line(fmt::format("{} needs a known format, got '{}' (known: {})", names[i].first,
+                                           *names[i].second, format_names()));
+      return kExitUsage;
+    }
+    *slots[i] = *found;
+  }
+  // Check the configuration once, before reading anything: for the tree's own K, else for a
+  // representative one. A malformed tree is bad input, as a malformed line is.
+  model::DotConfigOrError checked = f.config(0);
+  if (checked.config && !checked.config->tree) checked = f.config(16);
+  if (!checked.config) {
+    err << input::error_line(checked.error);
+    return checked.key == "tree" && f.algorithm == model::MmaAlgorithm::tree ? kExitBadInput : kExitUsage;
+  }
+  f.scale = checked.config->scale;
+  f.scale_block = checked.config->scale_block;
+  if (checked.config->tree) f.tree_k = checked.config->tree->k;
+  u.form = f;
+  return kExitOk;
+}
+
+// Parses and evaluates lines [begin, end) of a chunk, the first of them line `first_line_no`; stops
+// at the first bad line, its message in `errors`.
+void evaluate_lines(Unit& u, const std::vector<std::string>& lines, std::size_t begin, std::size_t end,
+                    long first_line_no, std::vector<std::uint64_t>& results, std::vector<std::string>& errors) {
+  std::vector<std::uint64_t> parsed;
+  std::vector<const model::Format*> widths;
+  std::map<int, const model::Dot*> cache;
+  input::InputError perr{input::kStdinName, 0, "", ""};
+  for (std::size_t i = begin; i < end; ++i) {
+    const long no = first_line_no + long(i);
+    const std::size_t n = count_fields(lines[i]);
+    int k = 0, scales = 0;
+    if (!u.shape_for(n, k, scales)) {
+      errors[i] = u.shape_error(no, n, k, scales);
+      return;
+    }
+    const model::Dot* dot = nullptr;
+    if (auto c = cache.find(k); c != cache.end()) {
+      dot = c->second;
+    } else {
+      dot = u.evaluator(k, no, errors[i]);
+      if (!dot) return;
+      cache.emplace(k, dot);
+    }
+    const DotConfig& cfg = dot->config();
+    widths.assign({cfg.c});
+    widths.insert(widths.end(), std::size_t(k), cfg.a);
+    widths.insert(widths.end(), std::size_t(k), cfg.b);
+    if (scales) widths.insert(widths.end(), std::size_t(2 * scales), cfg.scale);
+    if (!parse_hex_line(lines[i], no, widths, n, parsed, perr)) {
+      errors[i] = input::error_line(perr.text());
+      return;
+    }
+    const std::uint64_t* p = parsed.data();
+    const auto uk = std::size_t(k), us = std::size_t(scales);
+    results[i] = (*dot)(p[0], {p + 1, uk}, {p + 1 + uk, uk}, {p + 1 + 2 * uk, us}, {p + 1 + 2 * uk + us, us});
+  }
+}
+
+// Reads the batch in chunks of lines, each parsed and evaluated on every core, then written in
+// order. A worker stops at its first bad line; the first bad line of the chunk ends the run.
+int evaluate_batch(Unit& u, unsigned threads, std::istream& in, std::ostream& out, std::ostream& err) {
   constexpr std::size_t kChunk = 1 << 16;
   // Grown as lines come (a short batch allocates little), reused from chunk to chunk.
   std::vector<std::string> lines;
@@ -250,44 +329,9 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
   std::vector<std::string> errors;
   std::string buffer;
   long line_no = 0;
-  const Format* d_format = ins ? ins->config.d : form->d;
-
-  auto work = [&](std::size_t begin, std::size_t end, long first_line_no) {
-    std::vector<std::uint64_t> parsed;
-    std::vector<const model::Format*> widths;
-    std::map<int, const model::Dot*> cache;
-    input::InputError perr{input::kStdinName, 0, "", ""};
-    for (std::size_t i = begin; i < end; ++i) {
-      const long no = first_line_no + long(i);
-      const std::size_t n = count_fields(lines[i]);
-      int k = 0, scales = 0;
-      if (!shape_for(n, k, scales)) {
-        errors[i] = shape_error(no, n, k, scales);
-        return;
-      }
-      const model::Dot* dot = nullptr;
-      if (auto c = cache.find(k); c != cache.end()) {
-        dot = c->second;
-      } else {
-        dot = evaluator(k, no, errors[i]);
-        if (!dot) return;
-        cache.emplace(k, dot);
-      }
-      const DotConfig& cfg = dot->config();
-      widths.assign({cfg.c});
-      widths.insert(widths.end(), std::size_t(k), cfg.a);
-      widths.insert(widths.end(), std::size_t(k), cfg.b);
-      if (scales) widths.insert(widths.end(), std::size_t(2 * scales), cfg.scale);
-      if (!parse_hex_line(lines[i], no, widths, n, parsed, perr)) {
-        errors[i] = input::error_line(perr.text());
-        return;
-      }
-      const std::uint64_t* p = parsed.data();
-      const auto uk = std::size_t(k), us = std::size_t(scales);
-      results[i] = (*dot)(p[0], {p + 1, uk}, {p + 1 + uk, uk}, {p + 1 + 2 * uk, us}, {p + 1 + 2 * uk + us, us});
-    }
+  const auto work = [&](std::size_t begin, std::size_t end, long first) {
+    evaluate_lines(u, lines, begin, end, first, results, errors);
   };
-
   bool eof = false, too_long = false;
   while (!eof) {
     std::size_t n = 0;
@@ -320,7 +364,7 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
         err << errors[i];
         return kExitBadInput;
       }
-      buffer += format_hex(results[i], d_format->storage_bits);
+      buffer += format_hex(results[i], u.d_format()->storage_bits);
       buffer += '\n';
     }
     out << buffer;
@@ -334,6 +378,25 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
   return kExitOk;
 }
 
+}  // namespace
+
+int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std::ostream& err) {
+  if (args.list) {
+    list_instructions(out);
+    return 0;
+  }
+  const bool by_instruction = !args.instruction.empty();
+  if (by_instruction == !args.algorithm.empty()) {
+    err << "gpuparanoia: model dot needs either --instruction ARCH:NAME or --algorithm A\n";
+    return kExitUsage;
+  }
+  Unit u;
+  if (const int rc = by_instruction ? instruction_unit(args, u, err) : algorithm_unit(args, u, err); rc != kExitOk)
+    return rc;
+  const unsigned threads = args.threads ? args.threads : std::max(1u, std::thread::hardware_concurrency());
+  return evaluate_batch(u, threads, in, out, err);
+}
+
 void add_model_dot_command(CLI::App& model, int& exit_code) {
   auto args = std::make_shared<DotArgs>();
   CLI::App* dot = model.add_subcommand(
@@ -344,33 +407,17 @@ void add_model_dot_command(CLI::App& model, int& exit_code) {
       dot->add_option("--algorithm", args->algorithm,
                       "sfma gps fda cofda gdfs fdrda cofdrda gfdrda cogfdrda tree ocfda, with the options below");
   ins->excludes(alg);
-  dot->add_option("--F", args->F, "Fraction bits kept on alignment");
-  dot->add_option("--block", args->block, "Products fused before a partial result is rounded (chained beyond)");
-  dot->add_option("--group", args->group, "G of gps; the fixed-point group of gdfs");
   dot->add_option("--a-format", args->a_format, "Format of a");
   dot->add_option("--b-format", args->b_format, "Format of b");
   dot->add_option("--c-format", args->c_format, "Format of c");
   dot->add_option("--d-format", args->d_format, "Format of d");
-  dot->add_option("--out-rounding", args->out_rounding,
-                  "Fused algorithms: the final rounding (default: the algorithm's)");
-  dot->add_option("--out-fraction-bits", args->out_fraction_bits,
-                  "Fused algorithms: fraction bits of the final rounding");
-  dot->add_option("--align-floor", args->align_floor, "Fused algorithms: lowest alignment exponent, or none");
-  dot->add_option("--nan", args->nan, "Fused algorithms: the NaN delivered, nvidia (0x7fffffff) or format (quiet NaN)");
-  dot->add_option("--round-down-alignment", args->round_down_alignment,
-                  "fdrda algorithms: c and the dot product aligned rounding down (true) or toward zero (false)");
-  dot->add_option(
-      "--carry-bits", args->carry_bits,
-      "fda, cofda: carry-out bits of the fixed-point sum above its largest summand (default 0: every carry kept)");
-  dot->add_option("--flush-inputs", args->flush_inputs,
-                  "ocfda: subnormal a and b read as zeros (true) or kept (false)");
-  dot->add_option("--scale-format", args->scale_format, "Block scale factors: ue8m0 or ue4m3 (after the b fields)");
-  dot->add_option("--scale-block", args->scale_block, "Products per scale factor (default 32 for ue8m0, 16 for ue4m3)");
-  dot->add_option("--tree", args->tree, "The tree algorithm's shape, e.g. \"((p0+p1)+p2)+c\" (p<k> products, c)");
-  dot->add_option("--sums", args->sums, "tree: the sums' format (default: d's)");
-  dot->add_option("--products", args->products, "tree: exact (default), or the format products are rounded to");
-  dot->add_option("--rounding", args->rounding, "tree: rounding of sums and products (default rne)");
-  dot->add_option("--flush", args->flush, "tree: subnormals flushed in inputs, c, sums")->delimiter(',');
+  for (const model::DotParameter& p : model::dot_parameters()) {
+    const std::string option = model::spell(p.name, model::ParameterSpelling::option);
+    const std::string doc(p.doc);
+    CLI::Option* o =
+        std::visit([&](auto field) { return dot->add_option(option, (*args).*field, doc); }, arg_field(p.name));
+    if (p.type == model::DotParameterType::list) o->delimiter(',');
+  }
   dot->add_option("--threads", args->threads, "Worker threads (default: every core)");
   dot->add_flag("--list", args->list, "List the instructions and exit");
   dot->callback([args, &exit_code] {

@@ -11,12 +11,95 @@ namespace gp::model {
 
 namespace {
 
-constexpr std::array<std::string_view, 17> names = {
-    "F",           "block",        "group",       "out_fraction_bits",
-    "align_floor", "out_rounding", "nan",         "round_down_alignment",
-    "carry_bits",  "scale_format", "scale_block", "tree",
-    "sums",        "products",     "rounding",    "flush",
-    "flush_inputs"};
+constexpr std::uint16_t bit(MmaAlgorithm a) { return std::uint16_t(1u << unsigned(a)); }
+constexpr std::uint16_t kFdrdaFamily =
+    bit(MmaAlgorithm::fdrda) | bit(MmaAlgorithm::cofdrda) | bit(MmaAlgorithm::gfdrda) | bit(MmaAlgorithm::cogfdrda);
+// The fused algorithms that take scale factors, and with ocfda those that take the fused parameters.
+constexpr std::uint16_t kScaled =
+    bit(MmaAlgorithm::fda) | bit(MmaAlgorithm::cofda) | bit(MmaAlgorithm::gdfs) | kFdrdaFamily;
+constexpr std::uint16_t kFused = kScaled | bit(MmaAlgorithm::ocfda);
+constexpr std::uint16_t kTree = bit(MmaAlgorithm::tree);
+
+constexpr int kMaxAlignFloor = 100000;
+
+using Value = std::optional<DotParameterValue>;
+std::string text_of(std::string_view s) { return std::string(s); }
+
+// In the order of dot_parameter_names() (the order errors list them in).
+const std::array<DotParameter, 17> table = {{
+    {"F", DotParameterType::integer, 0, kMaxF, kFdrdaDotBits, kFused, "Fraction bits kept on alignment",
+     [](const DotConfig& c, int) -> Value { return std::int64_t(c.F); }, &DotConfig::F},
+    {"block", DotParameterType::integer, 0, kMaxDotK, 0, kFused,
+     "Products fused before a partial result is rounded (chained beyond)",
+     [](const DotConfig& c, int k) -> Value { return std::int64_t(effective_block(c, k) < k ? c.block : k); },
+     &DotConfig::block},
+    {"group", DotParameterType::integer, 1, kMaxDotK, 0, bit(MmaAlgorithm::gps) | bit(MmaAlgorithm::gdfs),
+     "G of gps; the fixed-point group of gdfs", [](const DotConfig& c, int) -> Value { return std::int64_t(c.group); },
+     &DotConfig::group},
+    {"out_fraction_bits", DotParameterType::integer, 0, 52, 0, kFused,
+     "Fused algorithms: fraction bits of the final rounding",
+     [](const DotConfig& c, int) -> Value { return std::int64_t(c.out_fraction_bits); }, &DotConfig::out_fraction_bits},
+    {"align_floor", DotParameterType::integer_or_null, -kMaxAlignFloor, kMaxAlignFloor, 0, kFused,
+     "Fused algorithms: lowest alignment exponent, or none",
+     [](const DotConfig& c, int) -> Value {
+       if (c.align_floor == kNoAlignFloor) return std::monostate{};
+       return std::int64_t(c.align_floor);
+     },
+     &DotConfig::align_floor},
+    {"out_rounding", DotParameterType::text, 0, 0, 0, kFused,
+     "Fused algorithms: the final rounding (default: the algorithm's)",
+     [](const DotConfig& c, int) -> Value { return text_of(name(c.out_rounding)); }},
+    {"nan", DotParameterType::text, 0, 0, 0, kFused,
+     "Fused algorithms: the NaN delivered, nvidia (0x7fffffff) or format (quiet NaN)",
+     [](const DotConfig& c, int) -> Value { return text_of(c.nan == MmaNan::nvidia ? "nvidia" : "format"); }},
+    {"round_down_alignment", DotParameterType::boolean, 0, 0, 0, kFdrdaFamily,
+     "fdrda algorithms: c and the dot product aligned rounding down (true) or toward zero (false)",
+     [](const DotConfig& c, int) -> Value { return c.round_down_alignment; }, nullptr,
+     &DotConfig::round_down_alignment},
+    {"carry_bits", DotParameterType::integer, 0, kMaxCarryBits, 0, bit(MmaAlgorithm::fda) | bit(MmaAlgorithm::cofda),
+     "fda, cofda: carry-out bits of the fixed-point sum above its largest summand (default 0: every carry kept)",
+     [](const DotConfig& c, int) -> Value {
+       if (c.carry_bits == 0) return std::nullopt;
+       return std::int64_t(c.carry_bits);
+     },
+     &DotConfig::carry_bits},
+    {"scale_format", DotParameterType::text, 0, 0, 0, kScaled,
+     "Block scale factors: ue8m0 or ue4m3 (after the b fields)",
+     [](const DotConfig& c, int) -> Value {
+       if (!c.scale) return std::nullopt;
+       return text_of(c.scale->name);
+     }},
+    {"scale_block", DotParameterType::integer, 1, kMaxDotK, 0, kScaled,
+     "Products per scale factor (default 32 for ue8m0, 16 for ue4m3)",
+     [](const DotConfig& c, int) -> Value {
+       if (!c.scale) return std::nullopt;
+       return std::int64_t(c.scale_block);
+     }},
+    {"tree", DotParameterType::text, 0, 0, 0, kTree,
+     "The tree algorithm's shape, e.g. \"((p0+p1)+p2)+c\" (p<k> products, c)",
+     [](const DotConfig& c, int) -> Value { return c.tree->text(); }},
+    {"sums", DotParameterType::text, 0, 0, 0, kTree, "tree: the sums' format (default: d's)",
+     [](const DotConfig& c, int) -> Value { return text_of((c.tree->sum_format ? c.tree->sum_format : c.d)->name); }},
+    {"products", DotParameterType::text, 0, 0, 0, kTree, "tree: exact (default), or the format products are rounded to",
+     [](const DotConfig& c, int) -> Value {
+       return c.tree->product_format ? text_of(c.tree->product_format->name) : "exact";
+     }},
+    {"rounding", DotParameterType::text, 0, 0, 0, kTree | bit(MmaAlgorithm::sfma),
+     "tree: rounding of sums and products (default rne)",
+     // An FMA chain rounds to nearest even.
+     [](const DotConfig& c, int) -> Value { return text_of(c.tree ? name(c.tree->sum_rounding) : "rne"); }},
+    {"flush", DotParameterType::list, 0, 0, 0, kTree, "tree: subnormals flushed in inputs, c, sums",
+     [](const DotConfig& c, int) -> Value { return c.tree->flushed(); }},
+    {"flush_inputs", DotParameterType::boolean, 0, 0, 0, bit(MmaAlgorithm::ocfda),
+     "ocfda: subnormal a and b read as zeros (true) or kept (false)",
+     [](const DotConfig& c, int) -> Value { return c.flush_inputs; }, nullptr, &DotConfig::flush_inputs},
+}};
+
+constexpr std::array<std::string_view, table.size()> names = [] {
+  std::array<std::string_view, table.size()> n{};
+  for (std::size_t i = 0; i < table.size(); ++i) n[i] = table[i].name;
+  return n;
+}();
 
 std::string value_text(const DotParameterValue& v) {
   struct Text {
@@ -38,26 +121,25 @@ std::string value_text(const DotParameterValue& v) {
   return std::visit(Text{}, v);
 }
 
-// Which algorithms read a key.
-bool reads(MmaAlgorithm alg, std::string_view key) {
-  if (alg == MmaAlgorithm::tree)
-    return key == "tree" || key == "sums" || key == "products" || key == "rounding" || key == "flush";
-  if (alg == MmaAlgorithm::sfma) return key == "rounding";
-  if (alg == MmaAlgorithm::gps) return key == "group";
-  if (key == "group") return alg == MmaAlgorithm::gdfs;
-  if (key == "round_down_alignment") return is_fdrda_family(alg);
-  if (key == "carry_bits") return unchained(alg) == MmaAlgorithm::fda;
-  if (key == "flush_inputs") return alg == MmaAlgorithm::ocfda;
-  if (alg == MmaAlgorithm::ocfda && key.starts_with("scale")) return false;
-  return key == "F" || key == "block" || key == "out_fraction_bits" || key == "align_floor" || key == "out_rounding" ||
-         key == "nan" || key == "scale_format" || key == "scale_block";
-}
-
-constexpr std::int64_t kMaxAlignFloor = 100000;
-
 }  // namespace
 
+std::span<const DotParameter> dot_parameters() { return table; }
+
+const DotParameter* find_dot_parameter(std::string_view name) {
+  for (const DotParameter& p : table)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
 std::span<const std::string_view> dot_parameter_names() { return names; }
+
+DotParameters dot_config_parameters(const DotConfig& c, int k) {
+  DotParameters out;
+  for (const DotParameter& p : table)
+    if (p.taken_by(c.algorithm))
+      if (auto v = p.value(c, k)) out.emplace(p.name, std::move(*v));
+  return out;
+}
 
 std::string spell(std::string_view key, ParameterSpelling s) {
   std::string out(key);
@@ -78,14 +160,13 @@ DotConfigOrError dot_config_from_parameters(MmaAlgorithm alg, const Format& a, c
     return fail(key, "must be " + std::string(expected) + ", not " + value_text(v));
   };
   for (const auto& [key, value] : parameters) {
-    bool known = false;
-    for (std::string_view n : dot_parameter_names()) known = known || n == key;
-    if (!known) {
+    const DotParameter* p = find_dot_parameter(key);
+    if (!p) {
       std::string list;
       for (std::string_view n : dot_parameter_names()) list += (list.empty() ? "" : ", ") + spell(n, spelling);
       return fail(key, "unknown parameter (known: " + list + ")");
     }
-    if (!reads(alg, key))
+    if (!p->taken_by(alg))
       return fail(key, "not a parameter of " + std::string(name(alg)) +
                            (alg == MmaAlgorithm::tree   ? " (tree, sums, products, rounding, flush)"
                             : alg == MmaAlgorithm::sfma ? " (rounding 'rne' only)"
@@ -103,27 +184,22 @@ DotConfigOrError dot_config_from_parameters(MmaAlgorithm alg, const Format& a, c
     out = std::get<std::string>(*v);
     return std::nullopt;
   };
-  for (auto [key, field] : {std::pair<std::string_view, int*>{"F", &cfg.F},
-                            {"block", &cfg.block},
-                            {"group", &cfg.group},
-                            {"out_fraction_bits", &cfg.out_fraction_bits},
-                            {"align_floor", &cfg.align_floor},
-                            {"carry_bits", &cfg.carry_bits}}) {
-    const DotParameterValue* v = get(key);
+  for (const DotParameter& p : table) {
+    const DotParameterValue* v = p.integer ? get(p.name) : nullptr;
     if (!v) continue;
-    if (key == "align_floor" && std::holds_alternative<std::monostate>(*v)) {
-      *field = kNoAlignFloor;
+    const bool nullable = p.type == DotParameterType::integer_or_null;
+    if (nullable && std::holds_alternative<std::monostate>(*v)) {
+      cfg.*p.integer = kNoAlignFloor;
       continue;
     }
     // Within int's range; check() bounds the others further. An alignment floor far beyond any
     // format's exponents would overflow the exponent arithmetic.
     const std::int64_t* i = std::get_if<std::int64_t>(v);
-    if (!i || *i < INT_MIN || *i > INT_MAX)
-      return wrong(key, *v, key == "align_floor" ? "null or an integer" : "an integer");
-    if (key == "align_floor" && (*i < -kMaxAlignFloor || *i > kMaxAlignFloor))
-      return fail(key, "must lie in -" + std::to_string(kMaxAlignFloor) + ".." + std::to_string(kMaxAlignFloor) +
-                           ", not " + std::to_string(*i));
-    *field = int(*i);
+    if (!i || *i < INT_MIN || *i > INT_MAX) return wrong(p.name, *v, nullable ? "null or an integer" : "an integer");
+    if (nullable && (*i < p.min || *i > p.max))
+      return fail(p.name, "must lie in " + std::to_string(p.min) + ".." + std::to_string(p.max) + ", not " +
+                              std::to_string(*i));
+    cfg.*p.integer = int(*i);
   }
   std::string s;
   if (auto e = text("out_rounding", s)) return *e;
@@ -137,12 +213,11 @@ DotConfigOrError dot_config_from_parameters(MmaAlgorithm alg, const Format& a, c
     if (s != "nvidia" && s != "format") return fail("nan", "nvidia or format, not '" + s + "'");
     cfg.nan = s == "nvidia" ? MmaNan::nvidia : MmaNan::format;
   }
-  for (auto [key, field] : {std::pair<std::string_view, bool*>{"round_down_alignment", &cfg.round_down_alignment},
-                            {"flush_inputs", &cfg.flush_inputs}}) {
-    const DotParameterValue* v = get(key);
+  for (const DotParameter& p : table) {
+    const DotParameterValue* v = p.boolean ? get(p.name) : nullptr;
     if (!v) continue;
-    if (!std::holds_alternative<bool>(*v)) return wrong(key, *v, "true or false");
-    *field = std::get<bool>(*v);
+    if (!std::holds_alternative<bool>(*v)) return wrong(p.name, *v, "true or false");
+    cfg.*p.boolean = std::get<bool>(*v);
   }
   if (auto e = text("scale_format", s)) return *e;
   if (get("scale_format")) {
@@ -153,8 +228,10 @@ DotConfigOrError dot_config_from_parameters(MmaAlgorithm alg, const Format& a, c
   }
   if (const DotParameterValue* v = get("scale_block")) {
     if (!cfg.scale) return fail("scale_block", "needs " + spell("scale_format", spelling));
+    const DotParameter& p = *find_dot_parameter("scale_block");
     const std::int64_t* i = std::get_if<std::int64_t>(v);
-    if (!i || *i < 1 || *i > kMaxDotK) return wrong("scale_block", *v, "an integer in 1.." + std::to_string(kMaxDotK));
+    if (!i || *i < p.min || *i > p.max)
+      return wrong(p.name, *v, "an integer in " + std::to_string(p.min) + ".." + std::to_string(p.max));
     cfg.scale_block = int(*i);
   }
   if (alg == MmaAlgorithm::sfma && get("rounding")) {

@@ -296,8 +296,7 @@ std::uint64_t fdrda_block(const Dot& dot, const Format& cf, std::uint64_t c, con
   // Alignment of the dot product (31 fraction bits) and c (F bits) to their larger exponent.
   const int ec = has_c ? align_exp(cf, uc) : INT_MIN / 2;
   const int emax = std::max({has_dot ? edot : INT_MIN / 2, ec, cfg.align_floor});
-  constexpr int kDotBits = 31;
-  const int q = emax - kDotBits;
+  const int q = emax - kFdrdaDotBits;
   std::int64_t sum = 0;
   if (has_dot) {
     const int shift = (edot - cfg.F) - q;
@@ -580,10 +579,13 @@ std::string check(const DotConfig& cfg) {
   if (cfg.F < 0 || cfg.F > kMaxF) return "F must lie in 0.." + std::to_string(kMaxF);
   if (cfg.carry_bits != 0 && unchained(cfg.algorithm) != MmaAlgorithm::fda)
     return "carry bits are a parameter of fda and cofda";
-  if (cfg.carry_bits < 0 || cfg.carry_bits > 16) return "carry bits must lie in 0..16 (0: every carry kept)";
+  if (cfg.carry_bits < 0 || cfg.carry_bits > kMaxCarryBits)
+    return "carry bits must lie in 0.." + std::to_string(kMaxCarryBits) + " (0: every carry kept)";
   if (cfg.flush_inputs && cfg.algorithm != MmaAlgorithm::ocfda)
     return "flushing subnormal inputs is a parameter of ocfda";
-  if (is_fdrda_family(cfg.algorithm) && cfg.F > 31) return "the fdrda family keeps at most 31 fraction bits (F <= 31)";
+  if (is_fdrda_family(cfg.algorithm) && cfg.F > kFdrdaDotBits)
+    return "the fdrda family keeps at most " + std::to_string(kFdrdaDotBits) +
+           " fraction bits (F <= " + std::to_string(kFdrdaDotBits) + ")";
   if (!d.has_sign() || !d.has_subnormals() || d.nan != NanStyle::ieee)
     return "the fused algorithms need an IEEE-style d format (binary32, binary16, ...)";
   if (cfg.out_fraction_bits < 0 || cfg.out_fraction_bits > d.man_bits)

@@ -65,6 +65,11 @@ inline constexpr int kNoAlignFloor = INT_MIN / 4;
 // Largest F, block and K the fixed-point sums are sized for (64-bit accumulators).
 inline constexpr int kMaxF = 40;
 inline constexpr int kMaxDotK = 1024;
+// The fdrda family aligns the dot product at this many fraction bits (MMA-Sim, FDRDA step 5): the
+// product alignment's F cannot keep more.
+inline constexpr int kFdrdaDotBits = 31;
+// Most carry-out bits of FDA's fixed-point sum (DotConfig::carry_bits).
+inline constexpr int kMaxCarryBits = 16;
 
 struct DotConfig {
   MmaAlgorithm algorithm = MmaAlgorithm::fda;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "model/mma_config_name.hpp"
+
 namespace gp::model {
 
 namespace {
@@ -78,18 +80,14 @@ struct Builder {
 
 // The first "MxNxK" in a name ("f32_32x32x8_f16", "f32_32x32x2bf16", "DMMA.16x8x16").
 void shape_of(std::string_view name, int& m, int& n, int& k) {
-  auto number = [&](std::size_t& j, int& v) {
-    const std::size_t s = j;
-    v = 0;
-    while (j < name.size() && name[j] >= '0' && name[j] <= '9') v = v * 10 + (name[j++] - '0');
-    return j > s;
-  };
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    std::size_t j = i;
-    if (number(j, m) && j < name.size() && name[j++] == 'x' && number(j, n) && j < name.size() && name[j++] == 'x' &&
-        number(j, k))
+  MmaShape s;
+  for (std::size_t i = 0; i < name.size(); ++i)
+    if (read_mma_shape(name.substr(i), s)) {
+      m = s.m;
+      n = s.n;
+      k = s.k;
       return;
-  }
+    }
   m = n = k = 0;
 }
 

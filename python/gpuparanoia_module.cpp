@@ -211,7 +211,8 @@ bool round_inputs_of(const py::object& v) {
   return true;
 }
 
-const char* const kMatmulDoc = R"(matmul(a, b, c=None, *, instruction=None, profile=None, config=None, algorithm=None,
+const char* const kMatmulDocHead =
+    R"(matmul(a, b, c=None, *, instruction=None, profile=None, config=None, algorithm=None,
        a_format=None, b_format=None, c_format=None, d_format=None, a_scale=None, b_scale=None, threads=None,
        round_inputs=None, bits=False, **parameters)
 
@@ -223,9 +224,9 @@ config= one of its MMA configurations ('16x8x16:binary16,binary16,binary32,binar
 instruction; not needed where it has only one), computed with the model the profile gives it (an
 audit's identified algorithm and parameters); or algorithm='fda' (sfma gps fda cofda gdfs fdrda
 cofdrda gfdrda cogfdrda tree ocfda) with a_format ... d_format and the parameters as keywords, named as
-the profiles' MMA entries name them: F, block, group, out_fraction_bits, align_floor,
-out_rounding, nan, round_down_alignment, carry_bits, scale_format, scale_block, tree, sums,
-products, rounding, flush, flush_inputs.
+)";
+// After the keywords' list, which matmul_doc() writes from the table (model/dot_parameters.hpp).
+const char* const kMatmulDocTail = R"(
 
 a is M x K, b is K x N, c is M x N or None (zeros). With instruction= or profile=, K must be a
 multiple of the instruction's K: a longer K chains the instruction in order over K as a GEMM kernel
@@ -242,6 +243,22 @@ scale block.
 Returns d as float32, float16 or float64 where numpy has d's format, else raw bits (unsigned
 integers of d's storage width); bits=True always returns raw bits. threads= limits the worker
 threads (default: every core); the GIL is released while they run.)";
+
+// The docstring, its keywords wrapped within 98 columns.
+std::string matmul_doc() {
+  std::string out = kMatmulDocHead, line = "the profiles' MMA entries name them:";
+  const auto names = model::dot_parameter_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string word = std::string(names[i]) + (i + 1 < names.size() ? "," : ".");
+    if (line.size() + 1 + word.size() > 98) {
+      out += line + "\n";
+      line = word;
+    } else {
+      line += " " + word;
+    }
+  }
+  return out + line + kMatmulDocTail;
+}
 
 py::array matmul(const py::object& a, const py::object& b, const py::object& c, const py::object& instruction,
                  const py::object& profile, const py::object& config, const py::object& algorithm,
@@ -611,7 +628,8 @@ py::dict fit(const py::object& a, const py::object& b, const py::object& c, cons
 
 PYBIND11_MODULE(gpuparanoia, m) {
   m.doc() = "gpuparanoia's bit-accurate reference model of GPU arithmetic: MMA instructions and algorithms";
-  m.def("matmul", &gp::python::matmul, gp::python::kMatmulDoc, py::arg("a"), py::arg("b"), py::arg("c") = py::none(),
+  static const std::string matmul_doc = gp::python::matmul_doc();
+  m.def("matmul", &gp::python::matmul, matmul_doc.c_str(), py::arg("a"), py::arg("b"), py::arg("c") = py::none(),
         py::kw_only(), py::arg("instruction") = py::none(), py::arg("profile") = py::none(),
         py::arg("config") = py::none(), py::arg("algorithm") = py::none(), py::arg("a_format") = py::none(),
         py::arg("b_format") = py::none(), py::arg("c_format") = py::none(), py::arg("d_format") = py::none(),

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "backends/reference/profile.hpp"
+#include "model/dot_parameters.hpp"
 #include "model/ops.hpp"
 #include "tests_mma/tree_shape.hpp"
 
@@ -281,13 +282,15 @@ std::vector<model::SummationTree> tree_shapes(const MmaConfig& cfg, const std::s
 Space full_space(const MmaConfig& cfg, const std::string& measured_tree) {
   Space s;
   const int K = cfg.k;
+  // F and the output's fraction bits over the model's whole ranges (model/dot_parameters.hpp).
+  const model::DotParameter& F = *model::find_dot_parameter("F");
   s.gps_groups = blocks_of(K);
-  s.fda_F = range(0, model::kMaxF);
-  s.fdrda_F = range(0, 31);
-  s.gdfs_F = range(0, model::kMaxF);
+  s.fda_F = range(F.min, F.max_for(MmaAlgorithm::fda));
+  s.fdrda_F = range(F.min, F.max_for(MmaAlgorithm::fdrda));
+  s.gdfs_F = range(F.min, F.max_for(MmaAlgorithm::gdfs));
   s.blocks = blocks_of(K);
   s.gdfs_groups = blocks_of(K);
-  s.out_bits = range(0, cfg.d->man_bits);
+  s.out_bits = range(model::find_dot_parameter("out_fraction_bits")->min, cfg.d->man_bits);
   s.roundings.assign(std::begin(model::all_roundings), std::end(model::all_roundings));
   s.nans = {MmaNan::nvidia, MmaNan::format};
   s.shapes = tree_shapes(cfg, measured_tree);

@@ -156,6 +156,10 @@ json expect_recovers(const mma::MmaConfig& cfg, const DotConfig& unit, const std
   for (const json& c : f.doc["candidates"]) {
     EXPECT_EQ(c["mismatches"], 0);
     found = found || same_behaviour(cfg, model_of(cfg, &unit, c), unit, &why);
+    // Each option once: `model dot` refuses one given twice.
+    const std::string options = c["model_dot"].get<std::string>();
+    for (const char* o : {"--scale-format", "--scale-block", "--F "})
+      EXPECT_EQ(options.find(o), options.rfind(o)) << who << ": " << options;
   }
   EXPECT_TRUE(found) << who << ": no class behaves as the unit (last difference " << why << ")\n" << f.out;
   return f.doc;
@@ -457,6 +461,40 @@ TEST(FitErrors, ALineOrTwoLeaveTooManyCandidatesAndSaySo) {
   EXPECT_NE(f.out.find("incomplete: more than 20000 candidates"), std::string::npos) << f.out;
 }
 
+// keep_nan_exact, which fit and the identification share, predicts the pool's NaN lines with their
+// scale factors: a NaN that only a NaN scale factor causes still tells NVIDIA's NaN from the format's.
+TEST(FitNan, NanExactFilterHonoursScaleFactors) {
+  mma::MmaConfig cfg;
+  cfg.m = cfg.n = 1;
+  cfg.k = 32;
+  cfg.a = cfg.b = &model::e4m3;
+  cfg.c = cfg.d = &model::binary32;
+  DotConfig nvidia = model::default_dot_config(model::MmaAlgorithm::fda, *cfg.a, *cfg.b, *cfg.c, *cfg.d, cfg.k);
+  nvidia.scale = &model::ue8m0;
+  nvidia.scale_block = 32;
+  nvidia.nan = model::MmaNan::nvidia;
+  DotConfig quiet = nvidia;
+  quiet.nan = model::MmaNan::format;
+  ASSERT_EQ(model::check(nvidia), "");
+  mma::Pool pool = mma::make_pool(cfg, &model::ue8m0, 32);
+  mma::DotCase x;
+  x.c = 0x3f800000;      // 1
+  x.a.assign(32, 0x38);  // e4m3 1
+  x.b.assign(32, 0x38);
+  x.sa = {0x7f + 3};  // 2^3
+  x.sb = {0xff};      // ue8m0 NaN: the only NaN of the line
+  const std::uint64_t out = mma::predict(model::Dot(nvidia), x);
+  ASSERT_TRUE(mma::is_nan(*cfg.d, out));
+  ASSERT_NE(out, mma::predict(model::Dot(quiet), x));
+  mma::add_to(pool, cfg, x, out);
+  x.sb = {0x7f};  // finite: both candidates give 1 + 32 * 2^3
+  mma::add_to(pool, cfg, x, mma::predict(model::Dot(nvidia), x));
+  std::vector<DotConfig> survivors = {quiet, nvidia};
+  mma::keep_nan_exact(cfg, pool, survivors);
+  ASSERT_EQ(survivors.size(), 1u);
+  EXPECT_EQ(survivors[0].nan, model::MmaNan::nvidia);
+}
+
 TEST(FitErrors, BadInputAndUsageHaveTheirExitCodes) {
   const fs::path file = temp_dir() / "err.txt";
   std::ofstream(file) << "# a comment\n3f800000 3c00 3c00 40000000\n0 3c00 zz 0\n";
@@ -484,6 +522,23 @@ TEST(FitErrors, BadInputAndUsageHaveTheirExitCodes) {
   f = fit(bad, nullptr, {file.string()});
   EXPECT_EQ(f.code, kExitUsage);
   EXPECT_EQ(f.err.find('\n'), f.err.size() - 1) << f.err;
+  // The configuration's faults, in the order the one reader of configuration names finds them.
+  for (const auto& [config, message] : std::vector<std::pair<std::string, std::string>>{
+           {"16x8", "--config: expected MxNxK:a,b,c,d (e.g. 16x8x16:binary16,binary16,binary32,binary32), got '16x8'"},
+           {"1x1x2000:binary16", "--config: K must lie in 1..1024"},
+           {"512x1x4:binary16,binary16,binary32,binary32", "--config: M and N must lie in 1..256"},
+           {"1x1x4", "--config: expected four formats a,b,c,d after the shape, got '1x1x4'"},
+           {"1x1x4:binary16,binary16,binary32,binary32,binary32",
+            "--config: expected four formats a,b,c,d after the shape, got "
+            "'1x1x4:binary16,binary16,binary32,binary32,binary32'"}}) {
+    bad.config = config;
+    f = fit(bad, nullptr, {file.string()});
+    EXPECT_EQ(f.code, kExitUsage) << config;
+    EXPECT_NE(f.err.find(message), std::string::npos) << f.err;
+  }
+  bad.config = "1x1x4:binary16,binary16,binary32,fp99";
+  f = fit(bad, nullptr, {file.string()});
+  EXPECT_NE(f.err.find("d's format must be a known format, got 'fp99'"), std::string::npos) << f.err;
   for (double seconds :
        {-1.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(), 2e6}) {
     FitArgs t;

@@ -17,6 +17,8 @@
 #include <sstream>
 #include <vector>
 
+#include "model/dot_parameters.hpp"
+#include "model/mma_config_name.hpp"
 #include "model/mma_instructions.hpp"
 #include "model/ops.hpp"
 
@@ -122,6 +124,57 @@ TEST(MmaTable, EveryInstructionIsValidAndNamedOnce) {
   EXPECT_EQ(find_mma_instruction("cdna2:v_mfma_f32_32x32x8_bf16")->config.group, 4);
   EXPECT_EQ(find_mma_instruction("cdna3:v_mfma_f32_16x16x16_f16")->config.block, 8);
   EXPECT_EQ(find_mma_instruction("cdna2:v_mfma_f64_16x16x4_f64")->config.algorithm, MmaAlgorithm::sfma);
+}
+
+// The one reader of configuration names: the shape alone, then whole names and their faults.
+TEST(MmaConfigName, ReadsWhatMmaConfigWrites) {
+  MmaShape s;
+  EXPECT_EQ(read_mma_shape("16x8x16:binary16", s), 7u);
+  EXPECT_EQ(s.m * 1000000 + s.n * 1000 + s.k, 16008016);
+  EXPECT_EQ(read_mma_shape("32x32x2bf16", s), 7u);
+  EXPECT_EQ(s.k, 2);
+  for (const char* bad : {"", "16x8", "x8x16", "16x8x", "-16x8x16", "+16x8x16", "0x8x16", "16x8x0", "99999999999x1x1"})
+    EXPECT_EQ(read_mma_shape(bad, s), 0u) << bad;
+  const MmaConfigName n = parse_mma_config_name("16x8x16:binary16,bfloat16,binary32,e4m3");
+  ASSERT_EQ(n.fault, MmaNameFault::none);
+  EXPECT_EQ(n.shape.m * 1000000 + n.shape.n * 1000 + n.shape.k, 16008016);
+  EXPECT_EQ(n.formats, (std::array<const Format*, 4>{&binary16, &bfloat16, &binary32, &e4m3}));
+  const std::pair<const char*, MmaNameFault> faults[] = {
+      {"16x8:binary16,binary16,binary32,binary32", MmaNameFault::shape},
+      {"16x8x16x2:binary16,binary16,binary32,binary32", MmaNameFault::shape},
+      {"257x8x16:binary16,binary16,binary32,binary32", MmaNameFault::size},
+      {"16x8x1025:binary16", MmaNameFault::size},
+      {"16x8x16", MmaNameFault::format_count},
+      {"16x8x16:binary16,binary16,binary32", MmaNameFault::format_count},
+      {"16x8x16:binary16,binary16,binary32,binary32,", MmaNameFault::format_count},
+      {"16x8x16:binary16,binary16,fp99,binary32", MmaNameFault::unknown_format}};
+  for (const auto& [text, fault] : faults) EXPECT_EQ(parse_mma_config_name(text).fault, fault) << text;
+  EXPECT_EQ(parse_mma_config_name("16x8x16:binary16,binary16,fp99,binary32").bad, 2);
+  EXPECT_EQ(parse_mma_config_name("256x256x1024:binary16,binary16,binary32,binary32").fault, MmaNameFault::none);
+}
+
+// The parameters the table writes of every instruction read back to a configuration that writes
+// them again; every key the table writes is one its algorithm takes, within the table's range.
+TEST(DotParameters, WrittenParametersReadBack) {
+  for (const MmaInstruction& i : all_mma_instructions()) {
+    const DotConfig& c = i.config;
+    const DotParameters p = dot_config_parameters(c, i.k);
+    for (const auto& [key, v] : p) {
+      const DotParameter* d = find_dot_parameter(key);
+      ASSERT_NE(d, nullptr) << key;
+      EXPECT_TRUE(d->taken_by(c.algorithm)) << i.id() << " " << key;
+      if (const auto* x = std::get_if<std::int64_t>(&v)) {
+        EXPECT_GE(*x, d->min) << i.id() << " " << key;
+        EXPECT_LE(*x, d->max_for(c.algorithm)) << i.id() << " " << key;
+      }
+    }
+    const DotConfigOrError back = dot_config_from_parameters(c.algorithm, *c.a, *c.b, *c.c, *c.d, i.k, p);
+    ASSERT_TRUE(back.config) << i.id() << ": " << back.error;
+    EXPECT_TRUE(dot_config_parameters(*back.config, i.k) == p) << i.id();
+  }
+  EXPECT_EQ(find_dot_parameter("F")->max_for(MmaAlgorithm::fdrda), kFdrdaDotBits);
+  EXPECT_EQ(find_dot_parameter("F")->max_for(MmaAlgorithm::fda), kMaxF);
+  EXPECT_EQ(dot_parameter_names().size(), dot_parameters().size());
 }
 
 TEST(MmaTable, Cdna1Rows) {

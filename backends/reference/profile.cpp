@@ -3,14 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <tuple>
+#include <type_traits>
+#include <variant>
 
 #include "input/json_input.hpp"
 #include "model/dot_parameters.hpp"
+#include "model/mma_config_name.hpp"
 #include "model/mma_instructions.hpp"
 #include "model/summation_tree.hpp"
 
@@ -145,27 +146,17 @@ Expected<std::vector<Profile>> load_profile_file(const std::filesystem::path& pa
 namespace {
 
 // "16x16x16:binary16,binary16,binary32,binary32" (MmaConfig::name()) back to the configuration.
-// M and N at most 256 (the widest tile of the instruction tables), K at most kMaxDotK: a file
-// cannot make the probes allocate without bound.
 std::optional<MmaConfig> mma_config_from_name(std::string_view name) {
+  const model::MmaConfigName parsed = model::parse_mma_config_name(name);
+  if (parsed.fault != model::MmaNameFault::none) return std::nullopt;
   MmaConfig m;
-  const char* p = name.data();
-  const char* const end = p + name.size();
-  for (auto [dim, limit, sep] :
-       {std::tuple{&m.m, 256, 'x'}, std::tuple{&m.n, 256, 'x'}, std::tuple{&m.k, model::kMaxDotK, ':'}}) {
-    const auto r = std::from_chars(p, end, *dim);
-    if (r.ec != std::errc() || r.ptr == end || *r.ptr != sep || *dim < 1 || *dim > limit) return std::nullopt;
-    p = r.ptr + 1;
-  }
-  const model::Format** slots[] = {&m.a, &m.b, &m.c, &m.d};
-  for (int i = 0; i < 4; ++i) {
-    const char* stop = i < 3 ? std::find(p, end, ',') : end;
-    if (stop == end && i < 3) return std::nullopt;
-    const auto f = model::find_format(std::string_view(p, std::size_t(stop - p)));
-    if (!f) return std::nullopt;
-    *slots[i] = *f;
-    p = stop + (i < 3);
-  }
+  m.m = parsed.shape.m;
+  m.n = parsed.shape.n;
+  m.k = parsed.shape.k;
+  m.a = parsed.formats[0];
+  m.b = parsed.formats[1];
+  m.c = parsed.formats[2];
+  m.d = parsed.formats[3];
   return m;
 }
 
@@ -186,8 +177,8 @@ Expected<bool> read_mma_entries(const json& mma, const std::string& at, Profile&
                             ? mma_config_from_name(e["config"].get<std::string>())
                             : std::nullopt;
     if (!config)
-      return Error{fmt::format("{}.config: must be \"MxNxK:a,b,c,d\" (format names; M and N at most 256, K at most {})",
-                               here, model::kMaxDotK)};
+      return Error{fmt::format("{}.config: must be \"MxNxK:a,b,c,d\" (format names; M and N at most {}, K at most {})",
+                               here, model::kMaxMmaTile, model::kMaxDotK)};
     MmaConfig m = *config;
     if (e.contains("instruction")) {
       if (!e["instruction"].is_string()) return Error{fmt::format("{}.instruction: must be a string", here)};
@@ -655,35 +646,15 @@ std::string algorithm_name(const model::DotConfig& cfg, int k) {
 
 json parameters_json(const model::DotConfig& c, int k) {
   json p = json::object();
-  const MmaAlgorithm plain = unchained(c.algorithm);
-  switch (plain) {
-    case MmaAlgorithm::sfma: p["rounding"] = "rne"; return p;
-    case MmaAlgorithm::gps: p["group"] = c.group; return p;
-    case MmaAlgorithm::tree: {
-      const model::SummationTree& t = *c.tree;
-      p["tree"] = t.text();
-      p["sums"] = (t.sum_format ? t.sum_format : c.d)->name;
-      p["rounding"] = std::string(model::name(t.sum_rounding));
-      p["products"] = t.product_format ? std::string(t.product_format->name) : "exact";
-      p["flush"] = t.flushed();
-      return p;
-    }
-    default: break;
-  }
-  p["F"] = c.F;
-  p["block"] = chained(c, k) ? c.block : k;
-  if (c.algorithm == MmaAlgorithm::gdfs) p["group"] = c.group;
-  p["out_rounding"] = std::string(model::name(c.out_rounding));
-  p["out_fraction_bits"] = c.out_fraction_bits;
-  p["align_floor"] = c.align_floor == model::kNoAlignFloor ? json(nullptr) : json(c.align_floor);
-  p["nan"] = c.nan == model::MmaNan::nvidia ? "nvidia" : "format";
-  if (plain == MmaAlgorithm::fdrda || plain == MmaAlgorithm::gfdrda) p["round_down_alignment"] = c.round_down_alignment;
-  if (c.carry_bits) p["carry_bits"] = c.carry_bits;
-  if (plain == MmaAlgorithm::ocfda) p["flush_inputs"] = c.flush_inputs;
-  if (c.scale) {
-    p["scale_format"] = c.scale->name;
-    p["scale_block"] = c.scale_block;
-  }
+  for (const auto& [key, v] : model::dot_config_parameters(c, k))
+    p[key] = std::visit(
+        [](const auto& x) -> json {
+          if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>)
+            return nullptr;
+          else
+            return x;
+        },
+        v);
   return p;
 }
 
