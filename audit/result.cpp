@@ -158,14 +158,14 @@ void ResultDocument::changed(nlohmann::json event) {
 
 Expected<bool> ResultDocument::apply(const nlohmann::json& event) {
   if (!event.is_object() || !event.contains("profile") || !event["profile"].is_object())
-    return Error{"not an event of a device's run: no profile"};
+    return Error{"not an event of a device's run: no profile", ErrorKind::invalid};
   nlohmann::json& findings = doc_["findings"];
   if (const auto add = event.find("add"); add != event.end()) {
-    if (!add->is_object()) return Error{"an added finding is not an object"};
+    if (!add->is_object()) return Error{"an added finding is not an object", ErrorKind::invalid};
     findings.push_back(*add);
   } else if (const auto i = event.find("replace"); i != event.end()) {
     if (!i->is_number_unsigned() || i->get<std::size_t>() >= findings.size() || !event.contains("finding"))
-      return Error{"a replaced finding that the document does not hold"};
+      return Error{"a replaced finding that the document does not hold", ErrorKind::invalid};
     findings[i->get<std::size_t>()] = event["finding"];
   }
   doc_["profile"] = event["profile"];

@@ -13,9 +13,9 @@ namespace gp::audit {
 
 // The first key of the wrong type or range, as an InputError with its field and what (the caller
 // names the source); nullopt for a well-formed document.
-std::optional<input::InputError> check_result(const nlohmann::json& doc);
+[[nodiscard]] std::optional<input::InputError> check_result(const nlohmann::json& doc);
 
 // read_json_file, then check_result: the one way `compare` and `table` read a document.
-std::optional<nlohmann::json> read_result(const std::string& path, input::InputError& err);
+[[nodiscard]] std::optional<nlohmann::json> read_result(const std::string& path, input::InputError& err);
 
 }  // namespace gp::audit

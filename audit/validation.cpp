@@ -112,15 +112,9 @@ std::optional<model::Op> model_op(Node n) {
   return std::nullopt;
 }
 
-// The operation a profile key path names ("profile.scalar.binary32.div.rounding: ..." -> "div"), or "".
-std::string op_of(const std::string& message, const std::string& prefix) {
-  if (!message.starts_with(prefix)) return "";
-  const std::string rest = message.substr(prefix.size());
-  const std::size_t end = rest.find_first_of(".:");
-  const std::string name = rest.substr(0, end);
-  for (const Op& op : ops)
-    if (name == op.name) return name;
-  return "";
+// Whether a unit's key names an operation the validation runs.
+bool validated_op(std::string_view key) {
+  return std::any_of(std::begin(ops), std::end(ops), [&](const Op& op) { return key == op.name; });
 }
 
 }  // namespace
@@ -134,20 +128,21 @@ Finding validate_scalar_profile(backends::Device& device, const model::Format& f
   out.source = "MMA-Sim (Xie et al. 2025), section V: random differential validation";
   json keys = profile;
   keys.erase("validation");
-  // An operation whose keys the model cannot take is left out, said, and the rest is validated.
+  // An operation whose keys the model cannot take (the error's key) is left out, said in the
+  // error's words with key paths from the unit ("div.rounding: ..."), and the rest is validated.
   json not_validated = json::object();
-  const std::string prefix = fmt::format("profile.scalar.{}.", f.name);
-  auto unit = backends::unit_from_json(f, keys, prefix.substr(0, prefix.size() - 1));
+  auto unit = backends::unit_from_json(f, keys, "");
   while (!unit) {
-    const std::string op = op_of(unit.error().message, prefix);
-    if (op.empty() || !keys.contains(op)) {
+    const std::string op = unit.error().key;
+    if (!validated_op(op) || !keys.contains(op)) {
       out.status = Status::unsupported;
-      out.message = "the probes did not describe a complete unit: " + unit.error().message;
+      const auto whole = backends::unit_from_json(f, keys, fmt::format("profile.scalar.{}", f.name));
+      out.message = "the probes did not describe a complete unit: " + whole.error().message;
       return out;
     }
-    not_validated[op] = unit.error().message.substr(prefix.size());
+    not_validated[op] = unit.error().message;
     keys.erase(op);
-    unit = backends::unit_from_json(f, keys, prefix.substr(0, prefix.size() - 1));
+    unit = backends::unit_from_json(f, keys, "");
   }
   // An operation no probe described (its finding was unexplained or inconclusive, so the profile
   // has no key of it) is left out too: the model's default for it would be a guess, not a finding.

@@ -26,10 +26,11 @@ bool Capabilities::has(const model::Format& f) const {
 
 Expected<std::size_t> tuples(const ScalarBatch& batch, const DeviceInfo& info, const Capabilities& caps) {
   const Expr& e = *batch.expr;
-  if (const std::string why = e.check(); !why.empty()) return Error{why};
-  if (batch.operands.size() % std::size_t(e.inputs) != 0) return Error{"operand count is not a multiple of the inputs"};
+  if (const std::string why = e.check(); !why.empty()) return Error{why, ErrorKind::invalid};
+  if (batch.operands.size() % std::size_t(e.inputs) != 0)
+    return Error{"operand count is not a multiple of the inputs", ErrorKind::invalid};
   for (const model::Format* f : e.formats())
-    if (!caps.has(*f)) return Error{fmt::format("{} does not compute in {}", info.id, f->name)};
+    if (!caps.has(*f)) return Error{fmt::format("{} does not compute in {}", info.id, f->name), ErrorKind::unsupported};
   return batch.operands.size() / std::size_t(e.inputs);
 }
 

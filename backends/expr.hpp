@@ -45,7 +45,7 @@ struct Expr {
   std::string to_string() const;
   // Why the expression is malformed (an argument that is not an earlier instruction, an input
   // out of range, a missing format, a last node not in the output format), or an empty string.
-  std::string check() const;
+  [[nodiscard]] std::string check() const;
   // The format instruction i's value is in.
   const model::Format* format_of(std::size_t i) const {
     return code[i].op == Node::input ? input_format : code[i].format;

@@ -38,7 +38,7 @@ mode_t new_file_mode() {
 }  // namespace
 
 Error file_error(const std::filesystem::path& path, std::string_view what) {
-  return Error{fmt::format("cannot {} {}: {}", what, path.string(), std::strerror(errno))};
+  return Error{fmt::format("cannot {} {}: {}", what, path.string(), std::strerror(errno)), ErrorKind::io};
 }
 
 bool is_special_file(const std::filesystem::path& path) {

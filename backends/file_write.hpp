@@ -20,7 +20,7 @@ Expected<bool> write_atomically(const std::filesystem::path& path, std::string_v
 
 // write(2) until all of text is written (it may write less than asked, or be interrupted by a
 // signal); false on an error.
-bool write_all_of(int fd, std::string_view text);
+[[nodiscard]] bool write_all_of(int fd, std::string_view text);
 
 // Creates path exclusively (O_EXCL): false when it exists already, an Error when it cannot be
 // created. Concurrent runs into one folder claim their file names this way.

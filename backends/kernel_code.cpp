@@ -46,8 +46,9 @@ bool KernelCode::keep(std::string_view label, std::string_view suffix, std::stri
   std::error_code ec;
   std::filesystem::create_directories(folder_, ec);
   const std::filesystem::path path = folder_ / (file_stem(label) + std::string(suffix));
-  const auto written = ec ? Expected<bool>(Error{fmt::format("cannot make {}: {}", folder_.string(), ec.message())})
-                          : write_atomically(path, bytes);
+  const auto written =
+      ec ? Expected<bool>(Error{fmt::format("cannot make {}: {}", folder_.string(), ec.message()), ErrorKind::io})
+         : write_atomically(path, bytes);
   if (written) return true;
   fmt::print(stderr, "gpuparanoia: warning: the compiled code of '{}' is not kept: {}\n", label,
              written.error().message);

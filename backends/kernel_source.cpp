@@ -151,10 +151,11 @@ bool language_has(Language lang, const model::Format& f) {
 }
 
 Expected<std::string> kernel_source(const Expr& e, Language lang, int local_size) {
-  if (const std::string why = e.check(); !why.empty()) return Error{why};
+  if (const std::string why = e.check(); !why.empty()) return Error{why, ErrorKind::invalid};
   bool half = false, dbl = false;
   for (const model::Format* f : e.formats()) {
-    if (!language_has(lang, *f)) return Error{fmt::format("{} has no {} arithmetic", language_name(lang), f->name)};
+    if (!language_has(lang, *f))
+      return Error{fmt::format("{} has no {} arithmetic", language_name(lang), f->name), ErrorKind::unsupported};
     half |= f == &model::binary16;
     dbl |= f == &model::binary64;
   }

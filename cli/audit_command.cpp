@@ -171,7 +171,8 @@ Expected<std::string> claim_outputs(const fs::path& dir, const std::string& slug
     if (claimed.size() == 3) return stem;
     for (const fs::path& c : claimed) fs::remove(c);
   }
-  return Error{fmt::format("cannot write into {}: {}.json to {}-1000.json are taken", dir.string(), slug, slug)};
+  return Error{fmt::format("cannot write into {}: {}.json to {}-1000.json are taken", dir.string(), slug, slug),
+               ErrorKind::io};
 }
 
 // --out DIR and --code DIR exist or are created; --json FILE's folder exists.
@@ -181,12 +182,12 @@ Expected<bool> check_output_folders(const RunArgs& a) {
     if (dir.empty()) continue;
     fs::create_directories(dir, ec);
     if (ec || !fs::is_directory(dir))
-      return Error{fmt::format("cannot write into {}: {}", dir, ec ? ec.message() : "not a folder")};
+      return Error{fmt::format("cannot write into {}: {}", dir, ec ? ec.message() : "not a folder"), ErrorKind::io};
   }
   if (!a.json_file.empty()) {
     const fs::path parent = fs::path(a.json_file).parent_path();
     if (!parent.empty() && !fs::is_directory(parent, ec))
-      return Error{fmt::format("cannot write {}: {} is not a folder", a.json_file, parent.string())};
+      return Error{fmt::format("cannot write {}: {} is not a folder", a.json_file, parent.string()), ErrorKind::io};
   }
   return true;
 }
@@ -196,24 +197,28 @@ Expected<std::vector<backends::Device*>> choose_devices(const RunArgs& a, const 
   const std::vector<std::string_view> ids = audit::finding_ids();
   for (const std::string& g : a.probes)
     if (std::none_of(ids.begin(), ids.end(), [&](std::string_view id) { return audit::glob_match(g, id); }))
-      return Error{fmt::format("--probe '{}' matches no probe (ids such as {}, {})", g, ids.front(), ids.back())};
+      return Error{fmt::format("--probe '{}' matches no probe (ids such as {}, {})", g, ids.front(), ids.back()),
+                   ErrorKind::invalid};
   for (const std::string& s : a.devices)
     if (std::none_of(found.devices.begin(), found.devices.end(),
                      [&](const auto& d) { return audit::glob_match(s, d->info().id); }))
-      return Error{fmt::format("--device '{}' matches no device (gpuparanoia devices lists them)", s)};
+      return Error{fmt::format("--device '{}' matches no device (gpuparanoia devices lists them)", s),
+                   ErrorKind::invalid};
   std::vector<backends::Device*> chosen;
   for (const auto& d : found.devices)
     if (matches(a.devices, d->info().id)) chosen.push_back(d.get());
-  if (chosen.empty()) return Error{"no device found"};
+  if (chosen.empty()) return Error{"no device found", ErrorKind::unsupported};
   for (const std::string& g : a.configs)
     if (std::none_of(chosen.begin(), chosen.end(), [&](const backends::Device* d) {
           return std::any_of(d->caps().mma.begin(), d->caps().mma.end(),
                              [&](const backends::MmaConfig& c) { return audit::config_matches(g, c); });
         }))
-      return Error{fmt::format("--config '{}' matches no MMA configuration of the devices selected", g)};
+      return Error{fmt::format("--config '{}' matches no MMA configuration of the devices selected", g),
+                   ErrorKind::invalid};
   if (!a.json_file.empty() && chosen.size() != 1)
     return Error{
-        fmt::format("--json writes one device's result; {} devices are selected (use --out DIR)", chosen.size())};
+        fmt::format("--json writes one device's result; {} devices are selected (use --out DIR)", chosen.size()),
+        ErrorKind::invalid};
   return chosen;
 }
 

@@ -13,13 +13,15 @@
 namespace gp::input {
 
 // A whole file of at most max_bytes. A directory, a missing, unreadable or larger file is an error.
-std::optional<std::string> read_file(const std::filesystem::path& path, std::size_t max_bytes, InputError& err);
+[[nodiscard]] std::optional<std::string> read_file(const std::filesystem::path& path, std::size_t max_bytes,
+                                                   InputError& err);
 
 // Parses text read from `source`. Syntax errors, numbers beyond binary64 (1e400) and nesting
 // deeper than kMaxJsonDepth are errors naming the line (syntax errors) and the key path.
-std::optional<nlohmann::json> parse_json(std::string_view text, const std::string& source, InputError& err);
+[[nodiscard]] std::optional<nlohmann::json> parse_json(std::string_view text, const std::string& source,
+                                                       InputError& err);
 
 // read_file (at most kMaxJsonBytes), then parse_json.
-std::optional<nlohmann::json> read_json_file(const std::filesystem::path& path, InputError& err);
+[[nodiscard]] std::optional<nlohmann::json> read_json_file(const std::filesystem::path& path, InputError& err);
 
 }  // namespace gp::input

@@ -119,7 +119,7 @@ DotConfig default_dot_config(MmaAlgorithm alg, const Format& a, const Format& b,
                              int k = 0);
 
 // Why a configuration cannot be evaluated, or an empty string.
-std::string check(const DotConfig& cfg);
+[[nodiscard]] std::string check(const DotConfig& cfg);
 
 // Number of scale factors each of a and b needs for K products (0 without scale factors).
 int scale_count(const DotConfig& cfg, int k);

@@ -274,7 +274,7 @@ struct ScalarUnit {
 };
 
 // Why a unit is malformed (no format, guard bits or truncated columns out of range), or "".
-std::string check(const ScalarUnit& u);
+[[nodiscard]] std::string check(const ScalarUnit& u);
 
 // The input and output flushing of an operation: its own where it has one, else the unit's.
 constexpr OpFlush flushing(const ScalarUnit& u, FlushOp op) {

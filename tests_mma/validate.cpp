@@ -72,7 +72,7 @@ struct Batch {
 
 Expected<Validation> validate(backends::Device& device, const backends::MmaConfig& cfg, const model::DotConfig& model,
                               std::uint64_t tiles, std::uint64_t seed, int max_examples) {
-  if (const std::string why = model::check(model); !why.empty()) return Error{why};
+  if (const std::string why = model::check(model); !why.empty()) return Error{why, ErrorKind::invalid};
   const auto start = std::chrono::steady_clock::now();
   const std::size_t M = std::size_t(cfg.m), N = std::size_t(cfg.n), K = std::size_t(cfg.k);
   const model::Format &fa = *cfg.a, &fb = *cfg.b, &fc = *cfg.c;

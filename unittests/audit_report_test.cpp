@@ -9,6 +9,7 @@
 #include "audit/report.hpp"
 #include "audit/result.hpp"
 #include "audit/runner.hpp"
+#include "audit/validation.hpp"
 #include "backends/api_accuracy.hpp"
 #include "backends/reference/profile.hpp"
 #include "backends/reference/reference_backend.hpp"
@@ -377,6 +378,60 @@ TEST(ProfileFiles, ErrorsNameTheKey) {
             "f.json: mma[1].config: 8x8x4:binary64,binary64,binary64,binary64 is listed twice");
   EXPECT_EQ(error({{"name", "x"}, {"mma", {{{"config", "8x8x4:binary64,binary64,binary64,binary64"}, {"colour", 1}}}}}),
             "f.json: mma[0].colour: unknown key (known: config, instruction, algorithm, parameters, validation)");
+}
+
+// A unit's errors are invalid input and name the unit's key at fault as data (Error::key): the
+// validation leaves out that operation by it. With no `where`, the key paths start at the unit.
+TEST(ProfileFiles, UnitErrorsCarryTheKeyAtFault) {
+  const json ieee = backends::unit_to_json(model::ieee_unit(model::binary32));
+  json bad = ieee;
+  bad["div"]["rounding"] = "sideways";
+  auto e = backends::unit_from_json(model::binary32, bad, "p");
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().kind, ErrorKind::invalid);
+  EXPECT_EQ(e.error().key, "div");
+  EXPECT_EQ(e.error().message,
+            "p.div.rounding: must be chop or a rounding name (rne rna rnz rnu rnd rno rz ru rd ra ro)");
+  auto relative = backends::unit_from_json(model::binary32, bad, "");
+  ASSERT_FALSE(relative);
+  EXPECT_EQ(relative.error().message,
+            "div.rounding: must be chop or a rounding name (rne rna rnz rnu rnd rno rz ru rd ra ro)");
+  json flush = ieee;
+  flush["fma"]["subnormals"] = {{"input", "sometimes"}};
+  auto f = backends::unit_from_json(model::binary32, flush, "p");
+  ASSERT_FALSE(f);
+  EXPECT_EQ(f.error().key, "fma") << f.error().message;
+  json unknown = ieee;
+  unknown["transfer"] = json::object();
+  auto u = backends::unit_from_json(model::binary32, unknown, "p");
+  ASSERT_FALSE(u);
+  EXPECT_EQ(u.error().key, "transfer") << u.error().message;
+  auto whole = backends::unit_from_json(model::binary32, json::array(), "p");
+  ASSERT_FALSE(whole);
+  EXPECT_EQ(whole.error().key, "") << whole.error().message;
+  EXPECT_EQ(whole.error().message, "p: must be a JSON object");
+}
+
+// The validation leaves out the operation whose keys the model refuses, saying why in the words of
+// the error relative to the unit; a key that is no operation makes the profile incomplete.
+TEST(ProfileValidation, LeavesOutTheOperationTheErrorNames) {
+  backends::Device& device = testing::reference_device("ieee-binary32");
+  audit::ProbeContext ctx;
+  ctx.tier = audit::Tier::quick;
+  json profile = backends::unit_to_json(model::ieee_unit(model::binary32));
+  profile["div"]["rounding"] = "sideways";
+  const audit::Finding f = audit::validate_scalar_profile(device, model::binary32, profile, ctx);
+  EXPECT_EQ(f.status, audit::Status::ok) << f.message;
+  EXPECT_EQ(f.parameters.value("not_validated", json()),
+            json({{"div", "div.rounding: must be chop or a rounding name (rne rna rnz rnu rnd rno rz ru rd ra ro)"}}))
+      << f.parameters.dump();
+  EXPECT_EQ(f.parameters.value("mismatches", -1), 0) << f.verdict;
+  json registers = backends::unit_to_json(model::ieee_unit(model::binary32));
+  registers["registers"] = "binary99";
+  const audit::Finding g = audit::validate_scalar_profile(device, model::binary32, registers, ctx);
+  EXPECT_EQ(g.status, audit::Status::unsupported);
+  EXPECT_EQ(g.message,
+            "the probes did not describe a complete unit: profile.scalar.binary32.registers: must be a format name");
 }
 
 // An inferred profile is a profile file: the audit of a device, read back as a virtual device named

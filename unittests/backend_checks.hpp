@@ -86,7 +86,8 @@ inline void expect_exact(backends::Device& device, const backends::MmaConfig& cf
                                    t.d[i]);
 }
 
-// A format the device lacks and a malformed batch are Errors, an empty batch an empty result.
+// A format the device lacks (unsupported) and a malformed batch (invalid) are Errors, an empty batch
+// an empty result.
 inline void expect_scalar_failures_are_errors(backends::Device& device) {
   using backends::Node;
   const std::vector<std::uint64_t> x = {0x3f800000, 0x40000000};
@@ -96,9 +97,12 @@ inline void expect_scalar_failures_are_errors(backends::Device& device) {
       auto missing = device.scalar({&g, x});
       ASSERT_FALSE(missing);
       EXPECT_NE(missing.error().message.find("does not compute in"), std::string::npos) << missing.error().message;
+      EXPECT_EQ(missing.error().kind, ErrorKind::unsupported);
     }
   const backends::Expr e = backends::binary(Node::add, model::binary32);
-  EXPECT_FALSE(device.scalar({&e, std::vector<std::uint64_t>{1, 2, 3}}));
+  auto malformed = device.scalar({&e, std::vector<std::uint64_t>{1, 2, 3}});
+  ASSERT_FALSE(malformed);
+  EXPECT_EQ(malformed.error().kind, ErrorKind::invalid) << malformed.error().message;
   auto none = device.scalar({&e, {}});
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->empty());
@@ -111,6 +115,7 @@ inline void expect_mma_failures_are_errors(backends::Device& device) {
   auto r = device.mma({&cfg, a, b, c});  // C holds too few elements
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("different numbers of tiles"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().kind, ErrorKind::invalid);
   auto none = device.mma({&cfg, {}, {}, {}});
   ASSERT_TRUE(none) << none.error().message;
   EXPECT_TRUE(none->empty());

@@ -194,6 +194,7 @@ TEST(CudaKernels, CompileFailuresCarryTheLog) {
   ASSERT_FALSE(image);
   EXPECT_NE(image.error().message.find("NVRTC_ERROR_COMPILATION"), std::string::npos) << image.error().message;
   EXPECT_NE(image.error().message.find("undeclared"), std::string::npos) << image.error().message;
+  EXPECT_EQ(image.error().kind, ErrorKind::compile);
 }
 
 TEST(CudaKernels, TargetsFollowWhatNvrtcHas) {
@@ -694,6 +695,7 @@ TEST(CudaScalar, AStickyErrorLosesTheContext) {
   auto first = (*d)->scalar({&add, x});
   ASSERT_FALSE(first);
   EXPECT_NE(first.error().message.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << first.error().message;
+  EXPECT_EQ(first.error().kind, ErrorKind::lost);
   EXPECT_EQ(StickyDriver::launches, 1);
   const Expr mul = binary(Node::mul, binary32);
   for (const Expr* e : {&add, &mul}) {
@@ -702,12 +704,15 @@ TEST(CudaScalar, AStickyErrorLosesTheContext) {
     EXPECT_NE(later.error().message.find("the context is lost (cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS"),
               std::string::npos)
         << later.error().message;
+    EXPECT_EQ(later.error().kind, ErrorKind::lost);
   }
   ASSERT_FALSE((*d)->caps().mma.empty());
   const MmaConfig& cfg = (*d)->caps().mma.front();
   const std::vector<std::uint64_t> a(std::size_t(cfg.m * cfg.k)), b(std::size_t(cfg.k * cfg.n)),
       c(std::size_t(cfg.m * cfg.n));
-  EXPECT_FALSE((*d)->mma({&cfg, a, b, c}));
+  auto mma = (*d)->mma({&cfg, a, b, c});
+  ASSERT_FALSE(mma);
+  EXPECT_EQ(mma.error().kind, ErrorKind::lost);
   EXPECT_EQ(StickyDriver::launches, 1) << "a lost context launched again";
 }
 

@@ -741,6 +741,7 @@ TEST(VulkanContext, LostDeviceRefusesWorkAndFreesNothing) {
   const auto lost = (*context)->run(**pipeline, bindings, out.size(), 1);
   ASSERT_NE(lost, std::nullopt);
   EXPECT_NE(lost->message.find("VK_ERROR_DEVICE_LOST"), std::string::npos) << lost->message;
+  EXPECT_EQ(lost->kind, ErrorKind::lost);
   ASSERT_TRUE((*context)->lost());
   EXPECT_EQ(LostDriver::buffers_destroyed, destroyed) << "a buffer the device may use was destroyed";
   EXPECT_EQ(LostDriver::memory_freed, freed) << "memory the device may use was freed";
@@ -750,10 +751,12 @@ TEST(VulkanContext, LostDeviceRefusesWorkAndFreesNothing) {
     const auto again = (*context)->run(**pipeline, bindings, out.size(), 1);
     ASSERT_NE(again, std::nullopt);
     EXPECT_NE(again->message.find("device lost"), std::string::npos) << again->message;
+    EXPECT_EQ(again->kind, ErrorKind::lost);
   }
   const auto other = (*context)->pipeline("another", spirv, {.bindings = 1});
   ASSERT_FALSE(other);
   EXPECT_NE(other.error().message.find("device lost"), std::string::npos) << other.error().message;
+  EXPECT_EQ(other.error().kind, ErrorKind::lost);
   EXPECT_EQ(LostDriver::submits, submits);
   EXPECT_EQ(LostDriver::waits, waits);
 

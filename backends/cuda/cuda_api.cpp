@@ -33,11 +33,12 @@ const char* resolve(const DynamicLibrary& library, NvrtcApi& api) {
 Expected<DriverApi> load_driver() {
   // The soname of the driver's library: the unversioned name belongs to the toolkit's link stub.
   const auto library = open_library("GPUPARANOIA_CUDA_LIBRARY", {"libcuda.so.1"});
-  if (!library) return Error{"no NVIDIA driver: " + library.error().message};
+  if (!library) return Error{"no NVIDIA driver: " + library.error().message, ErrorKind::unsupported};
   DriverApi api;
   if (const char* missing = resolve(*library, api))
     return Error{fmt::format("{} has no {} (a driver older than the CUDA {}.{} headers)", library->path, missing,
-                             CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10)};
+                             CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10),
+                 ErrorKind::unsupported};
   if (const CUresult r = api.cuInit(0); r != CUDA_SUCCESS) return driver_error(api, "cuInit", r);
   return api;
 }
@@ -47,9 +48,11 @@ Expected<NvrtcApi> load_nvrtc() {
   const std::string in_dir = dir + "/" + soname, plain_in_dir = dir + "/libnvrtc.so";
   const auto library =
       open_library("GPUPARANOIA_NVRTC_LIBRARY", {soname.c_str(), "libnvrtc.so", in_dir.c_str(), plain_in_dir.c_str()});
-  if (!library) return Error{"NVRTC (the CUDA toolkit's run-time compiler): " + library.error().message};
+  if (!library)
+    return Error{"NVRTC (the CUDA toolkit's run-time compiler): " + library.error().message, ErrorKind::unsupported};
   NvrtcApi api;
-  if (const char* missing = resolve(*library, api)) return Error{fmt::format("{} has no {}", library->path, missing)};
+  if (const char* missing = resolve(*library, api))
+    return Error{fmt::format("{} has no {}", library->path, missing), ErrorKind::unsupported};
   api.path = library->path;
   return api;
 }
@@ -64,10 +67,13 @@ Error driver_error(const DriverApi& api, const char* call, CUresult r) {
   const char *name = nullptr, *text = nullptr;
   // The toolkit's link stub, found as libcuda.so.1, names no error: not even its own.
   if (api.cuGetErrorName(r, &name) != CUDA_SUCCESS && r == CUDA_ERROR_STUB_LIBRARY)
-    return Error{fmt::format("{}: CUDA_ERROR_STUB_LIBRARY (libcuda.so.1 is the toolkit's stub, not the driver)", call)};
+    return Error{fmt::format("{}: CUDA_ERROR_STUB_LIBRARY (libcuda.so.1 is the toolkit's stub, not the driver)", call),
+                 ErrorKind::unsupported};
   api.cuGetErrorString(r, &text);
+  const bool absent = r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_STUB_LIBRARY || r == CUDA_ERROR_NOT_SUPPORTED;
   return Error{
-      fmt::format("{}: {} ({})", call, name ? name : fmt::format("error {}", int(r)), text ? text : "no description")};
+      fmt::format("{}: {} ({})", call, name ? name : fmt::format("error {}", int(r)), text ? text : "no description"),
+      absent ? ErrorKind::unsupported : ErrorKind::failed};
 }
 
 Expected<const DriverApi*> driver_api() {
@@ -90,12 +96,12 @@ Expected<Compiler> compiler() {
   c.path = nv.path;
   int n = 0;
   if (const nvrtcResult r = nv.nvrtcVersion(&c.major, &c.minor); r != NVRTC_SUCCESS)
-    return Error{nvrtc_error(nv, "nvrtcVersion", r)};
+    return Error{nvrtc_error(nv, "nvrtcVersion", r), ErrorKind::compile};
   if (const nvrtcResult r = nv.nvrtcGetNumSupportedArchs(&n); r != NVRTC_SUCCESS)
-    return Error{nvrtc_error(nv, "nvrtcGetNumSupportedArchs", r)};
+    return Error{nvrtc_error(nv, "nvrtcGetNumSupportedArchs", r), ErrorKind::compile};
   c.archs.resize(std::size_t(std::max(n, 0)));
   if (const nvrtcResult r = nv.nvrtcGetSupportedArchs(c.archs.data()); r != NVRTC_SUCCESS)
-    return Error{nvrtc_error(nv, "nvrtcGetSupportedArchs", r)};
+    return Error{nvrtc_error(nv, "nvrtcGetSupportedArchs", r), ErrorKind::compile};
   std::sort(c.archs.begin(), c.archs.end());
   return c;
 }
@@ -119,7 +125,7 @@ Expected<Image> compile(const std::string& source, const Target& target, const s
   nvrtcProgram program = nullptr;
   if (const nvrtcResult r = nv.nvrtcCreateProgram(&program, source.c_str(), "gpuparanoia.cu", 0, nullptr, nullptr);
       r != NVRTC_SUCCESS)
-    return Error{nvrtc_error(nv, "nvrtcCreateProgram", r)};
+    return Error{nvrtc_error(nv, "nvrtcCreateProgram", r), ErrorKind::compile};
   struct Owner {
     const NvrtcApi& nv;
     nvrtcProgram& program;
@@ -143,19 +149,22 @@ Expected<Image> compile(const std::string& source, const Target& target, const s
     if (log.size() > limit)
       log = log.substr(0, limit) + fmt::format("\n[... {} more bytes of log]", log.size() - limit);
     return Error{fmt::format("{} (NVRTC, {}):\n{}", nvrtc_error(nv, "nvrtcCompileProgram", r), fmt::join(all, " "),
-                             valid_utf8(log))};
+                             valid_utf8(log)),
+                 ErrorKind::compile};
   }
   Image image;
   image.cubin = target.cubin;
   std::size_t size = 0;
   const nvrtcResult sized = target.cubin ? nv.nvrtcGetCUBINSize(program, &size) : nv.nvrtcGetPTXSize(program, &size);
   if (sized != NVRTC_SUCCESS)
-    return Error{nvrtc_error(nv, target.cubin ? "nvrtcGetCUBINSize" : "nvrtcGetPTXSize", sized)};
+    return Error{nvrtc_error(nv, target.cubin ? "nvrtcGetCUBINSize" : "nvrtcGetPTXSize", sized), ErrorKind::compile};
   image.bytes.assign(size, '\0');
   const nvrtcResult got =
       target.cubin ? nv.nvrtcGetCUBIN(program, image.bytes.data()) : nv.nvrtcGetPTX(program, image.bytes.data());
-  if (got != NVRTC_SUCCESS) return Error{nvrtc_error(nv, target.cubin ? "nvrtcGetCUBIN" : "nvrtcGetPTX", got)};
-  if (image.bytes.empty()) return Error{fmt::format("NVRTC returned an empty image for {}", target.name())};
+  if (got != NVRTC_SUCCESS)
+    return Error{nvrtc_error(nv, target.cubin ? "nvrtcGetCUBIN" : "nvrtcGetPTX", got), ErrorKind::compile};
+  if (image.bytes.empty())
+    return Error{fmt::format("NVRTC returned an empty image for {}", target.name()), ErrorKind::compile};
   return image;
 }
 

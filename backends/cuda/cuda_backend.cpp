@@ -35,7 +35,7 @@ class Current {
   }
   Current(const Current&) = delete;
   Current& operator=(const Current&) = delete;
-  std::optional<Error> error() const { return check(api_, "cuCtxPushCurrent", result_); }
+  [[nodiscard]] std::optional<Error> error() const { return check(api_, "cuCtxPushCurrent", result_); }
 
  private:
   const cuda::DriverApi& api_;
@@ -206,8 +206,11 @@ bool sticky(CUresult r) {
 
 std::optional<Error> CudaDevice::checked(const char* call, CUresult r) {
   auto failed = check(api_, call, r);
-  if (failed && sticky(r))
-    context_error_ = Error{fmt::format("{}: the context is lost ({}); no later batch runs", info_.id, failed->message)};
+  if (failed && sticky(r)) {
+    failed->kind = ErrorKind::lost;
+    context_error_ =
+        failed->retold(fmt::format("{}: the context is lost ({}); no later batch runs", info_.id, failed->message));
+  }
   return failed;
 }
 
@@ -216,7 +219,7 @@ Expected<CUcontext> CudaDevice::context() {
   if (context_) return context_;
   CUcontext c = nullptr;
   if (auto failed = check(api_, "cuDevicePrimaryCtxRetain", api_.cuDevicePrimaryCtxRetain(&c, device_))) {
-    context_error_ = Error{fmt::format("{}: {}", info_.id, failed->message)};
+    context_error_ = failed->retold(fmt::format("{}: {}", info_.id, failed->message));
     return *context_error_;
   }
   context_ = c;
@@ -240,7 +243,8 @@ Expected<CUfunction> CudaDevice::function(const std::string& source, const char*
     const DriverCall loading("cuModuleLoadDataEx");
     if (auto failed =
             check(api_, "cuModuleLoadDataEx", api_.cuModuleLoadDataEx(&module, image->bytes.data(), 2, keys, values)))
-      return Error{fmt::format("{} ({}):\n{}", failed->message, target.name(), valid_utf8(log.c_str()))};
+      return Error{fmt::format("{} ({}):\n{}", failed->message, target.name(), valid_utf8(log.c_str())),
+                   ErrorKind::compile};
     modules_.push_back(module);
     CUfunction f = nullptr;
     if (auto failed = check(api_, "cuModuleGetFunction", api_.cuModuleGetFunction(&f, module, name))) return *failed;
@@ -302,14 +306,14 @@ Expected<std::vector<std::uint64_t>> CudaDevice::scalar(const ScalarBatch& batch
   const Current current(api_, *context);
   if (auto failed = current.error()) return *failed;
   auto kernel = function(*source, "gp_eval", cuda::scalar_options(fp16_include_), target_, e.to_string());
-  if (!kernel) return Error{fmt::format("{} (kernel {})", kernel.error().message, e.to_string())};
+  if (!kernel) return kernel.error().retold(fmt::format("{} (kernel {})", kernel.error().message, e.to_string()));
   const std::vector<std::uint32_t> in = to_words(*e.input_format, batch.operands);
   std::vector<std::uint32_t> out(*n * std::size_t(words_per_value(*e.output_format)));
   const Launch launch{
       *kernel,       {std::as_bytes(std::span(in))}, std::as_writable_bytes(std::span(out)), {0u}, kScalarThreads,
       kScalarThreads};
   if (auto failed = run(launch, *n))
-    return Error{fmt::format("{}: {} (kernel {})", info_.id, failed->message, e.to_string())};
+    return failed->retold(fmt::format("{}: {} (kernel {})", info_.id, failed->message, e.to_string()));
   return from_words(*e.output_format, out);
 }
 
@@ -318,7 +322,8 @@ Expected<std::vector<std::uint64_t>> CudaDevice::mma(const MmaBatch& batch) {
   const std::string name = cfg.name();
   const auto k =
       std::find_if(mma_.begin(), mma_.end(), [&](const cuda::MmaKernel& m) { return m.config.name() == name; });
-  if (k == mma_.end()) return Error{fmt::format("{} has no MMA configuration {}", info_.id, name)};
+  if (k == mma_.end())
+    return Error{fmt::format("{} has no MMA configuration {}", info_.id, name), ErrorKind::unsupported};
   const auto n = tiles(batch);
   if (!n) return n.error();
   if (*n == 0) return std::vector<std::uint64_t>{};
@@ -329,13 +334,14 @@ Expected<std::vector<std::uint64_t>> CudaDevice::mma(const MmaBatch& batch) {
   cuda::Target target = target_;
   target.arch_specific = k->arch_specific;
   auto kernel = function(cuda::mma_kernel_source(*k), "gp_mma", {}, target, name);
-  if (!kernel) return Error{fmt::format("{} ({})", kernel.error().message, k->ptx)};
+  if (!kernel) return kernel.error().retold(fmt::format("{} ({})", kernel.error().message, k->ptx));
   const std::vector<std::byte> a = to_bytes(*cfg.a, batch.a), b = to_bytes(*cfg.b, batch.b),
                                c = to_bytes(*cfg.c, batch.c);
   std::vector<std::byte> d(*n * std::size_t(cfg.m * cfg.n) * std::size_t(cfg.d->storage_bits / 8));
   const Launch launch{
       *kernel, {a, b, c}, d, {}, 32 * cuda::kMmaWarpsPerBlock, cuda::kMmaWarpsPerBlock / unsigned(k->warps)};
-  if (auto failed = run(launch, *n)) return Error{fmt::format("{}: {} ({})", info_.id, failed->message, k->ptx)};
+  if (auto failed = run(launch, *n))
+    return failed->retold(fmt::format("{}: {} ({})", info_.id, failed->message, k->ptx));
   return from_bytes(*cfg.d, d);
 }
 
@@ -344,13 +350,13 @@ Expected<std::vector<std::unique_ptr<Device>>> CudaBackend::enumerate() {
   if (!api) return api.error();
   int count = 0;
   if (auto failed = check(**api, "cuDeviceGetCount", (*api)->cuDeviceGetCount(&count))) return *failed;
-  if (count == 0) return Error{"the CUDA driver lists no device"};
+  if (count == 0) return Error{"the CUDA driver lists no device", ErrorKind::unsupported};
   auto compiler = cuda::compiler();
   if (!compiler) return compiler.error();
   std::vector<std::unique_ptr<Device>> devices;
   for (int i = 0; i < count; ++i) {
     auto d = CudaDevice::create(**api, *compiler, i, options_.max_launch_bytes, options_.code);
-    if (!d) return Error{fmt::format("cuda:{}: {}", i, d.error().message)};
+    if (!d) return d.error().retold(fmt::format("cuda:{}: {}", i, d.error().message));
     devices.push_back(std::move(*d));
   }
   return devices;

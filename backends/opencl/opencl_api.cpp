@@ -118,7 +118,7 @@ Expected<Functions> load() {
   f.library = library->path;
 #define GP_CL_RESOLVE(ret, name, params, args)                                                        \
   if (!(f.name = reinterpret_cast<decltype(f.name)>(library->symbol(#name))))                       \
-    return Error{fmt::format("{} has no {}: an ICD loader older than OpenCL 2.0", f.library, #name)};
+    return Error{fmt::format("{} has no {}: an ICD loader older than OpenCL 2.0", f.library, #name), ErrorKind::unsupported};
   GP_CL_FUNCTIONS(GP_CL_RESOLVE)
 #undef GP_CL_RESOLVE
   return f;

@@ -232,7 +232,8 @@ Expected<cl::Kernel> OpenClDevice::kernel_for(const Expr& e) {
         log = "(no build log)";
       }
       return Error{fmt::format("{} (options '{}', kernel {}):\n{}", cl_error(err).message, variant_.options,
-                               e.to_string(), trimmed_log(log))};
+                               e.to_string(), trimmed_log(log)),
+                   ErrorKind::compile};
     }
   }();
   kernels_.emplace(std::move(*source), built);
@@ -304,7 +305,7 @@ Expected<std::vector<std::uint64_t>> OpenClDevice::scalar(const ScalarBatch& bat
 }
 
 Expected<std::vector<std::uint64_t>> OpenClDevice::mma(const MmaBatch&) {
-  return Error{fmt::format("{} has no MMA configuration", info_.id)};
+  return Error{fmt::format("{} has no MMA configuration", info_.id), ErrorKind::unsupported};
 }
 
 OpenClBackend::OpenClBackend(Options options) : options_(options) {}
@@ -319,7 +320,7 @@ Expected<std::vector<std::unique_ptr<Device>>> OpenClBackend::enumerate() {
   try {
     cl::Platform::get(&platforms);
   } catch (const cl::Error& err) {
-    return Error{fmt::format("no OpenCL platform ({})", cl_error(err).message)};
+    return Error{fmt::format("no OpenCL platform ({})", cl_error(err).message), ErrorKind::unsupported};
   }
   std::vector<std::unique_ptr<Device>> devices;
   for (std::size_t p = 0; p < platforms.size(); ++p) {
@@ -350,7 +351,7 @@ Expected<std::vector<std::unique_ptr<Device>>> OpenClBackend::enumerate() {
   if (devices.empty()) {
     std::string why = "no OpenCL device";
     for (const std::string& p : problems_) why += "; " + p;
-    return Error{why};
+    return Error{why, ErrorKind::unsupported};
   }
   return devices;
 }

@@ -55,34 +55,39 @@ std::string device_identity(EGLDeviceEXT d) {
 
 // A GL 4.3 core context without a surface on an EGL display, checked by making it current.
 Expected<std::unique_ptr<EglContext>> create_context(EGLDisplay display, const std::string& route) {
-  if (display == EGL_NO_DISPLAY) return Error{fmt::format("{}: no display ({})", route, egl_error())};
+  if (display == EGL_NO_DISPLAY)
+    return Error{fmt::format("{}: no display ({})", route, egl_error()), ErrorKind::unsupported};
   // Displays are never terminated: eglGetPlatformDisplay gives every caller the same display for a
   // device, and eglTerminate would destroy the contexts of every device built on it.
   EGLint major = 0, minor = 0;
   if (!gl().eglInitialize(display, &major, &minor))
     return Error{fmt::format("{}: eglInitialize: {}", route, egl_error())};
   const auto has = [&](const char* ext) { return has_egl_extension(display, ext); };
-  if (!has("EGL_KHR_surfaceless_context")) return Error{route + ": no EGL_KHR_surfaceless_context"};
+  if (!has("EGL_KHR_surfaceless_context"))
+    return Error{route + ": no EGL_KHR_surfaceless_context", ErrorKind::unsupported};
   if (major * 10 + minor < 15 && !has("EGL_KHR_create_context"))
-    return Error{fmt::format("{}: EGL {}.{} without EGL_KHR_create_context", route, major, minor)};
-  if (!gl().eglBindAPI(EGL_OPENGL_API)) return Error{route + ": no desktop OpenGL (eglBindAPI: " + egl_error() + ")"};
+    return Error{fmt::format("{}: EGL {}.{} without EGL_KHR_create_context", route, major, minor),
+                 ErrorKind::unsupported};
+  if (!gl().eglBindAPI(EGL_OPENGL_API))
+    return Error{route + ": no desktop OpenGL (eglBindAPI: " + egl_error() + ")", ErrorKind::unsupported};
   EGLConfig config = EGL_NO_CONFIG_KHR;
   if (!has("EGL_KHR_no_config_context")) {
     const EGLint want[] = {EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_NONE};
     EGLint n = 0;
     if (!gl().eglChooseConfig(display, want, &config, 1, &n) || n < 1)
-      return Error{route + ": no config renders OpenGL"};
+      return Error{route + ": no config renders OpenGL", ErrorKind::unsupported};
   }
   const EGLint attributes[] = {
       EGL_CONTEXT_MAJOR_VERSION,           4,       EGL_CONTEXT_MINOR_VERSION, 3, EGL_CONTEXT_OPENGL_PROFILE_MASK,
       EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
   const EGLContext context = gl().eglCreateContext(display, config, EGL_NO_CONTEXT, attributes);
-  if (context == EGL_NO_CONTEXT) return Error{fmt::format("{}: no OpenGL 4.3 core context ({})", route, egl_error())};
+  if (context == EGL_NO_CONTEXT)
+    return Error{fmt::format("{}: no OpenGL 4.3 core context ({})", route, egl_error()), ErrorKind::unsupported};
   auto c = std::make_unique<EglContext>(display, context, route);
   const CurrentContext current(*c);
   if (!current.error().empty()) return Error{route + ": " + current.error()};
   if (const int version = gl_version(); version < 43)
-    return Error{fmt::format("{}: OpenGL {}.{} only", route, version / 10, version % 10)};
+    return Error{fmt::format("{}: OpenGL {}.{} only", route, version / 10, version % 10), ErrorKind::unsupported};
   return c;
 }
 
@@ -121,7 +126,8 @@ Expected<std::vector<std::unique_ptr<EglContext>>> device_platform_contexts() {
   if (!has_egl_extension(EGL_NO_DISPLAY, "EGL_EXT_device_enumeration") ||
       !has_egl_extension(EGL_NO_DISPLAY, "EGL_EXT_platform_device") || !gl().eglQueryDevicesEXT ||
       !gl().eglQueryDeviceStringEXT || !gl().eglQueryDeviceAttribEXT || !gl().eglGetPlatformDisplayEXT)
-    return Error{"EGL device platform: EGL_EXT_device_enumeration or EGL_EXT_platform_device missing"};
+    return Error{"EGL device platform: EGL_EXT_device_enumeration or EGL_EXT_platform_device missing",
+                 ErrorKind::unsupported};
   EGLint n = 0;
   std::vector<EGLDeviceEXT> devices;
   if (gl().eglQueryDevicesEXT(0, nullptr, &n) && n > 0) {
@@ -129,7 +135,7 @@ Expected<std::vector<std::unique_ptr<EglContext>>> device_platform_contexts() {
     if (!gl().eglQueryDevicesEXT(n, devices.data(), &n)) n = 0;
     devices.resize(std::size_t(n));
   }
-  if (devices.empty()) return Error{"EGL device platform: no device"};
+  if (devices.empty()) return Error{"EGL device platform: no device", ErrorKind::unsupported};
   std::vector<std::unique_ptr<EglContext>> found;
   std::string why;
   std::set<std::string> seen;  // renderer and device identity
@@ -142,14 +148,14 @@ Expected<std::vector<std::unique_ptr<EglContext>>> device_platform_contexts() {
     else if (seen.insert(renderer_of(**c) + "\n" + identity).second)
       found.push_back(std::move(*c));
   }
-  if (found.empty()) return Error{why};
+  if (found.empty()) return Error{why, ErrorKind::unsupported};
   return found;
 }
 
 Expected<std::unique_ptr<EglContext>> surfaceless_context() {
   if (auto api = load_gl(); !api) return api.error();
   if (!has_egl_extension(EGL_NO_DISPLAY, "EGL_MESA_platform_surfaceless") || !gl().eglGetPlatformDisplayEXT)
-    return Error{"EGL surfaceless: EGL_MESA_platform_surfaceless missing"};
+    return Error{"EGL surfaceless: EGL_MESA_platform_surfaceless missing", ErrorKind::unsupported};
   return create_context(gl().eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr),
                         "EGL surfaceless (Mesa)");
 }
@@ -160,8 +166,8 @@ Expected<std::vector<std::unique_ptr<EglContext>>> headless_contexts() {
   if (devices) return devices;
   auto surfaceless = surfaceless_context();
   if (!surfaceless)
-    return Error{"no headless OpenGL 4.3 core context; " + devices.error().message + "; " +
-                 surfaceless.error().message};
+    return Error{"no headless OpenGL 4.3 core context; " + devices.error().message + "; " + surfaceless.error().message,
+                 ErrorKind::unsupported};
   std::vector<std::unique_ptr<EglContext>> found;
   found.push_back(std::move(*surfaceless));
   return found;

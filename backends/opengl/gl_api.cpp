@@ -15,13 +15,14 @@ Expected<GlApi> load() {
   auto library = open_library("GPUPARANOIA_EGL_LIBRARY", {"libEGL.so.1"});
   if (!library) return library.error();
   const auto get = reinterpret_cast<PFNEGLGETPROCADDRESSPROC>(library->symbol("eglGetProcAddress"));
-  if (!get) return Error{fmt::format("{} has no eglGetProcAddress: not an EGL library", library->path)};
+  if (!get)
+    return Error{fmt::format("{} has no eglGetProcAddress: not an EGL library", library->path), ErrorKind::unsupported};
   GlApi api;
   api.library = library->path;
   // Core EGL functions are exported; eglGetProcAddress gives them too from EGL 1.5 on.
 #define GP_GL_EGL(type, name)                                                                                      \
   if (!(api.name = reinterpret_cast<type>(library->symbol(#name)))) api.name = reinterpret_cast<type>(get(#name)); \
-  if (!api.name) return Error{fmt::format("{} has no {}", api.library, #name)};
+  if (!api.name) return Error{fmt::format("{} has no {}", api.library, #name), ErrorKind::unsupported};
   GP_EGL_FUNCTIONS(GP_GL_EGL)
 #undef GP_GL_EGL
 #define GP_GL_EXTENSION(type, name) api.name = reinterpret_cast<type>(get(#name));
@@ -31,7 +32,8 @@ Expected<GlApi> load() {
 #define GP_GL_GL(type, name)                                                                                         \
   if (!(api.name = reinterpret_cast<type>(get(#name))))                                                              \
     return Error{fmt::format("{}: eglGetProcAddress gives no {} (EGL 1.5 or EGL_KHR_get_all_proc_addresses needed)", \
-                             api.library, #name)};
+                             api.library, #name),                                                                    \
+                 ErrorKind::unsupported};
   GP_GL_FUNCTIONS(GP_GL_GL)
 #undef GP_GL_GL
   return api;

@@ -89,9 +89,10 @@ std::size_t OpenGLDevice::max_dispatch_tuples(const Expr& e) const {
 
 Expected<std::vector<std::uint64_t>> OpenGLDevice::scalar(const ScalarBatch& batch) {
   const Expr& e = *batch.expr;
-  if (const std::string why = e.check(); !why.empty()) return Error{why};
+  if (const std::string why = e.check(); !why.empty()) return Error{why, ErrorKind::invalid};
   for (const model::Format* f : e.formats())
-    if (!caps_.has(*f)) return Error{fmt::format("{} does not compute in {}", info_.id, f->name)};
+    if (!caps_.has(*f))
+      return Error{fmt::format("{} does not compute in {}", info_.id, f->name), ErrorKind::unsupported};
   auto source = kernel_source(e, Language::glsl_opengl, local_size_);
   if (!source) return source.error();
   return run_kernel(*source, batch);
@@ -99,9 +100,10 @@ Expected<std::vector<std::uint64_t>> OpenGLDevice::scalar(const ScalarBatch& bat
 
 Expected<std::vector<std::uint64_t>> OpenGLDevice::run_kernel(const std::string& source, const ScalarBatch& batch) {
   const Expr& e = *batch.expr;
-  if (const std::string why = e.check(); !why.empty()) return Error{why};
+  if (const std::string why = e.check(); !why.empty()) return Error{why, ErrorKind::invalid};
   const std::size_t inputs = std::size_t(e.inputs);
-  if (batch.operands.size() % inputs != 0) return Error{"operand count is not a multiple of the inputs"};
+  if (batch.operands.size() % inputs != 0)
+    return Error{"operand count is not a multiple of the inputs", ErrorKind::invalid};
   const std::size_t n = batch.operands.size() / inputs;
   if (n == 0) return std::vector<std::uint64_t>{};
   const CurrentContext current(*context_);
@@ -111,7 +113,8 @@ Expected<std::vector<std::uint64_t>> OpenGLDevice::run_kernel(const std::string&
   }
   auto program_id = program(source, e.to_string());
   if (!program_id)
-    return Error{fmt::format("{}: the kernel of '{}': {}", info_.id, e.to_string(), program_id.error().message)};
+    return program_id.error().retold(
+        fmt::format("{}: the kernel of '{}': {}", info_.id, e.to_string(), program_id.error().message));
   const std::size_t in_words = inputs * std::size_t(words_per_value(*e.input_format));
   const std::size_t out_words = std::size_t(words_per_value(*e.output_format));
   const std::vector<std::uint32_t> words = to_words(*e.input_format, batch.operands);
@@ -135,7 +138,8 @@ Expected<std::vector<std::uint64_t>> OpenGLDevice::run_kernel(const std::string&
     gl().glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, GLsizeiptr(m * out_words * 4), &results[first * out_words]);
     if (const GLenum error = gl().glGetError(); error != GL_NO_ERROR)
       return Error{fmt::format("{}: {} running '{}' on tuples {} to {}", info_.id, gl_error_name(error), e.to_string(),
-                               first, first + m - 1)};
+                               first, first + m - 1),
+                   error == GL_CONTEXT_LOST ? ErrorKind::lost : ErrorKind::failed};
   }
   return from_words(*e.output_format, results);
 }
@@ -153,7 +157,7 @@ Expected<std::uint32_t> OpenGLDevice::program(const std::string& source, const s
   if (!ok) {
     const std::string log = info_log(shader, gl().glGetShaderiv, gl().glGetShaderInfoLog);
     gl().glDeleteShader(shader);
-    return Error{"GLSL compilation failed: " + log};
+    return Error{"GLSL compilation failed: " + log, ErrorKind::compile};
   }
   const GLuint p = gl().glCreateProgram();
   gl().glAttachShader(p, shader);
@@ -165,7 +169,7 @@ Expected<std::uint32_t> OpenGLDevice::program(const std::string& source, const s
   if (!ok) {
     const std::string log = info_log(p, gl().glGetProgramiv, gl().glGetProgramInfoLog);
     gl().glDeleteProgram(p);
-    return Error{"GLSL link failed: " + log};
+    return Error{"GLSL link failed: " + log, ErrorKind::compile};
   }
   if (code_.on()) keep_binary(p, label);
   programs_.emplace(source, p);
@@ -193,7 +197,7 @@ void OpenGLDevice::keep_binary(GLuint program, const std::string& label) const {
 }
 
 Expected<std::vector<std::uint64_t>> OpenGLDevice::mma(const MmaBatch&) {
-  return Error{"OpenGL has no cooperative-matrix operations"};
+  return Error{"OpenGL has no cooperative-matrix operations", ErrorKind::unsupported};
 }
 
 Expected<std::vector<std::unique_ptr<Device>>> OpenGLBackend::enumerate() {

@@ -139,7 +139,7 @@ std::optional<Profile> builtin_profile(std::string_view name) {
 Expected<std::vector<Profile>> load_profile_file(const std::filesystem::path& path) {
   input::InputError err;
   const auto doc = input::read_json_file(path, err);
-  if (!doc) return Error{err.text()};
+  if (!doc) return Error{err.text(), ErrorKind::invalid};
   return parse_profiles(*doc, path.string());
 }
 
@@ -164,24 +164,27 @@ std::optional<MmaConfig> mma_config_from_name(std::string_view name) {
 // become notes.
 Expected<bool> read_mma_entries(const json& mma, const std::string& at, Profile& prof,
                                 std::vector<std::string>& notes) {
-  if (!mma.is_array()) return Error{fmt::format("{}: must be a list of entries", at)};
+  if (!mma.is_array()) return Error{fmt::format("{}: must be a list of entries", at), ErrorKind::invalid};
   for (std::size_t i = 0; i < mma.size(); ++i) {
     const json& e = mma[i];
     const std::string here = fmt::format("{}[{}]", at, i);
-    if (!e.is_object()) return Error{fmt::format("{}: must be an object", here)};
+    if (!e.is_object()) return Error{fmt::format("{}: must be an object", here), ErrorKind::invalid};
     for (const auto& [key, value] : e.items())
       if (key != "config" && key != "instruction" && key != "algorithm" && key != "parameters" && key != "validation")
         return Error{fmt::format("{}.{}: unknown key (known: config, instruction, algorithm, parameters, validation)",
-                                 here, input::key_text(key))};
+                                 here, input::key_text(key)),
+                     ErrorKind::invalid};
     const auto config = e.contains("config") && e["config"].is_string()
                             ? mma_config_from_name(e["config"].get<std::string>())
                             : std::nullopt;
     if (!config)
       return Error{fmt::format("{}.config: must be \"MxNxK:a,b,c,d\" (format names; M and N at most {}, K at most {})",
-                               here, model::kMaxMmaTile, model::kMaxDotK)};
+                               here, model::kMaxMmaTile, model::kMaxDotK),
+                   ErrorKind::invalid};
     MmaConfig m = *config;
     if (e.contains("instruction")) {
-      if (!e["instruction"].is_string()) return Error{fmt::format("{}.instruction: must be a string", here)};
+      if (!e["instruction"].is_string())
+        return Error{fmt::format("{}.instruction: must be a string", here), ErrorKind::invalid};
       m.instruction = e["instruction"].get<std::string>();
     }
     if (!e.contains("algorithm") || e["algorithm"].is_null()) {
@@ -189,9 +192,10 @@ Expected<bool> read_mma_entries(const json& mma, const std::string& at, Profile&
       continue;
     }
     auto dot = config_from_entry(m, e);
-    if (!dot) return Error{fmt::format("{}: {}", here, dot.error().message)};
+    if (!dot) return Error{fmt::format("{}: {}", here, dot.error().message), ErrorKind::invalid};
     const std::string key = mma_model_key(m);
-    if (prof.models.count(key)) return Error{fmt::format("{}.config: {} is listed twice", here, key)};
+    if (prof.models.count(key))
+      return Error{fmt::format("{}.config: {} is listed twice", here, key), ErrorKind::invalid};
     prof.models.emplace(key, std::move(*dot));
     prof.mma.push_back(std::move(m));
   }
@@ -250,13 +254,15 @@ Expected<std::vector<Profile>> parse_profiles(const json& doc, const std::string
     // Errors read "<file>: <key path>: <what>", the path starting with the index in a list.
     const std::string pre = doc.is_array() ? fmt::format("[{}]", i) : "";
     const auto error = [&](std::string_view key, std::string_view what) {
-      return Error{fmt::format("{}: {}{}{}: {}", where, pre, pre.empty() || key.empty() ? "" : ".", key, what)};
+      return Error{fmt::format("{}: {}{}{}: {}", where, pre, pre.empty() || key.empty() ? "" : ".", key, what),
+                   ErrorKind::invalid};
     };
     const auto at = [&](const std::string& key) {
       return fmt::format("{}: {}{}{}", where, pre, pre.empty() ? "" : ".", key);
     };
     if (!p.is_object())
-      return Error{fmt::format("{}: {}{}a profile is a JSON object", where, pre, pre.empty() ? "" : ": ")};
+      return Error{fmt::format("{}: {}{}a profile is a JSON object", where, pre, pre.empty() ? "" : ": "),
+                   ErrorKind::invalid};
     // A result document: its device profile, named after the file.
     const bool result = p.contains("schema") && p.contains("profile");
     const json& body = result ? p["profile"] : p;
@@ -343,12 +349,21 @@ namespace {
 json rounding_json(const model::UnitRounding& r) { return std::string(model::name(r)); }
 std::string flush_name(bool flush) { return flush ? "flush" : "preserve"; }
 
-// Reads keys of one object with checks; every error names the key path.
+// Reads keys of one object with checks; every error names the key path (relative to the unit when
+// `where` is empty) and, as Error::key, the unit's key it is under.
 class Reader {
  public:
-  Reader(const json& j, std::string where) : j_(j), where_(std::move(where)) {}
+  Reader(const json& j, std::string where, std::string key = "")
+      : j_(j), where_(std::move(where)), key_(std::move(key)) {}
+  // The reader of `key`'s value v, under this reader's unit key or else under `key`.
+  Reader child(const json& v, const char* key) const { return Reader(v, at(key), key_.empty() ? key : key_); }
+  Error fail(std::string message) const { return Error{std::move(message), ErrorKind::invalid, key_}; }
+  // An error of the object itself.
+  Error fail_here(std::string_view what) const {
+    return fail(where_.empty() ? std::string(what) : fmt::format("{}: {}", where_, what));
+  }
   Expected<bool> check_object() const {
-    if (!j_.is_object()) return Error{fmt::format("{}: must be a JSON object", where_)};
+    if (!j_.is_object()) return fail_here("must be a JSON object");
     return true;
   }
   Expected<bool> only(std::initializer_list<std::string_view> keys) const {
@@ -356,16 +371,20 @@ class Reader {
       if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
         std::string known;
         for (std::string_view x : keys) known += (known.empty() ? "" : ", ") + std::string(x);
-        return Error{fmt::format("{}.{}: unknown key (known: {})", where_, input::key_text(k), known)};
+        Error e = fail(fmt::format("{}: unknown key (known: {})", at(input::key_text(k)), known));
+        if (e.key.empty()) e.key = k;  // an unknown key of the unit is the key at fault
+        return e;
       }
     }
     return true;
   }
   const json* find(const char* key) const { return j_.contains(key) ? &j_.at(key) : nullptr; }
-  std::string at(const char* key) const { return where_ + "." + key; }
+  std::string at(std::string_view key) const {
+    return where_.empty() ? std::string(key) : fmt::format("{}.{}", where_, key);
+  }
   Expected<bool> boolean(const char* key, bool& out) const {
     if (const json* v = find(key)) {
-      if (!v->is_boolean()) return Error{fmt::format("{}: must be true or false", at(key))};
+      if (!v->is_boolean()) return fail(fmt::format("{}: must be true or false", at(key)));
       out = v->get<bool>();
     }
     return true;
@@ -374,8 +393,8 @@ class Reader {
     if (const json* v = find(key)) {
       const auto r = v->is_string() ? model::find_unit_rounding(v->get<std::string>()) : std::nullopt;
       if (!r)
-        return Error{
-            fmt::format("{}: must be chop or a rounding name (rne rna rnz rnu rnd rno rz ru rd ra ro)", at(key))};
+        return fail(
+            fmt::format("{}: must be chop or a rounding name (rne rna rnz rnu rnd rno rz ru rd ra ro)", at(key)));
       out = *r;
     }
     return true;
@@ -384,7 +403,7 @@ class Reader {
   Expected<bool> ulp_bound(std::optional<model::UlpBound>& out) const {
     if (const json* v = find("max_ulps")) {
       const auto b = v->is_number() ? model::ulp_bound(v->get<double>()) : std::nullopt;
-      if (!b) return Error{fmt::format("{}: must be a number of ulps, 0 or more and below 2^23", at("max_ulps"))};
+      if (!b) return fail(fmt::format("{}: must be a number of ulps, 0 or more and below 2^23", at("max_ulps")));
       out = *b;
     }
     return true;
@@ -396,7 +415,7 @@ class Reader {
       } else if (v->is_number_integer() && v->get<long long>() >= 0 && v->get<long long>() <= 64) {
         out = v->get<int>();
       } else {
-        return Error{fmt::format("{}: must be null or an integer from 0 to 64", at(key))};
+        return fail(fmt::format("{}: must be null or an integer from 0 to 64", at(key)));
       }
     }
     return true;
@@ -406,7 +425,7 @@ class Reader {
   Expected<bool> named(const char* key, Lookup lookup, std::string_view names, T& out) const {
     if (const json* v = find(key)) {
       const std::optional<T> x = v->is_string() ? lookup(v->get<std::string>()) : std::nullopt;
-      if (!x) return Error{fmt::format("{}: must be {}, not {}", at(key), names, v->dump())};
+      if (!x) return fail(fmt::format("{}: must be {}, not {}", at(key), names, v->dump()));
       out = *x;
     }
     return true;
@@ -414,7 +433,7 @@ class Reader {
   Expected<bool> flush(const char* key, bool& out) const {
     if (const json* v = find(key)) {
       if (!v->is_string() || (*v != "flush" && *v != "preserve"))
-        return Error{fmt::format("{}: must be \"flush\" or \"preserve\"", at(key))};
+        return fail(fmt::format("{}: must be \"flush\" or \"preserve\"", at(key)));
       out = *v == "flush";
     }
     return true;
@@ -422,7 +441,7 @@ class Reader {
 
  private:
   const json& j_;
-  std::string where_;
+  std::string where_, key_;
 };
 
 // Runs the checks in order, returning the first error.
@@ -497,20 +516,20 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
   GP_TRY(top.check_object());
   GP_TRY(top.only({"add", "add_cascaded", "sub", "mul", "div", "sqrt", "fma", "mad", "cvt", "subnormals", "nan",
                    "registers", "validation"}));
-  if (const json* v = top.find("add")) GP_TRY(read_adder(Reader(*v, top.at("add")), u.add));
+  if (const json* v = top.find("add")) GP_TRY(read_adder(top.child(*v, "add"), u.add));
   if (const json* v = top.find("add_cascaded")) {
     // The first of two dependent additions, where it runs on an adder of its own; unset: `add`.
     u.add_cascaded = u.add;
-    GP_TRY(read_adder(Reader(*v, top.at("add_cascaded")), *u.add_cascaded));
+    GP_TRY(read_adder(top.child(*v, "add_cascaded"), *u.add_cascaded));
   }
   if (const json* v = top.find("sub")) {
     // One adder does both; what the rounding probe saw of subtraction is informational.
-    const Reader r(*v, top.at("sub"));
+    const Reader r = top.child(*v, "sub");
     GP_TRY(r.check_object());
     GP_TRY(r.only({"rounding"}));
   }
   if (const json* v = top.find("mul")) {
-    const Reader r(*v, top.at("mul"));
+    const Reader r = top.child(*v, "mul");
     GP_TRY(r.check_object());
     GP_TRY(r.only({"rounding", "truncated_columns", "correction", "subnormals"}));
     GP_TRY(r.rounding("rounding", u.mul.rounding));
@@ -521,13 +540,13 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
       } else if (c->is_number_unsigned()) {
         u.mul.correction = c->get<std::uint64_t>();
       } else {
-        return Error{fmt::format("{}: must be a non-negative integer", r.at("correction"))};
+        return r.fail(fmt::format("{}: must be a non-negative integer", r.at("correction")));
       }
     }
   }
   for (const char* key : {"fma", "mad"}) {
     if (const json* v = top.find(key)) {
-      const Reader r(*v, top.at(key));
+      const Reader r = top.child(*v, key);
       GP_TRY(r.check_object());
       // "rounding" is what the rounding probe saw; a unit's fused rounding is its adder's.
       const bool fma = std::string_view(key) == "fma";
@@ -536,32 +555,32 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
       GP_TRY(r.boolean("fused", fma ? u.fma_fused : u.mad_fused));
       if (const json* z = fma ? r.find("zero_addend") : nullptr) {
         const auto za = z->is_string() ? model::find_zero_addend(z->get<std::string>()) : std::nullopt;
-        if (!za) return Error{fmt::format("{}: must be \"ieee\" or \"product\"", r.at("zero_addend"))};
+        if (!za) return r.fail(fmt::format("{}: must be \"ieee\" or \"product\"", r.at("zero_addend")));
         u.fma_zero_addend = *za;
       }
     }
   }
   if (const json* v = top.find("div")) {
-    const Reader r(*v, top.at("div"));
+    const Reader r = top.child(*v, "div");
     GP_TRY(r.check_object());
     GP_TRY(r.only({"method", "rounding", "max_ulps", "subnormals"}));
     GP_TRY(r.rounding("rounding", u.div.rounding));
     if (const json* m = r.find("method")) {
       const auto method = m->is_string() ? model::find_div_method(m->get<std::string>()) : std::nullopt;
       if (!method)
-        return Error{
-            fmt::format("{}: must be \"correctly_rounded\", \"reciprocal\" or \"approximate\"", r.at("method"))};
+        return r.fail(
+            fmt::format("{}: must be \"correctly_rounded\", \"reciprocal\" or \"approximate\"", r.at("method")));
       u.div.method = *method;
     }
     std::optional<model::UlpBound> bound;
     GP_TRY(r.ulp_bound(bound));
     if (bound.has_value() != (u.div.method == model::DivMethod::approximate))
-      return Error{fmt::format("{}: max_ulps goes with the method \"approximate\", and only there", top.at("div"))};
+      return r.fail(fmt::format("{}: max_ulps goes with the method \"approximate\", and only there", top.at("div")));
     if (bound) u.div.max_error = *bound;
   }
   for (const char* key : {"sqrt", "cvt"}) {
     if (const json* v = top.find(key)) {
-      const Reader r(*v, top.at(key));
+      const Reader r = top.child(*v, key);
       const bool is_sqrt = std::string_view(key) == "sqrt";
       GP_TRY(r.check_object());
       GP_TRY(is_sqrt ? r.only({"rounding", "max_ulps", "subnormals"}) : r.only({"rounding", "subnormals"}));
@@ -570,7 +589,7 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
     }
   }
   if (const json* v = top.find("subnormals")) {
-    const Reader r(*v, top.at("subnormals"));
+    const Reader r = top.child(*v, "subnormals");
     GP_TRY(r.check_object());
     GP_TRY(r.only({"input", "output", "transfer"}));
     GP_TRY(r.flush("input", u.subnormals.flush_input));
@@ -584,7 +603,7 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
     const json* v = top.find(op.c_str());
     const json* sv = v && v->is_object() && v->contains("subnormals") ? &(*v)["subnormals"] : nullptr;
     if (!sv) continue;
-    const Reader r(*sv, Reader(*v, top.at(op.c_str())).at("subnormals"));
+    const Reader r = top.child(*v, op.c_str()).child(*sv, "subnormals");
     GP_TRY(r.check_object());
     GP_TRY(r.only({"input", "output"}));
     model::OpFlush of{u.subnormals.flush_input, u.subnormals.flush_output};
@@ -593,7 +612,7 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
     if (of != model::flushing(u, model::FlushOp(i))) u.op_flush[i] = of;
   }
   if (const json* v = top.find("nan")) {
-    const Reader r(*v, top.at("nan"));
+    const Reader r = top.child(*v, "nan");
     GP_TRY(r.check_object());
     GP_TRY(r.only({"canonical", "quiet_on_transfer", "propagation", "quiet", "sub_flips", "default", "fma_order"}));
     GP_TRY(r.boolean("canonical", u.nan.canonical));
@@ -613,11 +632,11 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
   }
   if (const json* v = top.find("registers")) {
     const auto rf = v->is_string() ? model::find_format(v->get<std::string>()) : std::nullopt;
-    if (!rf) return Error{fmt::format("{}: must be a format name", top.at("registers"))};
+    if (!rf) return top.child(*v, "registers").fail(fmt::format("{}: must be a format name", top.at("registers")));
     u.storage = &f;
     u.format = *rf;
   }
-  if (const std::string why = model::check(u); !why.empty()) return Error{fmt::format("{}: {}", where, why)};
+  if (const std::string why = model::check(u); !why.empty()) return top.fail_here(why);
   return u;
 }
 
@@ -660,11 +679,11 @@ json parameters_json(const model::DotConfig& c, int k) {
 
 Expected<model::DotConfig> config_from_entry(const MmaConfig& config, const json& entry) {
   if (!entry.is_object() || !entry.contains("algorithm") || !entry["algorithm"].is_string())
-    return Error{"malformed profile entry: algorithm must be a string"};
+    return Error{"malformed profile entry: algorithm must be a string", ErrorKind::invalid};
   const auto alg = model::find_mma_algorithm(entry["algorithm"].get<std::string>());
-  if (!alg) return Error{"unknown algorithm " + entry["algorithm"].dump()};
+  if (!alg) return Error{"unknown algorithm " + entry["algorithm"].dump(), ErrorKind::invalid};
   if (!entry.contains("parameters") || !entry["parameters"].is_object())
-    return Error{"malformed profile entry: parameters must be an object"};
+    return Error{"malformed profile entry: parameters must be an object", ErrorKind::invalid};
   model::DotParameters parameters;
   for (const auto& [key, v] : entry["parameters"].items()) {
     // Integers within int64's range as integers, other numbers as doubles: nlohmann converts a
@@ -685,10 +704,11 @@ Expected<model::DotConfig> config_from_entry(const MmaConfig& config, const json
     else
       return Error{
           fmt::format("parameters.{}: must be null, a boolean, an integer, a string or a list of strings, not {}",
-                      input::key_text(key), v.dump())};
+                      input::key_text(key), v.dump()),
+          ErrorKind::invalid};
   }
   auto c = model::dot_config_from_parameters(*alg, *config.a, *config.b, *config.c, *config.d, config.k, parameters);
-  if (!c.config) return Error{c.key.empty() ? c.error : "parameters." + c.error};
+  if (!c.config) return Error{c.key.empty() ? c.error : "parameters." + c.error, ErrorKind::invalid};
   return *c.config;
 }
 

@@ -70,6 +70,9 @@ nlohmann::json mma_entry_json(const MmaConfig& config, const model::DotConfig* m
 nlohmann::json adder_json(const model::AdderParams& adder);
 // A scalar unit as the keys of a result's profile.scalar, and back.
 nlohmann::json unit_to_json(const model::ScalarUnit& unit);
+// Errors name the key path from `where` (from j itself when `where` is empty) and are
+// ErrorKind::invalid; one within a key of j (an operation, "div") or about an unknown key names that
+// key as Error::key, so that a caller may leave it out.
 Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const nlohmann::json& j, const std::string& where);
 
 // An MMA entry's algorithm for K products: the chained variant (cofda, cofdrda, cogfdrda) when the

@@ -27,13 +27,15 @@ ReferenceDevice::ReferenceDevice(Profile profile, std::map<std::string, model::D
 
 Expected<std::vector<std::uint64_t>> ReferenceDevice::scalar(const ScalarBatch& batch) {
   const Expr& e = *batch.expr;
-  if (const std::string why = e.check(); !why.empty()) return Error{why};
-  if (batch.operands.size() % std::size_t(e.inputs) != 0) return Error{"operand count is not a multiple of the inputs"};
+  if (const std::string why = e.check(); !why.empty()) return Error{why, ErrorKind::invalid};
+  if (batch.operands.size() % std::size_t(e.inputs) != 0)
+    return Error{"operand count is not a multiple of the inputs", ErrorKind::invalid};
   // Resolve every node's unit once: a format the device lacks is an error, not a guess.
   std::vector<const model::ScalarUnit*> units(e.code.size());
   for (std::size_t i = 0; i < e.code.size(); ++i) {
     units[i] = unit_for(profile_, *e.format_of(i));
-    if (!units[i]) return Error{fmt::format("{} does not compute in {}", info_.id, e.format_of(i)->name)};
+    if (!units[i])
+      return Error{fmt::format("{} does not compute in {}", info_.id, e.format_of(i)->name), ErrorKind::unsupported};
   }
   // The first of two dependent additions runs on the unit's cascaded adder (Daumas et al. 2.3).
   const auto is_sum = [&](std::size_t i) { return e.code[i].op == Node::add || e.code[i].op == Node::sub; };
@@ -71,12 +73,12 @@ Expected<std::vector<std::uint64_t>> ReferenceDevice::scalar(const ScalarBatch& 
 Expected<std::vector<std::uint64_t>> ReferenceDevice::mma(const MmaBatch& batch) {
   const MmaConfig& cfg = *batch.config;
   const model::DotConfig* model = mma_model(models_, cfg);
-  if (!model) return Error{fmt::format("{} has no MMA configuration {}", info_.id, cfg.name())};
+  if (!model) return Error{fmt::format("{} has no MMA configuration {}", info_.id, cfg.name()), ErrorKind::unsupported};
   const model::DotConfig& dot_config = *model;
   const auto n = tiles(batch);
   if (!n) return n.error();
   const std::size_t sa = std::size_t(cfg.m) * cfg.k, sb = std::size_t(cfg.k) * cfg.n, sc = std::size_t(cfg.m) * cfg.n;
-  if (const std::string why = model::check(dot_config); !why.empty()) return Error{why};
+  if (const std::string why = model::check(dot_config); !why.empty()) return Error{why, ErrorKind::invalid};
   // Each tile is a GEMM of one K step (the batch carries no scale factors: a scaled configuration
   // computes with none, as Dot does without them).
   std::vector<std::uint64_t> d(*n * sc), bt(sb);
@@ -112,7 +114,8 @@ Expected<std::vector<std::unique_ptr<Device>>> ReferenceBackend::enumerate() {
       const auto [it, fresh] = source.emplace(p.name, file.string());
       if (!fresh)
         return Error{fmt::format("{}: device ref:{} is also {}", file.string(), p.name,
-                                 it->second.empty() ? "a built-in device" : "loaded from " + it->second)};
+                                 it->second.empty() ? "a built-in device" : "loaded from " + it->second),
+                     ErrorKind::invalid};
       profiles.push_back(std::move(p));
     }
   }

@@ -44,7 +44,7 @@ Id matrix_type(SpirvBuilder& b, const model::Format& format, Id component, Word 
 
 Expected<Id> spirv_element_type(SpirvBuilder& b, const model::Format& format) {
   const SpirvFloat* s = spirv_float(format);
-  if (!s) return Error{"format " + std::string(format.name) + " has no SPIR-V type"};
+  if (!s) return Error{"format " + std::string(format.name) + " has no SPIR-V type", ErrorKind::unsupported};
   if (s->encoding == spvx::FPEncodingBFloat16KHR) {
     b.capability(spvx::CapabilityBFloat16TypeKHR);
     b.extension("SPV_KHR_bfloat16");
@@ -64,16 +64,17 @@ Expected<Id> spirv_element_type(SpirvBuilder& b, const model::Format& format) {
 
 Expected<TileKernel> TileKernel::begin(SpirvBuilder& b, const std::array<const model::Format*, 4>& formats,
                                        std::uint32_t local_size) {
-  if (local_size == 0) return Error{"the workgroup size must be positive"};
+  if (local_size == 0) return Error{"the workgroup size must be positive", ErrorKind::invalid};
   TileKernel k(b);
   b.capability(spv::CapabilityShader);
   b.capability(spv::CapabilityVulkanMemoryModel);
   b.memory_model(spv::AddressingModelLogical, spv::MemoryModelVulkan);
   const Id uint = b.type_uint(32);
   for (Word m = 0; m < 4; ++m) {
-    if (!formats[m]) return Error{std::string("matrix ") + kMatrixNames[m] + " has no format"};
+    if (!formats[m]) return Error{std::string("matrix ") + kMatrixNames[m] + " has no format", ErrorKind::unsupported};
     Expected<Id> element = spirv_element_type(b, *formats[m]);
-    if (!element) return Error{std::string("matrix ") + kMatrixNames[m] + ": " + element.error().message};
+    if (!element)
+      return element.error().retold(std::string("matrix ") + kMatrixNames[m] + ": " + element.error().message);
     k.element_[m] = *element;
     const Id array = b.type_runtime_array(*element, Word(formats[m]->storage_bits / 8));
     const Id block = b.type_block({{array, 0}});

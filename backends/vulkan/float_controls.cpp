@@ -111,14 +111,15 @@ Expected<std::vector<int>> mode_widths(const P& p, const FloatControlMode& mode,
   if (independence == VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_NONE ||
       (independence == VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_32_BIT_ONLY && mixed_16_64))
     return Error{"float controls: the device cannot set " + std::string(mode.name) +
-                 " on some of the widths this kernel computes in and not on the others (independence " +
-                 independence_name(independence) + ")"};
+                     " on some of the widths this kernel computes in and not on the others (independence " +
+                     independence_name(independence) + ")",
+                 ErrorKind::unsupported};
   return offered;
 }
 
 Expected<std::vector<std::uint32_t>> request_mode(std::span<const std::uint32_t> spirv, const FloatControlMode& mode,
                                                   const std::vector<int>& widths) {
-  if (spirv.size() < 5 || spirv[0] != spv::MagicNumber) return Error{"not a SPIR-V module"};
+  if (spirv.size() < 5 || spirv[0] != spv::MagicNumber) return Error{"not a SPIR-V module", ErrorKind::invalid};
   // The logical layout: capabilities, extensions, imports, memory model, entry points, execution
   // modes, then the rest. New instructions go after the last of their kind.
   std::vector<std::uint32_t> out(spirv.begin(), spirv.begin() + 5);
@@ -127,7 +128,7 @@ Expected<std::vector<std::uint32_t>> request_mode(std::span<const std::uint32_t>
   for (std::size_t i = 5; i < spirv.size();) {
     const auto op = spv::Op(spirv[i] & 0xffff);
     const std::size_t n = spirv[i] >> 16;
-    if (n == 0 || i + n > spirv.size()) return Error{"malformed SPIR-V module"};
+    if (n == 0 || i + n > spirv.size()) return Error{"malformed SPIR-V module", ErrorKind::invalid};
     if (!capability_done && op != spv::OpCapability) {
       const auto cap = instruction(spv::OpCapability, {mode.capability});
       out.insert(out.end(), cap.begin(), cap.end());
@@ -146,13 +147,13 @@ Expected<std::vector<std::uint32_t>> request_mode(std::span<const std::uint32_t>
       modes_done = true;
     }
     if (op == spv::OpEntryPoint) {
-      if (entry) return Error{"float controls: the module has more than one entry point"};
+      if (entry) return Error{"float controls: the module has more than one entry point", ErrorKind::invalid};
       entry = spirv[i + 2];
     }
     out.insert(out.end(), spirv.begin() + std::ptrdiff_t(i), spirv.begin() + std::ptrdiff_t(i + n));
     i += n;
   }
-  if (!modes_done) return Error{"float controls: the module has no entry point"};
+  if (!modes_done) return Error{"float controls: the module has no entry point", ErrorKind::invalid};
   return out;
 }
 

@@ -23,16 +23,18 @@ Expected<std::vector<std::uint32_t>> compile_compute_shader(const std::string& g
   shader.setEnvTarget(glslang::EShTargetSpv, glslang::EShTargetSpv_1_0);
   const auto messages = EShMessages(EShMsgSpvRules | EShMsgVulkanRules);
   if (!shader.parse(GetDefaultResources(), 450, false, messages))
-    return Error{"GLSL compilation failed: " + valid_utf8(shader.getInfoLog())};
+    return Error{"GLSL compilation failed: " + valid_utf8(shader.getInfoLog()), ErrorKind::compile};
   glslang::TProgram program;
   program.addShader(&shader);
-  if (!program.link(messages)) return Error{"GLSL link failed: " + valid_utf8(program.getInfoLog())};
+  if (!program.link(messages))
+    return Error{"GLSL link failed: " + valid_utf8(program.getInfoLog()), ErrorKind::compile};
   std::vector<unsigned int> spirv;
   spv::SpvBuildLogger logger;
   glslang::SpvOptions options;
   options.disableOptimizer = true;
   glslang::GlslangToSpv(*program.getIntermediate(EShLangCompute), spirv, &logger, &options);
-  if (spirv.empty()) return Error{"SPIR-V generation failed: " + valid_utf8(logger.getAllMessages())};
+  if (spirv.empty())
+    return Error{"SPIR-V generation failed: " + valid_utf8(logger.getAllMessages()), ErrorKind::compile};
   return std::vector<std::uint32_t>(spirv.begin(), spirv.end());
 }
 

@@ -39,7 +39,7 @@ Expected<PipelineExecutables> pipeline_executables(const Pipeline& p, std::strin
   const Api& vk = *p.api;
   if (!vk.vkGetPipelineExecutablePropertiesKHR || !vk.vkGetPipelineExecutableStatisticsKHR ||
       !vk.vkGetPipelineExecutableInternalRepresentationsKHR)
-    return Error{"the Vulkan loader gives no VK_KHR_pipeline_executable_properties functions"};
+    return Error{"the Vulkan loader gives no VK_KHR_pipeline_executable_properties functions", ErrorKind::unsupported};
   VkPipelineInfoKHR pipeline{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, nullptr, p.pipeline};
   auto executables = items<VkPipelineExecutablePropertiesKHR>(
       VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR, "vkGetPipelineExecutablePropertiesKHR",

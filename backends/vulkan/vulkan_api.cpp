@@ -32,9 +32,11 @@ Expected<Api> load() {
   api.library = library->path;
   api.vkGetInstanceProcAddr = reinterpret_cast<PFN_vkGetInstanceProcAddr>(library->symbol("vkGetInstanceProcAddr"));
   if (!api.vkGetInstanceProcAddr)
-    return Error{fmt::format("{} has no vkGetInstanceProcAddr: not a Vulkan loader", api.library)};
+    return Error{fmt::format("{} has no vkGetInstanceProcAddr: not a Vulkan loader", api.library),
+                 ErrorKind::unsupported};
   api.vkCreateInstance = reinterpret_cast<PFN_vkCreateInstance>(api.vkGetInstanceProcAddr(nullptr, "vkCreateInstance"));
-  if (!api.vkCreateInstance) return Error{fmt::format("{} gives no vkCreateInstance", api.library)};
+  if (!api.vkCreateInstance)
+    return Error{fmt::format("{} gives no vkCreateInstance", api.library), ErrorKind::unsupported};
   api.vkEnumerateInstanceVersion = reinterpret_cast<PFN_vkEnumerateInstanceVersion>(
       api.vkGetInstanceProcAddr(nullptr, "vkEnumerateInstanceVersion"));
   return api;
@@ -51,7 +53,7 @@ Expected<const Api*> loader() {
 Expected<Api> instance_api(const Api& global, VkInstance instance) {
   Api api = global;
   if (const char* missing = resolve_instance(api, instance))
-    return Error{fmt::format("{} gives no {} for the instance", api.library, missing)};
+    return Error{fmt::format("{} gives no {} for the instance", api.library, missing), ErrorKind::unsupported};
   resolve_extensions(api, instance);
   return api;
 }

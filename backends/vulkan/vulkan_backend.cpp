@@ -360,7 +360,7 @@ Expected<std::vector<std::uint64_t>> VulkanDevice::mma(const MmaBatch& batch) {
   const MmaConfig& cfg = *batch.config;
   const std::string name = cfg.name();
   if (std::none_of(caps_.mma.begin(), caps_.mma.end(), [&](const MmaConfig& c) { return c.name() == name; }))
-    return Error{fmt::format("{} has no MMA configuration {}", info_.id, name)};
+    return Error{fmt::format("{} has no MMA configuration {}", info_.id, name), ErrorKind::unsupported};
   const auto n = tiles(batch);
   if (!n) return n.error();
   const std::size_t sa = std::size_t(cfg.m) * cfg.k, sb = std::size_t(cfg.k) * cfg.n, sc = std::size_t(cfg.m) * cfg.n;
@@ -394,7 +394,7 @@ Expected<std::vector<std::unique_ptr<Device>>> VulkanBackend::enumerate() {
   std::vector<std::unique_ptr<Device>> devices;
   for (std::size_t i = 0; i < physical->size(); ++i) {
     auto facts = query_device(**instance, (*physical)[i]);
-    if (!facts) return Error{fmt::format("vulkan:{}: {}", i, facts.error().message)};
+    if (!facts) return facts.error().retold(fmt::format("vulkan:{}: {}", i, facts.error().message));
     VkPhysicalDeviceLimits& limits = facts->properties.limits;
     if (options_.max_buffer_bytes)
       limits.maxStorageBufferRange =

@@ -76,7 +76,8 @@ Expected<std::shared_ptr<Instance>> Instance::create(DebugMessages messages) {
     if (const VkResult r = vk.vkEnumerateInstanceVersion(&version); r != VK_SUCCESS)
       return call_failed("vkEnumerateInstanceVersion", r);
   if (version < VK_API_VERSION_1_1)
-    return Error{fmt::format("the Vulkan loader {} offers only Vulkan 1.0; the backend needs 1.1", vk.library)};
+    return Error{fmt::format("the Vulkan loader {} offers only Vulkan 1.0; the backend needs 1.1", vk.library),
+                 ErrorKind::unsupported};
   auto app = make<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
   app.pApplicationName = "gpuparanoia";
   app.apiVersion = std::min<std::uint32_t>(version, VK_API_VERSION_1_3);
@@ -102,7 +103,8 @@ Expected<std::shared_ptr<Instance>> Instance::create(DebugMessages messages) {
   VkInstance instance = VK_NULL_HANDLE;
   if (const VkResult r = vk.vkCreateInstance(&info, nullptr, &instance); r != VK_SUCCESS) {
     if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
-      return Error{"no Vulkan driver is installed (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)"};
+      return Error{"no Vulkan driver is installed (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)",
+                   ErrorKind::unsupported};
     return call_failed("vkCreateInstance", r);
   }
   auto api = instance_api(vk, instance);
@@ -117,7 +119,9 @@ Expected<std::shared_ptr<Instance>> Instance::create(DebugMessages messages) {
     made->messages_ = std::move(sink);
     const auto create_messenger = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
         vk.vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
-    if (!create_messenger) return Error{"VK_EXT_debug_utils is enabled but vkCreateDebugUtilsMessengerEXT is missing"};
+    if (!create_messenger)
+      return Error{"VK_EXT_debug_utils is enabled but vkCreateDebugUtilsMessengerEXT is missing",
+                   ErrorKind::unsupported};
     if (const VkResult r = create_messenger(instance, &messenger, nullptr, &made->messenger_); r != VK_SUCCESS)
       return call_failed("vkCreateDebugUtilsMessengerEXT", r);
   }
@@ -142,7 +146,9 @@ Expected<std::vector<VkPhysicalDevice>> Instance::physical_devices() const {
       r != VK_SUCCESS && r != VK_INCOMPLETE)
     return call_failed("vkEnumeratePhysicalDevices", r);
   devices.resize(n);
-  if (devices.empty()) return Error{"the Vulkan loader found no device (no driver installed, such as Mesa's lavapipe)"};
+  if (devices.empty())
+    return Error{"the Vulkan loader found no device (no driver installed, such as Mesa's lavapipe)",
+                 ErrorKind::unsupported};
   return devices;
 }
 
@@ -182,7 +188,8 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
   vk.vkGetPhysicalDeviceProperties(physical, &f.properties);
   f.api_version = std::min(f.properties.apiVersion, instance.api_version());
   if (f.api_version < VK_API_VERSION_1_1)
-    return Error{valid_utf8(f.properties.deviceName) + " offers only Vulkan 1.0; the backend needs 1.1"};
+    return Error{valid_utf8(f.properties.deviceName) + " offers only Vulkan 1.0; the backend needs 1.1",
+                 ErrorKind::unsupported};
 
   std::uint32_t n = 0;
   if (const VkResult r = vk.vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, nullptr); r != VK_SUCCESS)
@@ -232,7 +239,8 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
         vk.vkGetInstanceProcAddr(instance.handle(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
     if (!get)
       return Error{
-          "VK_KHR_cooperative_matrix is offered but vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR is missing"};
+          "VK_KHR_cooperative_matrix is offered but vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR is missing",
+          ErrorKind::unsupported};
     if (const VkResult r = get(physical, &n, nullptr); r != VK_SUCCESS)
       return call_failed("vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", r);
     f.coopmat.assign(n, make<VkCooperativeMatrixPropertiesKHR>(VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR));
@@ -247,7 +255,8 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
   const auto compute = std::find_if(families.begin(), families.end(), [](const VkQueueFamilyProperties& q) {
     return q.queueFlags & VK_QUEUE_COMPUTE_BIT;
   });
-  if (compute == families.end()) return Error{valid_utf8(f.properties.deviceName) + " has no compute queue"};
+  if (compute == families.end())
+    return Error{valid_utf8(f.properties.deviceName) + " has no compute queue", ErrorKind::unsupported};
   f.queue_family = std::uint32_t(compute - families.begin());
   return f;
 }
@@ -351,10 +360,13 @@ Context::~Context() {
 }
 
 std::optional<Error> Context::failed(const char* call, VkResult r) {
-  if (r == VK_ERROR_DEVICE_LOST || r == VK_TIMEOUT)
+  Error e = call_failed(call, r);
+  if (r == VK_ERROR_DEVICE_LOST || r == VK_TIMEOUT) {
     lost_ = "device lost: " + std::string(call) +
             (r == VK_TIMEOUT ? " timed out (the device hangs)" : " reported VK_ERROR_DEVICE_LOST");
-  return call_failed(call, r);
+    e.kind = ErrorKind::lost;
+  }
+  return e;
 }
 
 Expected<Buffer> Context::buffer(VkDeviceSize bytes) {
@@ -380,7 +392,7 @@ Expected<Buffer> Context::buffer(VkDeviceSize bytes) {
     if (!type || cached) type = i;
     if (cached) break;
   }
-  if (!type) return Error{"the device has no host-visible coherent memory for storage buffers"};
+  if (!type) return Error{"the device has no host-visible coherent memory for storage buffers", ErrorKind::unsupported};
   auto alloc = make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
   alloc.allocationSize = req.size;
   alloc.memoryTypeIndex = *type;
@@ -459,7 +471,7 @@ Expected<std::unique_ptr<Pipeline>> Context::make_pipeline(std::span<const std::
 Expected<const Pipeline*> Context::pipeline(const std::string& key,
                                             const std::function<Expected<std::vector<std::uint32_t>>()>& spirv,
                                             const PipelineOptions& options) {
-  if (lost_) return Error{*lost_};
+  if (lost_) return Error{*lost_, ErrorKind::lost};
   if (const auto it = pipelines_.find(key); it != pipelines_.end()) return it->second.get();
   auto module = spirv();
   if (!module) return module.error();
@@ -470,13 +482,15 @@ Expected<const Pipeline*> Context::pipeline(const std::string& key,
 
 std::optional<Error> Context::run(const Pipeline& pipeline, std::span<const Binding> bindings, std::size_t items,
                                   std::uint32_t per_group) {
-  if (lost_) return Error{*lost_};
-  if (bindings.size() != pipeline.bindings) return Error{"the run's buffers do not match the pipeline's bindings"};
+  if (lost_) return Error{*lost_, ErrorKind::lost};
+  if (bindings.size() != pipeline.bindings)
+    return Error{"the run's buffers do not match the pipeline's bindings", ErrorKind::invalid};
   if (items == 0) return std::nullopt;
   const VkDeviceSize largest = std::min<VkDeviceSize>(facts_.properties.limits.maxStorageBufferRange, kMaxBufferBytes);
   std::size_t chunk = items;
   for (const Binding& b : bindings) chunk = std::min<std::size_t>(chunk, largest / b.item_bytes);
-  if (chunk == 0) return Error{"one item needs more than the largest storage buffer of the device"};
+  if (chunk == 0)
+    return Error{"one item needs more than the largest storage buffer of the device", ErrorKind::unsupported};
   std::vector<Buffer> buffers;
   buffers.reserve(bindings.size());
   for (const Binding& b : bindings) {
