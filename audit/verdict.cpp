@@ -65,71 +65,45 @@ std::string alternatives(const std::set<std::string>& vs) {
   return joined(runs, " or ");
 }
 
-}  // namespace
-
-std::string render(const nlohmann::json& answer) {
-  if (!answer.is_object()) return value_text(answer);
-  std::vector<std::string> parts;
-  for (const auto& [k, v] : answer.items()) parts.push_back(k + " " + value_text(v));
-  return joined(parts);
+// The survivors to list: every distinct (model, answer), so that every answer left is on the
+// list, then more up to kListed.
+nlohmann::json listed_candidates(std::span<const Candidate> survivors) {
+  std::set<std::string> seen;
+  std::vector<const Candidate*> order;
+  for (const Candidate& c : survivors)
+    if (seen.insert(c.model + '\n' + c.answer.dump()).second) order.push_back(&c);
+  for (const Candidate& c : survivors)
+    if (order.size() < kListed && std::find(order.begin(), order.end(), &c) == order.end()) order.push_back(&c);
+  nlohmann::json listed = nlohmann::json::array();
+  for (const Candidate* c : order)
+    listed.push_back({{"model", c->model}, {"parameters", c->parameters}, {"answer", c->answer}});
+  return listed;
 }
 
-Judgement judge(const Question& q, std::span<const Candidate> survivors, std::span<const Miss> misses) {
-  Judgement j;
-  j.survivors = survivors.size();
-  // The survivors to list: every distinct (model, answer), so that every answer left is on the
-  // list, then more up to kListed.
-  {
-    std::set<std::string> seen;
-    std::vector<const Candidate*> order;
-    for (const Candidate& c : survivors)
-      if (seen.insert(c.model + '\n' + c.answer.dump()).second) order.push_back(&c);
-    for (const Candidate& c : survivors)
-      if (order.size() < kListed && std::find(order.begin(), order.end(), &c) == order.end()) order.push_back(&c);
-    for (const Candidate* c : order)
-      j.candidates.push_back({{"model", c->model}, {"parameters", c->parameters}, {"answer", c->answer}});
+// No survivor: what the closest candidates got wrong.
+std::string unexplained_verdict(const Question& q, std::span<const Miss> misses) {
+  // The closest may reproduce this probe's outputs and fail others of the same unit (an MMA
+  // configuration's candidates answer for all its probes' observations together).
+  const bool these_fit = std::any_of(misses.begin(), misses.end(), [](const Miss& m) { return m.wrong == 0; });
+  std::string verdict = q.head + (these_fit ? ": no candidate of the model reproduces every output of the unit"
+                                            : ": no candidate of the model reproduces these outputs");
+  // The three closest that read differently: candidates that differ only where the outputs do not
+  // look (a parameter the description leaves out) would say the same thing thrice.
+  std::vector<std::string> closest;
+  for (std::size_t i = 0; i < misses.size() && closest.size() < 3; ++i) {
+    std::string m = misses[i].wrong
+                        ? fmt::format("{} ({} wrong, first {})", misses[i].model, misses[i].wrong, misses[i].first)
+                        : fmt::format("{} (right here, wrong on other outputs of the unit)", misses[i].model);
+    if (std::find(closest.begin(), closest.end(), m) == closest.end()) closest.push_back(std::move(m));
   }
-  if (survivors.empty()) {
-    j.conclusion = Conclusion::unexplained;
-    // The closest may reproduce this probe's outputs and fail others of the same unit (an MMA
-    // configuration's candidates answer for all its probes' observations together).
-    const bool these_fit = std::any_of(misses.begin(), misses.end(), [](const Miss& m) { return m.wrong == 0; });
-    j.verdict = q.head + (these_fit ? ": no candidate of the model reproduces every output of the unit"
-                                    : ": no candidate of the model reproduces these outputs");
-    // The three closest that read differently: candidates that differ only where the outputs do not
-    // look (a parameter the description leaves out) would say the same thing thrice.
-    std::vector<std::string> closest;
-    for (std::size_t i = 0; i < misses.size() && closest.size() < 3; ++i) {
-      std::string m = misses[i].wrong
-                          ? fmt::format("{} ({} wrong, first {})", misses[i].model, misses[i].wrong, misses[i].first)
-                          : fmt::format("{} (right here, wrong on other outputs of the unit)", misses[i].model);
-      if (std::find(closest.begin(), closest.end(), m) == closest.end()) closest.push_back(std::move(m));
-    }
-    if (!closest.empty()) j.verdict += "; closest: " + joined(closest, "; ");
-    return j;
-  }
-  std::map<std::string, nlohmann::json> answers;  // distinct non-null answers
-  std::vector<Candidate> inapplicable;
-  for (const Candidate& c : survivors) {
-    if (c.answer.is_null())
-      inapplicable.push_back(c);
-    else
-      answers.emplace(c.answer.dump(), c.answer);
-  }
-  if (answers.empty()) {
-    j.conclusion = Conclusion::not_applicable;
-    j.verdict = fmt::format("not applicable: {} is not a property of the units that reproduce these outputs ({})",
-                            q.about, models_of(survivors));
-    return j;
-  }
-  if (answers.size() == 1 && inapplicable.empty()) {
-    j.conclusion = Conclusion::stated;
-    j.answer = answers.begin()->second;
-    j.verdict = q.head + ": " + q.say(j.answer);
-    return j;
-  }
-  // What the applicable answers share and where they differ.
-  j.conclusion = Conclusion::inconclusive;
+  if (!closest.empty()) verdict += "; closest: " + joined(closest, "; ");
+  return verdict;
+}
+
+// Several applicable answers: what they share and where they differ, and the models for which the
+// question does not apply.
+std::string inconclusive_verdict(const Question& q, const std::map<std::string, nlohmann::json>& answers,
+                                 const std::vector<Candidate>& inapplicable) {
   std::vector<std::string> shared, differ;
   std::map<std::string, std::set<std::string>> values;
   std::set<std::string> keys;
@@ -152,12 +126,55 @@ Judgement judge(const Question& q, std::span<const Candidate> survivors, std::sp
     else
       differ.push_back(k + " (" + alternatives(vs) + ")");
   }
-  j.verdict = fmt::format("inconclusive: {}: the candidates that reproduce these outputs", q.about);
-  if (!shared.empty()) j.verdict += " agree on " + joined(shared);
-  if (!differ.empty()) j.verdict += std::string(shared.empty() ? "" : " but") + " differ in " + joined(differ, "; ");
+  std::string verdict = fmt::format("inconclusive: {}: the candidates that reproduce these outputs", q.about);
+  if (!shared.empty()) verdict += " agree on " + joined(shared);
+  if (!differ.empty()) verdict += std::string(shared.empty() ? "" : " but") + " differ in " + joined(differ, "; ");
   if (!inapplicable.empty())
-    j.verdict += fmt::format("{}and for some ({}) the question does not apply", differ.empty() ? "; " : "; ",
-                             models_of(inapplicable));
+    verdict += fmt::format("{}and for some ({}) the question does not apply", differ.empty() ? "; " : "; ",
+                           models_of(inapplicable));
+  return verdict;
+}
+
+}  // namespace
+
+std::string render(const nlohmann::json& answer) {
+  if (!answer.is_object()) return value_text(answer);
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : answer.items()) parts.push_back(k + " " + value_text(v));
+  return joined(parts);
+}
+
+Judgement judge(const Question& q, std::span<const Candidate> survivors, std::span<const Miss> misses) {
+  Judgement j;
+  j.survivors = survivors.size();
+  j.candidates = listed_candidates(survivors);
+  if (survivors.empty()) {
+    j.conclusion = Conclusion::unexplained;
+    j.verdict = unexplained_verdict(q, misses);
+    return j;
+  }
+  std::map<std::string, nlohmann::json> answers;  // distinct non-null answers
+  std::vector<Candidate> inapplicable;
+  for (const Candidate& c : survivors) {
+    if (c.answer.is_null())
+      inapplicable.push_back(c);
+    else
+      answers.emplace(c.answer.dump(), c.answer);
+  }
+  if (answers.empty()) {
+    j.conclusion = Conclusion::not_applicable;
+    j.verdict = fmt::format("not applicable: {} is not a property of the units that reproduce these outputs ({})",
+                            q.about, models_of(survivors));
+    return j;
+  }
+  if (answers.size() == 1 && inapplicable.empty()) {
+    j.conclusion = Conclusion::stated;
+    j.answer = answers.begin()->second;
+    j.verdict = q.head + ": " + q.say(j.answer);
+    return j;
+  }
+  j.conclusion = Conclusion::inconclusive;
+  j.verdict = inconclusive_verdict(q, answers, inapplicable);
   return j;
 }
 

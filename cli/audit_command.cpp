@@ -247,6 +247,96 @@ std::string open_outputs(const RunArgs& a, const backends::Device& d, audit::Res
   return out_stem;
 }
 
+audit::RunSettings audit_settings(const RunArgs& a) {
+  audit::RunSettings settings;
+  settings.probes = a.probes;
+  settings.configs = a.configs;
+  settings.suite = a.suite;
+  settings.tier = a.quick ? audit::Tier::quick : a.full ? audit::Tier::full : audit::Tier::standard;
+  settings.seed = a.seed_set ? a.seed : std::random_device{}();
+  settings.stop = [] { return stop_signal() != 0; };
+  return settings;
+}
+
+// One device's run into doc, its progress shown on a terminal; doc finished, or interrupted by a
+// stop signal.
+audit::Tally audit_one_device(const RunArgs& a, const audit::RunSettings& settings, backends::Device& d,
+                              audit::ResultDocument& doc, bool tty) {
+  const auto progress = [&](std::string_view probe, std::string_view format, std::size_t i, std::size_t n) {
+    if (tty) fmt::print(stderr, "\r\033[K{} [{}/{}] {} {}", d.info().id, i + 1, n, probe, format);
+  };
+  // A real device runs in a child process, so that a driver crash ends only the probe it hit.
+  audit::Tally t;
+  if (is_reference(d)) {
+    t = audit::run_scalar_suite(d, settings, doc, progress);
+    const audit::Tally m = audit::run_mma_suite(d, settings, doc, progress);
+    t.ok += m.ok;
+    t.unsupported += m.unsupported;
+    t.error += m.error;
+  } else {
+    t = run_contained({d.info().id, d.info().backend, settings, a.profile_files, a.code_dir}, doc, progress);
+  }
+  if (stop_signal())
+    doc.interrupt(signal_name(stop_signal()));
+  else
+    doc.finish();
+  if (tty) fmt::print(stderr, "\r\033[K");
+  return t;
+}
+
+// A device's text and Markdown reports, and for a variant the summary's line on what it changed.
+struct DeviceReports {
+  std::string text, markdown, against;
+};
+
+// `bases`: the real devices' results so far, for their variants' account of what the float mode
+// changed; a real device's own result is added. A variant (vulkan:0+rte) is its device's unit
+// compiled in another float mode: what differs from the device's own run is the compiler's, said in
+// its reports and the summary.
+DeviceReports device_reports(const backends::Device& d, const audit::ResultDocument& doc,
+                             std::map<std::string, nlohmann::json, std::less<>>& bases) {
+  const std::string& id = d.info().id;
+  const std::size_t plus = id.find('+');
+  DeviceReports r{audit::text_report(doc.json()), audit::markdown_report(doc.json()), ""};
+  if (plus == std::string::npos) {
+    if (!is_reference(d)) bases[id] = doc.json();
+  } else if (const auto base = bases.find(std::string_view(id).substr(0, plus)); base != bases.end()) {
+    const auto changed = audit::changed_findings(base->second, doc.json());
+    r.text += "\n" + audit::variant_text(base->first, id.substr(plus), changed, false);
+    r.markdown += "\n" + audit::variant_text(base->first, id.substr(plus), changed, true);
+    r.against = changed.empty()
+                    ? fmt::format("{} changes no finding of {}", id.substr(plus), base->first)
+                    : fmt::format("{} changes {} finding{} of {}: the compiler's float mode", id.substr(plus),
+                                  changed.size(), changed.size() == 1 ? "" : "s", base->first);
+  }
+  return r;
+}
+
+// The summary's lines of one device: its tally, its headlines, what a variant changed.
+void add_summary_lines(std::vector<std::string>& lines, const backends::Device& d, const audit::Tally& t,
+                       const audit::ResultDocument& doc, const std::string& against) {
+  lines.push_back(
+      fmt::format("{:<40} {:>4} ok {:>4} unsupported {:>4} error", d.info().id, t.ok, t.unsupported, t.error));
+  for (const std::string& h : audit::headline_lines(doc.json())) lines.push_back("    " + h);
+  if (!against.empty()) lines.push_back("    " + against);
+}
+
+// The run's summary, and its exit code.
+int finish_audit(std::uint64_t seed, const std::vector<std::string>& summary, const std::vector<std::string>& reference,
+                 const std::vector<Unavailable>& unavailable, bool write_failed, int errors) {
+  fmt::print("Summary (seed {}):\n", seed);
+  for (const std::string& s : summary) fmt::print("  {}\n", s);
+  if (!reference.empty()) fmt::print("{}", summary.empty() ? "" : "Reference devices (the model):\n");
+  for (const std::string& s : reference) fmt::print("  {}\n", s);
+  for (const Unavailable& u : unavailable) fmt::print("  not audited: {}: {}\n", u.backend, u.reason);
+  if (stop_signal()) {
+    fmt::print(stderr, "gpuparanoia: stopped by {}; the results hold what was done (\"complete\": false)\n",
+               signal_name(stop_signal()));
+    return kExitSignalBase + stop_signal();
+  }
+  return write_failed ? kExitWriteFailed : errors ? kExitDifferences : kExitOk;
+}
+
 int run_audit(const RunArgs& a) {
   auto found = find_devices(a.profile_files, a.code_dir);
   if (!found) {
@@ -262,13 +352,7 @@ int run_audit(const RunArgs& a) {
     fmt::print(stderr, "{}", input::error_line(ok.error().message));
     return kExitWriteFailed;
   }
-  audit::RunSettings settings;
-  settings.probes = a.probes;
-  settings.configs = a.configs;
-  settings.suite = a.suite;
-  settings.tier = a.quick ? audit::Tier::quick : a.full ? audit::Tier::full : audit::Tier::standard;
-  settings.seed = a.seed_set ? a.seed : std::random_device{}();
-  settings.stop = [] { return stop_signal() != 0; };
+  const audit::RunSettings settings = audit_settings(a);
   catch_stop_signals();
   const bool tty = isatty(STDERR_FILENO) != 0;
   int errors = 0;
@@ -292,66 +376,19 @@ int run_audit(const RunArgs& a) {
         if (!out_stem.empty()) fs::remove(out_stem + ext);
       return kExitWriteFailed;
     }
-    const auto progress = [&](std::string_view probe, std::string_view format, std::size_t i, std::size_t n) {
-      if (tty) fmt::print(stderr, "\r\033[K{} [{}/{}] {} {}", d->info().id, i + 1, n, probe, format);
-    };
-    // A real device runs in a child process, so that a driver crash ends only the probe it hit.
-    audit::Tally t;
-    if (is_reference(*d)) {
-      t = audit::run_scalar_suite(*d, settings, doc, progress);
-      const audit::Tally m = audit::run_mma_suite(*d, settings, doc, progress);
-      t.ok += m.ok;
-      t.unsupported += m.unsupported;
-      t.error += m.error;
-    } else {
-      t = run_contained({d->info().id, d->info().backend, settings, a.profile_files, a.code_dir}, doc, progress);
-    }
-    if (stop_signal())
-      doc.interrupt(signal_name(stop_signal()));
-    else
-      doc.finish();
-    if (tty) fmt::print(stderr, "\r\033[K");
+    const audit::Tally t = audit_one_device(a, settings, *d, doc, tty);
     if (doc.write_error()) write_error(*doc.write_error());
-    // A variant (vulkan:0+rte) is its device's unit compiled in another float mode: what differs
-    // from the device's own run is the compiler's, said in its reports and the summary.
-    const std::string& id = d->info().id;
-    const std::size_t plus = id.find('+');
-    std::string text = audit::text_report(doc.json()), markdown = audit::markdown_report(doc.json()), against;
-    if (plus == std::string::npos) {
-      if (!is_reference(*d)) bases[id] = doc.json();
-    } else if (const auto base = bases.find(std::string_view(id).substr(0, plus)); base != bases.end()) {
-      const auto changed = audit::changed_findings(base->second, doc.json());
-      text += "\n" + audit::variant_text(base->first, id.substr(plus), changed, false);
-      markdown += "\n" + audit::variant_text(base->first, id.substr(plus), changed, true);
-      against = changed.empty()
-                    ? fmt::format("{} changes no finding of {}", id.substr(plus), base->first)
-                    : fmt::format("{} changes {} finding{} of {}: the compiler's float mode", id.substr(plus),
-                                  changed.size(), changed.size() == 1 ? "" : "s", base->first);
-    }
-    fmt::print("{}\n", text);
+    const DeviceReports r = device_reports(*d, doc, bases);
+    fmt::print("{}\n", r.text);
     if (!out_stem.empty()) {
-      for (const auto& [ext, content] : {std::pair{".md", markdown}, std::pair{".txt", text}})
+      for (const auto& [ext, content] : {std::pair{".md", r.markdown}, std::pair{".txt", r.text}})
         if (auto ok = audit::write_atomically(out_stem + ext, content); !ok) write_error(ok.error());
     }
     errors += t.error;
-    auto& lines = is_reference(*d) ? reference : summary;
-    lines.push_back(
-        fmt::format("{:<40} {:>4} ok {:>4} unsupported {:>4} error", d->info().id, t.ok, t.unsupported, t.error));
-    for (const std::string& h : audit::headline_lines(doc.json())) lines.push_back("    " + h);
-    if (!against.empty()) lines.push_back("    " + against);
+    add_summary_lines(is_reference(*d) ? reference : summary, *d, t, doc, r.against);
     if (stop_signal()) break;
   }
-  fmt::print("Summary (seed {}):\n", settings.seed);
-  for (const std::string& s : summary) fmt::print("  {}\n", s);
-  if (!reference.empty()) fmt::print("{}", summary.empty() ? "" : "Reference devices (the model):\n");
-  for (const std::string& s : reference) fmt::print("  {}\n", s);
-  for (const Unavailable& u : found->unavailable) fmt::print("  not audited: {}: {}\n", u.backend, u.reason);
-  if (stop_signal()) {
-    fmt::print(stderr, "gpuparanoia: stopped by {}; the results hold what was done (\"complete\": false)\n",
-               signal_name(stop_signal()));
-    return kExitSignalBase + stop_signal();
-  }
-  return write_failed ? kExitWriteFailed : errors ? kExitDifferences : kExitOk;
+  return finish_audit(settings.seed, summary, reference, found->unavailable, write_failed, errors);
 }
 
 }  // namespace

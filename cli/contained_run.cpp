@@ -138,16 +138,12 @@ std::string ended_by(int status, const json& crash) {
   return fmt::format("the process running the device exited with status {}", WEXITSTATUS(status));
 }
 
-// Writes the request, starts the child and applies its events until it ends.
-ChildEnd run_child(const DeviceRun& run, audit::ResultDocument& doc, const audit::ProgressFn& progress) {
-  ChildEnd end;
+// Writes the child's request (the run and the document so far) to a new temporary file: its path.
+Expected<std::string> write_child_request(const DeviceRun& run, const audit::ResultDocument& doc) {
   std::error_code ec;
   std::string request_path = (fs::temp_directory_path(ec) / "gpuparanoia-run-XXXXXX").string();
   const int request_fd = ::mkstemp(request_path.data());
-  if (request_fd < 0) {
-    end.why = fmt::format("cannot write the child's request: {}", std::strerror(errno));
-    return end;
-  }
+  if (request_fd < 0) return Error{fmt::format("cannot write the child's request: {}", std::strerror(errno))};
   const json request = {{"device", run.device_id},
                         {"backend", run.backend},
                         {"settings", run.settings.to_json()},
@@ -156,19 +152,23 @@ ChildEnd run_child(const DeviceRun& run, audit::ResultDocument& doc, const audit
                         {"document", {{"findings", doc.json()["findings"]}, {"profile", doc.json()["profile"]}}}};
   const bool written = audit::write_all_of(request_fd, line_of(request));
   ::close(request_fd);
-  struct Remove {
-    const char* path;
-    ~Remove() { ::unlink(path); }
-  } remove{request_path.c_str()};
   if (!written) {
-    end.why = "cannot write the child's request";
-    return end;
+    ::unlink(request_path.c_str());
+    return Error{"cannot write the child's request"};
   }
+  return request_path;
+}
+
+// A started worker: its process and the read end of the pipe its events come through.
+struct WorkerChild {
+  pid_t pid = 0;
+  int events_fd = -1;
+};
+
+// Starts `gpuparanoia worker` on the request, its events written to the pipe as kEventsFd.
+Expected<WorkerChild> start_worker(std::string request_path) {
   int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    end.why = fmt::format("cannot make a pipe: {}", std::strerror(errno));
-    return end;
-  }
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return Error{fmt::format("cannot make a pipe: {}", std::strerror(errno))};
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], kEventsFd);  // dup2 clears close-on-exec
@@ -188,21 +188,27 @@ ChildEnd run_child(const DeviceRun& run, audit::ResultDocument& doc, const audit
   ::close(pipe_fds[1]);
   if (spawned != 0) {
     ::close(pipe_fds[0]);
-    end.why = fmt::format("cannot start the process running the device: {}", std::strerror(spawned));
-    return end;
+    return Error{fmt::format("cannot start the process running the device: {}", std::strerror(spawned))};
   }
-  json crash;
+  return WorkerChild{child, pipe_fds[0]};
+}
+
+// Applies the child's events until its pipe closes: progress into `end` and `progress`, a crash
+// report into `crash`, the rest into doc. A stop signal is forwarded to the child once; whether it
+// was.
+bool read_child_events(const WorkerChild& child, audit::ResultDocument& doc, const audit::ProgressFn& progress,
+                       ChildEnd& end, json& crash) {
   std::string pending;
   bool forwarded = false;
   char buffer[1 << 16];
   for (;;) {
     if (const int sig = stop_signal(); sig != 0 && !forwarded) {
-      ::kill(child, sig);
+      ::kill(child.pid, sig);
       forwarded = true;
     }
-    pollfd p{pipe_fds[0], POLLIN, 0};
+    pollfd p{child.events_fd, POLLIN, 0};
     if (::poll(&p, 1, 200) <= 0) continue;
-    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
+    const ssize_t n = ::read(child.events_fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     pending.append(buffer, std::size_t(n));
@@ -220,9 +226,31 @@ ChildEnd run_child(const DeviceRun& run, audit::ResultDocument& doc, const audit
       }
     }
   }
-  ::close(pipe_fds[0]);
+  return forwarded;
+}
+
+// Writes the request, starts the child and applies its events until it ends.
+ChildEnd run_child(const DeviceRun& run, audit::ResultDocument& doc, const audit::ProgressFn& progress) {
+  ChildEnd end;
+  const auto request_path = write_child_request(run, doc);
+  if (!request_path) {
+    end.why = request_path.error().message;
+    return end;
+  }
+  struct Remove {
+    const char* path;
+    ~Remove() { ::unlink(path); }
+  } remove{request_path->c_str()};
+  const auto child = start_worker(*request_path);
+  if (!child) {
+    end.why = child.error().message;
+    return end;
+  }
+  json crash;
+  const bool forwarded = read_child_events(*child, doc, progress, end, crash);
+  ::close(child->events_fd);
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(child->pid, &status, 0) < 0 && errno == EINTR) {
   }
   stop_child_too(0);
   const bool stopped = forwarded && WIFEXITED(status) && WEXITSTATUS(status) >= kExitSignalBase;

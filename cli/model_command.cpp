@@ -5,6 +5,7 @@
 
 #include <array>
 
+#include "backends/expected.hpp"
 #include "cli/batch.hpp"
 #include "cli/exit_codes.hpp"
 #include "input/input_error.hpp"
@@ -23,56 +24,57 @@ std::string names_of(const T& list) {
   return s;
 }
 
-}  // namespace
+// What `model scalar` evaluates: the operation, its formats and options.
+struct ScalarRequest {
+  const model::Format* f = nullptr;
+  const model::Format* from = nullptr;  // cvt's source format; f for the other operations
+  model::Op op{};
+  model::Options o;
+};
 
-int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, std::ostream& err) {
+// The request the arguments make, or the text that says why they make none.
+Expected<ScalarRequest> scalar_request(const ScalarArgs& a) {
   const auto fmt_ = model::find_format(a.format);
-  if (!fmt_) {
-    err << input::error_line(fmt::format("unknown format '{}' (known: {})", a.format, format_names()));
-    return kExitUsage;
-  }
+  if (!fmt_) return Error{input::error_line(fmt::format("unknown format '{}' (known: {})", a.format, format_names()))};
   const auto op = model::find_op(a.op);
-  if (!op) {
-    err << input::error_line(fmt::format("unknown op '{}' (known: {})", a.op, names_of(model::all_ops)));
-    return kExitUsage;
-  }
+  if (!op) return Error{input::error_line(fmt::format("unknown op '{}' (known: {})", a.op, names_of(model::all_ops)))};
   const auto rounding = model::find_rounding(a.rounding);
-  if (!rounding) {
-    err << input::error_line(
-        fmt::format("unknown rounding '{}' (known: {})", a.rounding, names_of(model::all_roundings)));
-    return kExitUsage;
-  }
-  const model::Format& f = **fmt_;
-  const model::Format* from = &f;
+  if (!rounding)
+    return Error{input::error_line(
+        fmt::format("unknown rounding '{}' (known: {})", a.rounding, names_of(model::all_roundings)))};
+  ScalarRequest r;
+  r.f = *fmt_;
+  r.from = r.f;
+  r.op = *op;
   if (*op == model::Op::cvt) {
     const auto src = model::find_format(a.from);
-    if (!src) {
-      err << input::error_line(
-          fmt::format("cvt needs --from with a known format, got '{}' (known: {})", a.from, format_names()));
-      return kExitUsage;
-    }
-    from = *src;
+    if (!src)
+      return Error{input::error_line(
+          fmt::format("cvt needs --from with a known format, got '{}' (known: {})", a.from, format_names()))};
+    r.from = *src;
   } else if (!a.from.empty()) {
-    err << "gpuparanoia: --from applies to --op cvt only\n";
-    return kExitUsage;
+    return Error{"gpuparanoia: --from applies to --op cvt only\n"};
   }
-  model::Options o;
-  o.rounding = *rounding;
-  o.saturate = a.saturate;
-  o.canonical_nan = a.canonical_nan;
+  r.o.rounding = *rounding;
+  r.o.saturate = a.saturate;
+  r.o.canonical_nan = a.canonical_nan;
   for (const std::string& x : a.ftz) {
     if (x == "in") {
-      o.ftz_in = true;
+      r.o.ftz_in = true;
     } else if (x == "out") {
-      o.ftz_out = true;
+      r.o.ftz_out = true;
     } else {
-      err << input::error_line(fmt::format("--ftz takes in, out or in,out, got '{}'", x));
-      return kExitUsage;
+      return Error{input::error_line(fmt::format("--ftz takes in, out or in,out, got '{}'", x))};
     }
   }
+  return r;
+}
 
-  const int arity = model::arity(*op);
-  const std::array<const model::Format*, 1> widths = {from};
+// One result a line of operands, in hex (with the flags where asked), written in blocks.
+int evaluate_scalar_lines(const ScalarRequest& q, bool flags, std::istream& in, std::ostream& out, std::ostream& err) {
+  const model::Format& f = *q.f;
+  const int arity = model::arity(q.op);
+  const std::array<const model::Format*, 1> widths = {q.from};
   std::vector<std::uint64_t> operands;
   std::string line, buffer;
   input::InputError bad{input::kStdinName, 0, "", ""};
@@ -93,9 +95,9 @@ int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, s
       return reject();
     }
     if (!parse_hex_line(line, line_no, widths, std::size_t(arity), operands, bad)) return reject();
-    const model::Result r = model::evaluate(*op, f, o, operands, *from);
+    const model::Result r = model::evaluate(q.op, f, q.o, operands, *q.from);
     buffer += format_hex(r.bits, f.storage_bits);
-    if (a.flags) buffer += " " + format_hex(r.flags, 8);
+    if (flags) buffer += " " + format_hex(r.flags, 8);
     buffer += '\n';
     if (buffer.size() > (1 << 16)) {
       out << buffer;
@@ -105,6 +107,17 @@ int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, s
   out << buffer;
   out.flush();
   return kExitOk;
+}
+
+}  // namespace
+
+int run_model_scalar(const ScalarArgs& a, std::istream& in, std::ostream& out, std::ostream& err) {
+  const auto request = scalar_request(a);
+  if (!request) {
+    err << request.error().message;
+    return kExitUsage;
+  }
+  return evaluate_scalar_lines(*request, a.flags, in, out, err);
 }
 
 void add_model_commands(CLI::App& app, int& exit_code) {

@@ -72,11 +72,24 @@ class SubnormalProbe final : public ProbeBase {
                   "Fasi et al. 2021, section 3.1.1; MMA-Sim section III-F", subnormals_question()) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
-    const int K = cfg.k;
-    const Format &fa = *cfg.a, &fb = *cfg.b, &fc = *cfg.c, &fd = *cfg.d;
     std::vector<Check> checks;
-    const auto zero_d = [&](bool negative) { return model::zero(fd, negative).bits; };
-    // a_k = 2^(emin - 1) (the largest-exponent subnormal), b_k a power of two: k = 0 and K - 1.
+    add_subnormal_factor_checks(cfg, checks);
+    add_subnormal_c_check(cfg, checks);
+    add_subnormal_product_check(cfg, checks);
+    add_subnormal_sum_check(cfg, checks);
+    if (checks.empty()) return audit::unsupported("no subnormal case can be expressed in these formats");
+    std::vector<DotCase> cases;
+    for (const Check& c : checks) cases.push_back(c.c);
+    auto out = mma::run(device, cfg, cases);
+    if (!out) return audit::failed(out.error().message);
+    return judge_subnormals(cfg, checks, *out);
+  }
+
+ private:
+  // a_k = 2^(emin - 1) (the largest-exponent subnormal), b_k a power of two: k = 0 and K - 1.
+  static void add_subnormal_factor_checks(const MmaConfig& cfg, std::vector<Check>& checks) {
+    const int K = cfg.k;
+    const Format &fa = *cfg.a, &fb = *cfg.b, &fd = *cfg.d;
     for (int which = 0; which < 2; ++which) {
       const Format& fs = which == 0 ? fa : fb;
       const Format& fo = which == 0 ? fb : fa;
@@ -96,18 +109,26 @@ class SubnormalProbe final : public ProbeBase {
           b.raw(k, *other, sub);
         checks.push_back({b.done(fmt::format("{}_{} = 2^{} (subnormal), {}_{} = 2^{}", which ? 'b' : 'a', k,
                                              fs.emin() - 1, which ? 'a' : 'b', k, *j)),
-                          which ? "b" : "a", *kept, zero_d(false)});
+                          which ? "b" : "a", *kept, model::zero(fd, false).bits});
       }
     }
-    // c = 2^(emin(c) - 1), no products.
+  }
+
+  // c = 2^(emin(c) - 1), no products.
+  static void add_subnormal_c_check(const MmaConfig& cfg, std::vector<Check>& checks) {
+    const Format &fc = *cfg.c, &fd = *cfg.d;
     if (fc.has_subnormals() && fc.man_bits > 0) {
       CaseBuilder b(cfg);
       b.raw_c(model::pack(fc, false, std::uint64_t{1} << (fc.man_bits - 1)));
       if (const auto kept = encode(fd, pow2(fc.emin() - 1)))
-        checks.push_back(
-            {b.done(fmt::format("c = 2^{} (subnormal), A = B = 0", fc.emin() - 1)), "c", *kept, zero_d(false)});
+        checks.push_back({b.done(fmt::format("c = 2^{} (subnormal), A = B = 0", fc.emin() - 1)), "c", *kept,
+                          model::zero(fd, false).bits});
     }
-    // A product of normal factors below d's (and binary32's) smallest normal: 2^(emin(d) - 1).
+  }
+
+  // A product of normal factors below d's (and binary32's) smallest normal: 2^(emin(d) - 1).
+  static void add_subnormal_product_check(const MmaConfig& cfg, std::vector<Check>& checks) {
+    const Format &fa = *cfg.a, &fb = *cfg.b, &fd = *cfg.d;
     for (int e : {fd.emin() - 1, model::binary32.emin() - 1}) {
       const auto ab = factor(fa, fb, pow2(e, true));
       const auto kept = encode(fd, pow2(e, true));
@@ -115,44 +136,48 @@ class SubnormalProbe final : public ProbeBase {
       if (model::classify(fa, ab->first) != Class::normal || model::classify(fb, ab->second) != Class::normal) continue;
       CaseBuilder b(cfg);
       b.raw(0, ab->first, ab->second);
-      checks.push_back(
-          {b.done(fmt::format("a_0 b_0 = -2^{} from normal factors", e)), "products", *kept, zero_d(true)});
+      checks.push_back({b.done(fmt::format("a_0 b_0 = -2^{} from normal factors", e)), "products", *kept,
+                        model::zero(fd, true).bits});
       break;
     }
-    // A subnormal sum: 1.5 e + (-e), e = 2^emin(d), from products or c.
-    {
-      const Exact big = {false, 3, fd.emin() - 1}, small = pow2(fd.emin(), true);
-      const auto kept = encode(fd, pow2(fd.emin() - 1));
-      for (int layout = 0; layout < 3 && kept; ++layout) {
-        CaseBuilder b(cfg);
-        if (layout == 0) {
-          if (K < 2) continue;
-          b.product(0, big);
-          b.product(1, small);
-        } else if (layout == 1) {
-          b.c(big);
-          b.product(0, small);
-        } else {
-          b.c(small);
-          b.product(0, big);
-        }
-        if (!b.ok()) continue;
-        checks.push_back({b.done(fmt::format("1.5 * 2^{} - 2^{} = 2^{} (subnormal in {})", fd.emin(), fd.emin(),
-                                             fd.emin() - 1, fd.name)),
-                          "sums", *kept, zero_d(false)});
-        break;
+  }
+
+  // A subnormal sum: 1.5 e + (-e), e = 2^emin(d), from products or c.
+  static void add_subnormal_sum_check(const MmaConfig& cfg, std::vector<Check>& checks) {
+    const int K = cfg.k;
+    const Format& fd = *cfg.d;
+    const Exact big = {false, 3, fd.emin() - 1}, small = pow2(fd.emin(), true);
+    const auto kept = encode(fd, pow2(fd.emin() - 1));
+    for (int layout = 0; layout < 3 && kept; ++layout) {
+      CaseBuilder b(cfg);
+      if (layout == 0) {
+        if (K < 2) continue;
+        b.product(0, big);
+        b.product(1, small);
+      } else if (layout == 1) {
+        b.c(big);
+        b.product(0, small);
+      } else {
+        b.c(small);
+        b.product(0, big);
       }
+      if (!b.ok()) continue;
+      checks.push_back({b.done(fmt::format("1.5 * 2^{} - 2^{} = 2^{} (subnormal in {})", fd.emin(), fd.emin(),
+                                           fd.emin() - 1, fd.name)),
+                        "sums", *kept, model::zero(fd, false).bits});
+      break;
     }
-    if (checks.empty()) return audit::unsupported("no subnormal case can be expressed in these formats");
-    std::vector<DotCase> cases;
-    for (const Check& c : checks) cases.push_back(c.c);
-    auto out = mma::run(device, cfg, cases);
-    if (!out) return audit::failed(out.error().message);
+  }
+
+  // What each kind of subnormal (a, b, c, products, sums) became: kept, flushed, neither, or mixed.
+  static audit::Finding judge_subnormals(const MmaConfig& cfg, const std::vector<Check>& checks,
+                                         const std::vector<std::uint64_t>& outputs) {
+    const Format& fd = *cfg.d;
     audit::Finding f;
     std::map<std::string, std::string> result;
     for (std::size_t i = 0; i < checks.size(); ++i) {
       const Check& c = checks[i];
-      const std::uint64_t o = (*out)[i];
+      const std::uint64_t o = outputs[i];
       f.observations.push_back(observation(cfg, c.c, o, {{"kept", c.kept}, {"flushed", c.flushed}}));
       const bool zero = model::classify(fd, o) == Class::zero;
       std::string r = o == c.kept ? "preserve" : zero ? "flush" : "other";
@@ -201,28 +226,48 @@ class SpecialsProbe final : public ProbeBase {
                   "MMA-Sim section III-F and IV-C (TF32 truncation)", specials_question()) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
-    const int K = cfg.k;
-    const Format &fa = *cfg.a, &fb = *cfg.b, &fc = *cfg.c, &fd = *cfg.d;
+    SpecialCases sc;
+    add_zero_and_nan_cases(cfg, sc);
+    add_infinity_and_overflow_cases(cfg, sc);
+    add_overflow_edge_cases(cfg, sc);
+    add_low_bit_cases(cfg, sc);
+    if (sc.cases.empty()) return audit::unsupported("no special case can be expressed in these formats");
+    audit::Finding f;
+    auto outputs = observe(device, cfg, sc.cases, f);
+    if (!outputs) return audit::failed(outputs.error().message);
+    judge_specials(*cfg.d, sc, *outputs, f);
+    return f;
+  }
+
+ private:
+  // The cases and the kind of each ("nan", "edge", ...), for the judgement.
+  struct SpecialCases {
     std::vector<DotCase> cases;
     std::vector<std::string> kinds;
-    const auto push = [&](CaseBuilder& b, std::string kind, std::string note) {
+    void push(CaseBuilder& b, std::string kind, std::string note) {
       if (!b.ok()) return;
       cases.push_back(b.done(std::move(note)));
       kinds.push_back(std::move(kind));
-    };
+    }
+  };
+
+  static std::uint64_t inf(const Format& f, bool negative) { return model::pack(f, negative, f.inf_magnitude()); }
+  static std::uint64_t one(const Format& f) { return *encode(f, pow2(0)); }
+
+  static void add_zero_and_nan_cases(const MmaConfig& cfg, SpecialCases& sc) {
+    const int K = cfg.k;
+    const Format &fa = *cfg.a, &fb = *cfg.b, &fc = *cfg.c;
     // -0 + sum (+0)(-0), and -0 + sum (+0)(+0).
     if (fc.has_negative_zero() && (fa.has_negative_zero() || fb.has_negative_zero())) {
       CaseBuilder b(cfg);
       b.raw_c(model::zero(fc, true).bits);
       const bool on_b = fb.has_negative_zero();
       for (int k = 0; k < K; ++k) b.raw(k, model::zero(fa, !on_b).bits, model::zero(fb, on_b).bits);
-      push(b, "negzero", "-0 + sum (+0)(-0)");
+      sc.push(b, "negzero", "-0 + sum (+0)(-0)");
       CaseBuilder p(cfg);
       p.raw_c(model::zero(fc, true).bits);
-      push(p, "poszero", "-0 + sum (+0)(+0)");
+      sc.push(p, "poszero", "-0 + sum (+0)(+0)");
     }
-    const auto inf = [](const Format& f, bool negative) { return model::pack(f, negative, f.inf_magnitude()); };
-    const auto one = [](const Format& f) { return *encode(f, pow2(0)); };
     // NaN from 0 * inf.
     if (fb.has_inf() || fa.has_inf()) {
       CaseBuilder b(cfg);
@@ -230,53 +275,58 @@ class SpecialsProbe final : public ProbeBase {
         b.raw(0, model::zero(fa, false).bits, inf(fb, false));
       else
         b.raw(0, inf(fa, false), model::zero(fb, false).bits);
-      push(b, "nan", "0 * inf");
+      sc.push(b, "nan", "0 * inf");
     }
     // NaN from inf - inf: two products, then c and a product.
     if (fa.has_inf() && fa.has_sign() && K >= 2) {
       CaseBuilder b(cfg);
       b.raw(0, inf(fa, false), one(fb));
       b.raw(1, inf(fa, true), one(fb));
-      push(b, "nan", "inf * 1 + (-inf) * 1");
+      sc.push(b, "nan", "inf * 1 + (-inf) * 1");
     }
     if (fc.has_inf() && fa.has_inf() && fa.has_sign()) {
       CaseBuilder b(cfg);
       b.raw_c(inf(fc, false));
       b.raw(0, inf(fa, true), one(fb));
-      push(b, "nan", "c = inf, (-inf) * 1");
+      sc.push(b, "nan", "c = inf, (-inf) * 1");
     }
     // A NaN c (the only NaN some narrow formats can meet).
     if (fc.has_nan()) {
       CaseBuilder b(cfg);
       b.raw_c(model::canonical_nan(fc));
       b.product(0, pow2(0));
-      push(b, "nan", "c = NaN, 1 * 1");
+      sc.push(b, "nan", "c = NaN, 1 * 1");
     }
     // A NaN input.
     if (fa.has_nan()) {
       CaseBuilder b(cfg);
       b.raw(0, model::canonical_nan(fa), one(fb));
-      push(b, "nan", "a_0 = NaN, b_0 = 1");
+      sc.push(b, "nan", "a_0 = NaN, b_0 = 1");
     }
+  }
+
+  static void add_infinity_and_overflow_cases(const MmaConfig& cfg, SpecialCases& sc) {
+    const int K = cfg.k;
+    const Format &fa = *cfg.a, &fb = *cfg.b, &fc = *cfg.c, &fd = *cfg.d;
     // Infinities propagate.
     if (fa.has_inf()) {
       CaseBuilder b(cfg);
       b.raw(0, inf(fa, false), one(fb));
       b.c(pow2(0));
-      push(b, "inf", "inf * 1 + 1");
+      sc.push(b, "inf", "inf * 1 + 1");
     }
     if (fc.has_inf()) {
       CaseBuilder b(cfg);
       b.raw_c(inf(fc, true));
       b.product(0, pow2(0));
-      push(b, "inf", "c = -inf, 1 * 1");
+      sc.push(b, "inf", "c = -inf, 1 * 1");
     }
     // Product overflow: a_0 b_0 = 2^(emax(d) + 1), c = -2^emax(d).
     {
       CaseBuilder b(cfg);
       b.product(0, pow2(fd.emax() + 1));
       b.c(pow2(fd.emax(), true));
-      push(b, "product_overflow", fmt::format("2^{} (one product) - 2^{}", fd.emax() + 1, fd.emax()));
+      sc.push(b, "product_overflow", fmt::format("2^{} (one product) - 2^{}", fd.emax() + 1, fd.emax()));
     }
     // Intermediate overflow: c = 2^E, products 2^E and -2^E, E = emax(d).
     if (K >= 2) {
@@ -284,8 +334,13 @@ class SpecialsProbe final : public ProbeBase {
       b.c(pow2(fd.emax()));
       b.product(0, pow2(fd.emax()));
       b.product(1, pow2(fd.emax(), true));
-      push(b, "sum_overflow", fmt::format("2^{0} + 2^{0} - 2^{0}", fd.emax()));
+      sc.push(b, "sum_overflow", fmt::format("2^{0} + 2^{0} - 2^{0}", fd.emax()));
     }
+  }
+
+  static void add_overflow_edge_cases(const MmaConfig& cfg, SpecialCases& sc) {
+    const int K = cfg.k;
+    const Format& fd = *cfg.d;
     // Overflow rounding edges: (2 - u) 2^E +- r u 2^E, u = 2^-p(d) + 1.
     const Exact top = {false, (std::uint64_t{2} << fd.man_bits) - 1, fd.emax() - fd.man_bits};
     for (std::uint64_t r : {3u, 2u, 1u})
@@ -303,34 +358,37 @@ class SpecialsProbe final : public ProbeBase {
         } else {
           b.product(0, s);
         }
-        push(b, "edge",
-             fmt::format("{}((2 - u) 2^{} + {} u 2^{})", negative ? "-" : "", fd.emax(),
-                         r == 3   ? "0.75"
-                         : r == 2 ? "0.5"
-                                  : "0.25",
-                         fd.emax()));
+        sc.push(b, "edge",
+                fmt::format("{}((2 - u) 2^{} + {} u 2^{})", negative ? "-" : "", fd.emax(),
+                            r == 3   ? "0.75"
+                            : r == 2 ? "0.5"
+                                     : "0.25",
+                            fd.emax()));
       }
+  }
+
+  static void add_low_bit_cases(const MmaConfig& cfg, SpecialCases& sc) {
+    const Format &fa = *cfg.a, &fb = *cfg.b;
     // TF32: the 13 low bits of each input are ignored (MMA-Sim IV-C step 0).
     if (fa.pad_bits > 0) {
       CaseBuilder b(cfg);
       b.raw(0, one(fa) | ((std::uint64_t{1} << fa.pad_bits) - 1), one(fb));
-      push(b, "low_bits", fmt::format("a_0 = 1 with the {} low bits set, b_0 = 1", fa.pad_bits));
+      sc.push(b, "low_bits", fmt::format("a_0 = 1 with the {} low bits set, b_0 = 1", fa.pad_bits));
       if (fa.has_inf()) {
         CaseBuilder n(cfg);
         n.raw(0, inf(fa, false) | 1, one(fb));
-        push(n, "low_bits_nan", "a_0 = 0x7f800001 (a binary32 NaN), b_0 = 1");
+        sc.push(n, "low_bits_nan", "a_0 = 0x7f800001 (a binary32 NaN), b_0 = 1");
       }
     }
-    if (cases.empty()) return audit::unsupported("no special case can be expressed in these formats");
-    audit::Finding f;
-    auto outputs = observe(device, cfg, cases, f);
-    if (!outputs) return audit::failed(outputs.error().message);
-    const auto& out = *outputs;
+  }
+
+  static void judge_specials(const Format& fd, const SpecialCases& sc, const std::vector<std::uint64_t>& out,
+                             audit::Finding& f) {
     std::vector<std::string> parts;
     const auto outputs_of = [&](std::string_view kind) {
       std::vector<std::size_t> v;
-      for (std::size_t i = 0; i < cases.size(); ++i)
-        if (kinds[i] == kind) v.push_back(i);
+      for (std::size_t i = 0; i < sc.cases.size(); ++i)
+        if (sc.kinds[i] == kind) v.push_back(i);
       return v;
     };
     const auto cls = [&](std::size_t i) { return model::classify(fd, out[i]); };
@@ -339,28 +397,7 @@ class SpecialsProbe final : public ProbeBase {
       f.parameters["negative_zero"] = kept ? "kept" : "lost";
       parts.push_back(kept ? "-0 + sum (+0)(-0) gives -0" : "-0 + sum (+0)(-0) gives " + show(fd, out[i]));
     }
-    const auto nans = outputs_of("nan");
-    if (!nans.empty()) {
-      bool all_nan = true, same = true;
-      for (std::size_t i : nans) {
-        all_nan &= is_nan(fd, out[i]);
-        same &= out[i] == out[nans.front()];
-      }
-      const std::uint64_t nv = model::pack(fd, false, fd.magnitude_mask());
-      std::string style = !all_nan                                        ? "none"
-                          : !same                                         ? "mixed"
-                          : out[nans.front()] == nv                       ? "nvidia"
-                          : out[nans.front()] == model::canonical_nan(fd) ? "format"
-                                                                          : "other";
-      f.parameters["nan"] = style;
-      if (all_nan) f.parameters["nan_bits"] = fmt::format("{:x}", out[nans.front()]);
-      const int w = (fd.storage_bits + 3) / 4;
-      parts.push_back(!all_nan            ? "0 * inf or inf - inf does not always give NaN"
-                      : style == "nvidia" ? fmt::format("NaN results are NVIDIA's canonical {:0{}x}", nv, w)
-                      : style == "format"
-                          ? fmt::format("NaN results are the canonical quiet NaN {:0{}x}", model::canonical_nan(fd), w)
-                          : "NaN results with payloads " + show(fd, out[nans.front()]));
-    }
+    say_nans(fd, out, outputs_of("nan"), f, parts);
     for (std::size_t i : outputs_of("product_overflow")) {
       const bool ovf = cls(i) == Class::infinite;
       f.parameters["product_overflow"] = ovf;
@@ -376,8 +413,8 @@ class SpecialsProbe final : public ProbeBase {
     std::vector<std::string> edges;
     nlohmann::json edge_json = nlohmann::json::object();
     for (std::size_t i : outputs_of("edge")) {
-      edges.push_back(cases[i].note + " -> " + show(fd, out[i]));
-      edge_json[cases[i].note] = show(fd, out[i]);
+      edges.push_back(sc.cases[i].note + " -> " + show(fd, out[i]));
+      edge_json[sc.cases[i].note] = show(fd, out[i]);
     }
     if (!edges.empty()) f.parameters["overflow_edges"] = edge_json;
     for (std::size_t i : outputs_of("low_bits")) {
@@ -389,7 +426,31 @@ class SpecialsProbe final : public ProbeBase {
       parts.push_back("0x7f800001 reads as " + std::string(cls(i) == Class::infinite ? "infinity" : show(fd, out[i])));
     f.verdict = "SPECIALS: " + join(parts, "; ", "; ");
     f.message = "overflow edges: " + join(edges, "; ", "; ");
-    return f;
+  }
+
+  // The NaN results' style: none, mixed, NVIDIA's, the format's canonical one, or other.
+  static void say_nans(const Format& fd, const std::vector<std::uint64_t>& out, const std::vector<std::size_t>& nans,
+                       audit::Finding& f, std::vector<std::string>& parts) {
+    if (nans.empty()) return;
+    bool all_nan = true, same = true;
+    for (std::size_t i : nans) {
+      all_nan &= is_nan(fd, out[i]);
+      same &= out[i] == out[nans.front()];
+    }
+    const std::uint64_t nv = model::pack(fd, false, fd.magnitude_mask());
+    std::string style = !all_nan                                        ? "none"
+                        : !same                                         ? "mixed"
+                        : out[nans.front()] == nv                       ? "nvidia"
+                        : out[nans.front()] == model::canonical_nan(fd) ? "format"
+                                                                        : "other";
+    f.parameters["nan"] = style;
+    if (all_nan) f.parameters["nan_bits"] = fmt::format("{:x}", out[nans.front()]);
+    const int w = (fd.storage_bits + 3) / 4;
+    parts.push_back(!all_nan            ? "0 * inf or inf - inf does not always give NaN"
+                    : style == "nvidia" ? fmt::format("NaN results are NVIDIA's canonical {:0{}x}", nv, w)
+                    : style == "format"
+                        ? fmt::format("NaN results are the canonical quiet NaN {:0{}x}", model::canonical_nan(fd), w)
+                        : "NaN results with payloads " + show(fd, out[nans.front()]));
   }
 };
 

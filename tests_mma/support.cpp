@@ -421,8 +421,45 @@ void RandomInputs::draw_scales(const Format* scale, std::size_t n, DotCase& c) {
   }
 }
 
+namespace {
+
+// One dot product's inputs drawn for one generator of RandomInputs: a method per generator, each
+// drawing from the shared stream in the order the single switch of its cases did (the seeds'
+// inputs must not change).
+class DotInputDrawer {
+ public:
+  DotInputDrawer(const MmaConfig& cfg, std::mt19937_64& rng)
+      : cfg_(cfg), rng_(rng), fa(*cfg.a), fb(*cfg.b), fc(*cfg.c), fd(*cfg.d), K(cfg.k) {}
+
+  std::uint64_t random_finite(const Format& f, int lo, int hi, bool allow_sub);
+  std::uint64_t normal_value(const Format& f, int spread);
+
+  void any_bits(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b);
+  void normals(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b);
+  void wide_range(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b);
+  void cancelling(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b);
+  void tiny_summands(bool deep, std::uint64_t& c, std::uint64_t* a, std::uint64_t* b);
+  void near_ties(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b);
+  void near_overflow(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b);
+  void carrying(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b);
+  void full_binade(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b);
+  void with_specials(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b);
+
+ private:
+  static int spread(const Format& f) { return std::max(1, std::min(8, (f.emax() - f.emin()) / 6)); }
+  // Every encoding, and nothing in a container's spare bits (e2m1 in 8 bits: 0 to f).
+  std::uint64_t bits(const Format& f) {
+    return rng_() & (f.storage_mask() >> (f.storage_bits - f.pad_bits - f.value_bits()));
+  }
+
+  const MmaConfig& cfg_;
+  std::mt19937_64& rng_;
+  const Format &fa, &fb, &fc, &fd;
+  const int K;
+};
+
 // A finite value of f with leading exponent in [lo, hi] (clipped to the format), or a subnormal.
-std::uint64_t RandomInputs::random_finite(const Format& f, int lo, int hi, bool allow_sub) {
+std::uint64_t DotInputDrawer::random_finite(const Format& f, int lo, int hi, bool allow_sub) {
   lo = std::max(lo, f.emin());
   hi = std::min(hi, f.emax());
   if (lo > hi) lo = hi;
@@ -443,213 +480,225 @@ std::uint64_t RandomInputs::random_finite(const Format& f, int lo, int hi, bool 
   return model::pack(f, false, f.max_finite_magnitude());
 }
 
-std::uint64_t RandomInputs::normal_value(const Format& f, int spread) {
+std::uint64_t DotInputDrawer::normal_value(const Format& f, int spread) {
   if (rng_() % 16 == 0) return model::zero(f, f.has_negative_zero() && (rng_() & 1)).bits;
   return random_finite(f, -spread, spread, false);
 }
 
-void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t* b) {
-  const MmaConfig& cfg = *cfg_;
-  const Format &fa = *cfg.a, &fb = *cfg.b, &fc = *cfg.c, &fd = *cfg.d;
-  const int K = cfg.k;
-  const auto spread = [](const Format& f) { return std::max(1, std::min(8, (f.emax() - f.emin()) / 6)); };
-  // Every encoding, and nothing in a container's spare bits (e2m1 in 8 bits: 0 to f).
-  const auto bits = [&](const Format& f) {
-    return rng_() & (f.storage_mask() >> (f.storage_bits - f.pad_bits - f.value_bits()));
+void DotInputDrawer::any_bits(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b) {
+  for (int k = 0; k < K; ++k) a[k] = bits(fa), b[k] = bits(fb);
+  c = bits(fc);
+}
+
+void DotInputDrawer::normals(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b) {
+  for (int k = 0; k < K; ++k) a[k] = normal_value(fa, spread(fa)), b[k] = normal_value(fb, spread(fb));
+  c = normal_value(fc, std::min(spread(fa) + spread(fb), std::max(1, fc.emax() / 2)));
+}
+
+void DotInputDrawer::wide_range(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b) {
+  for (int k = 0; k < K; ++k) {
+    a[k] = random_finite(fa, fa.emin(), fa.emax(), true);
+    b[k] = random_finite(fb, fb.emin(), fb.emax(), true);
+  }
+  const ProductRange pr = product_range(cfg_);
+  c = rng_() % 4 == 0 ? random_finite(fc, fc.emin(), fc.emax(), true) : random_finite(fc, pr.min_exp, pr.max_exp, true);
+}
+
+void DotInputDrawer::cancelling(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b) {
+  // Two products that cancel exactly, the others smaller by random gaps.
+  for (int k = 0; k < K; ++k) a[k] = normal_value(fa, spread(fa)), b[k] = normal_value(fb, spread(fb));
+  const int i = int(rng_() % std::uint64_t(K)), j = int(rng_() % std::uint64_t(K));
+  const int ea = fa.emax() - int(rng_() % std::uint64_t(std::max(1, spread(fa))));
+  const int eb = fb.emax() - int(rng_() % std::uint64_t(std::max(1, spread(fb))));
+  a[i] = random_finite(fa, ea, ea, false);
+  b[i] = random_finite(fb, eb, eb, false);
+  for (int k = 0; k < K; ++k) {
+    if (k == i) continue;
+    if (rng_() % 3 == 0) {
+      // As far below as the formats go: beyond the kept bits of the largest product.
+      a[k] = random_finite(fa, fa.emin(), fa.emin() + 1, true);
+      b[k] = random_finite(fb, fb.emin(), fb.emin() + 1, true);
+      continue;
+    }
+    const int gap = int(rng_() % 48);
+    a[k] = random_finite(fa, ea - gap / 2, ea - gap / 2, rng_() % 4 == 0);
+    b[k] = random_finite(fb, eb - (gap - gap / 2), eb - (gap - gap / 2), rng_() % 4 == 0);
+  }
+  if (j != i && fa.has_sign()) {
+    a[j] = a[i] ^ fa.sign_mask();
+    b[j] = b[i];
+  }
+  const Exact x = [&] {
+    const Exact va = decode(fa, a[i]), vb = decode(fb, b[i]);
+    return Exact{va.neg != vb.neg, va.sig * vb.sig, va.exp + vb.exp};
+  }();
+  const auto cx = encode(fc, neg(x));
+  if (j == i && cx)
+    c = *cx;
+  else
+    c = random_finite(fc, lead(x) - int(rng_() % 60), lead(x), true);
+  // Half of the time c lies 20 to 35 binades below the cancelled pair, with a full
+  // significand: where aligning c rounds down, toward zero, or not at all (MMA-Sim VI-C).
+  if (j != i && rng_() % 2) {
+    const int e = lead(x) - 20 - int(rng_() % 16);
+    c = random_finite(fc, e, e, false);
+  }
+}
+
+void DotInputDrawer::tiny_summands(bool deep, std::uint64_t& c, std::uint64_t* a, std::uint64_t* b) {
+  // Summands near d's smallest numbers: a leading one at a random exponent there and smaller
+  // ones below it, c mostly zero, so that an alignment floor decides what is kept (MMA-Sim's
+  // alignment of all-tiny sums, section IV-C step 3). `deep` starts as low as products reach:
+  // a floor far below d's range decides whether such a sum is kept at all (rounded up or
+  // away from zero it gives d's smallest number; dropped, zero).
+  for (int k = 0; k < K; ++k) a[k] = model::zero(fa, false).bits, b[k] = model::zero(fb, false).bits;
+  c = model::zero(fc, false).bits;
+  const int lo = deep ? lowest_summand_exponent(cfg_) : fd.has_subnormals() ? fd.quantum_min() - 2 : fd.emin() - 1;
+  const int eb = lo + int(rng_() % std::uint64_t(fd.emin() + 3 - lo));
+  const auto put = [&](int slot, Exact v) {
+    if (slot == K) {
+      if (const auto x = encode(fc, v)) c = *x;
+    } else if (const auto p = factor(fa, fb, v)) {
+      a[slot] = p->first, b[slot] = p->second;
+    }
   };
+  const int first = int(rng_() % std::uint64_t(K + 1));
+  put(first, {rng_() % 4 == 0, 1 + 2 * (rng_() % 4), eb - 2});
+  const int n = 1 + int(rng_() % 3);
+  for (int i = 0; i < n; ++i) {
+    const int slot = int(rng_() % std::uint64_t(K + 1));
+    if (slot == first) continue;
+    put(slot, {rng_() % 2 == 0, 1 + 2 * (rng_() % 2), eb - 2 - int(rng_() % 50)});
+  }
+}
+
+void DotInputDrawer::near_ties(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b) {
+  for (int k = 0; k < K; ++k) a[k] = model::zero(fa, false).bits, b[k] = model::zero(fb, false).bits;
+  const ProductRange pr = product_range(cfg_);
+  const int ob = fd.man_bits;
+  const int u = 1 + int(rng_() % std::uint64_t(std::max(1, ob)));
+  if (rng_() % 2 && u < fa.precision() && ob + 1 - u >= 1 && ob + 1 - u < fb.precision()) {
+    // One product exactly halfway between two outputs, (1 + 2^-u)(1 + 2^-v) with u + v = p(d),
+    // and a tiny c on either side of it (or none).
+    const int ea = int(rng_() % 5) - 2, eb = int(rng_() % 5) - 2;
+    const auto x = encode(fa, {rng_() % 2 == 0, (std::uint64_t{1} << u) + 1, ea - u});
+    const auto y = encode(fb, {false, (std::uint64_t{1} << (ob + 1 - u)) + 1, eb - (ob + 1 - u)});
+    if (x && y) {
+      const int k = int(rng_() % std::uint64_t(K));
+      a[k] = *x, b[k] = *y;
+      const Exact tiny = {rng_() % 2 == 0, 1, ea + eb - ob - 2 - int(rng_() % 40)};
+      const auto ct = encode(fc, tiny);
+      c = rng_() % 4 == 0 || !ct ? model::zero(fc, false).bits : *ct;
+      return;
+    }
+  }
+  // c with random low bits; one product at a rounding position of d (or near it).
+  const int top = std::min({pr.max_exp, fc.emax(), fd.emax()}) - 2;
+  const int bottom = std::max(pr.min_exp, fc.emin());
+  const int ec = bottom + int(rng_() % std::uint64_t(std::max(1, top - bottom + 1)));
+  c = random_finite(fc, ec, ec, false);
+  const int j = int(rng_() % std::uint64_t(fd.man_bits + 6));
+  const Exact target = {rng_() % 2 == 0, 1 + 2 * (rng_() % 2), ec - j - 1};
+  if (const auto p = factor(fa, fb, target)) a[0] = p->first, b[0] = p->second;
+  if (K > 1 && rng_() % 2) {
+    const Exact tiny = {rng_() % 2 == 0, 1, ec - j - 2 - int(rng_() % 30)};
+    if (const auto p = factor(fa, fb, tiny)) a[1] = p->first, b[1] = p->second;
+  }
+  for (int k = 2; k < K; ++k)
+    if (rng_() % 4 == 0) {
+      a[k] = normal_value(fa, spread(fa));
+      b[k] = normal_value(fb, spread(fb));
+    }
+}
+
+void DotInputDrawer::near_overflow(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b) {
+  for (int k = 0; k < K; ++k) {
+    a[k] = rng_() % 2 ? random_finite(fa, fa.emax() - 2, fa.emax(), false) : normal_value(fa, spread(fa));
+    b[k] = rng_() % 2 ? random_finite(fb, fb.emax() - 2, fb.emax(), false) : normal_value(fb, spread(fb));
+  }
+  const int e = std::min(fc.emax(), fd.emax());
+  c = random_finite(fc, e - 1, e, false);
+}
+
+void DotInputDrawer::carrying(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b) {
+  const bool negative = rng_() % 2;
+  const int ea = int(rng_() % 3) - 1, eb = int(rng_() % 3) - 1;
+  for (int k = 0; k < K; ++k) {
+    a[k] = random_finite(fa, ea - int(rng_() % 2), ea, false);
+    b[k] = random_finite(fb, eb - int(rng_() % 2), eb, false);
+    a[k] = fa.has_sign() ? (a[k] & ~fa.sign_mask()) | (negative ? fa.sign_mask() : 0) : a[k];
+    b[k] &= ~fb.sign_mask();
+  }
+  c = random_finite(fc, ea + eb - int(rng_() % 3), ea + eb + 1, false);
+  if (fc.has_sign()) c = (c & ~fc.sign_mask()) | (negative ? fc.sign_mask() : 0);
+}
+
+void DotInputDrawer::full_binade(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b) {
+  // Products just below 4 x 2^(ea + eb) and c just below twice that, all of one sign (a few
+  // low bits cleared at random): the sum of K + 1 summands needs bit_width(K) carry-out bits
+  // above the largest leading bit, which a shorter accumulator wraps (Valpey et al. 4.3).
+  const bool negative = rng_() % 2;
+  const int ea = int(rng_() % 3) - 1, eb = int(rng_() % 3) - 1;
+  const auto top = [&](const Format& f, int e, bool neg) {
+    const int p = f.precision();
+    const std::uint64_t sig = ((std::uint64_t{1} << p) - 1) & ~(rng_() % 4 == 0 ? rng_() & 3 : 0);
+    return encode(f, {neg, sig, e + 1 - p});
+  };
+  for (int k = 0; k < K; ++k) {
+    const auto x = top(fa, ea, negative && fa.has_sign()), y = top(fb, eb, false);
+    a[k] = x && y ? *x : model::zero(fa, false).bits;
+    b[k] = x && y ? *y : model::zero(fb, false).bits;
+  }
+  c = rng_() % 4 == 0 ? model::zero(fc, false).bits
+                      : top(fc, ea + eb + 1, negative).value_or(model::zero(fc, false).bits);
+}
+
+void DotInputDrawer::with_specials(std::uint64_t& c, std::uint64_t* a, std::uint64_t* b) {
+  const auto special = [&](const Format& f) -> std::uint64_t {
+    switch (rng_() % 7) {
+      case 0: return model::zero(f, f.has_negative_zero() && (rng_() & 1)).bits;
+      case 1: return f.has_inf() ? model::pack(f, f.has_sign() && (rng_() & 1), f.inf_magnitude()) : bits(f);
+      case 2: return model::canonical_nan(f);
+      case 3: return model::pack(f, f.has_sign() && (rng_() & 1), f.max_finite_magnitude());
+      case 4: return f.has_subnormals() ? model::pack(f, f.has_sign() && (rng_() & 1), 1) : bits(f);
+      case 5: return bits(f);
+      default:
+        return f.nan == model::NanStyle::ieee
+                   ? model::pack(f, rng_() & 1, f.inf_magnitude() | (rng_() & f.man_mask()) | 1)
+                   : bits(f);
+    }
+  };
+  for (int k = 0; k < K; ++k) {
+    a[k] = rng_() % 4 == 0 ? special(fa) : normal_value(fa, spread(fa));
+    b[k] = rng_() % 4 == 0 ? special(fb) : normal_value(fb, spread(fb));
+  }
+  c = rng_() % 4 == 0 ? special(fc) : normal_value(fc, spread(fa) + spread(fb));
+}
+
+}  // namespace
+
+std::uint64_t RandomInputs::random_finite(const Format& f, int lo, int hi, bool allow_sub) {
+  return DotInputDrawer(*cfg_, rng_).random_finite(f, lo, hi, allow_sub);
+}
+
+std::uint64_t RandomInputs::normal_value(const Format& f, int spread) {
+  return DotInputDrawer(*cfg_, rng_).normal_value(f, spread);
+}
+
+void RandomInputs::draw(Gen g, std::uint64_t& c, std::uint64_t* a, std::uint64_t* b) {
+  DotInputDrawer d(*cfg_, rng_);
   switch (g) {
-    case Gen::bits:
-      for (int k = 0; k < K; ++k) a[k] = bits(fa), b[k] = bits(fb);
-      c = bits(fc);
-      return;
-    case Gen::normal:
-      for (int k = 0; k < K; ++k) a[k] = normal_value(fa, spread(fa)), b[k] = normal_value(fb, spread(fb));
-      c = normal_value(fc, std::min(spread(fa) + spread(fb), std::max(1, fc.emax() / 2)));
-      return;
-    case Gen::wide: {
-      for (int k = 0; k < K; ++k) {
-        a[k] = random_finite(fa, fa.emin(), fa.emax(), true);
-        b[k] = random_finite(fb, fb.emin(), fb.emax(), true);
-      }
-      const ProductRange pr = product_range(cfg);
-      c = rng_() % 4 == 0 ? random_finite(fc, fc.emin(), fc.emax(), true)
-                          : random_finite(fc, pr.min_exp, pr.max_exp, true);
-      return;
-    }
-    case Gen::cancel: {
-      // Two products that cancel exactly, the others smaller by random gaps.
-      for (int k = 0; k < K; ++k) a[k] = normal_value(fa, spread(fa)), b[k] = normal_value(fb, spread(fb));
-      const int i = int(rng_() % std::uint64_t(K)), j = int(rng_() % std::uint64_t(K));
-      const int ea = fa.emax() - int(rng_() % std::uint64_t(std::max(1, spread(fa))));
-      const int eb = fb.emax() - int(rng_() % std::uint64_t(std::max(1, spread(fb))));
-      a[i] = random_finite(fa, ea, ea, false);
-      b[i] = random_finite(fb, eb, eb, false);
-      for (int k = 0; k < K; ++k) {
-        if (k == i) continue;
-        if (rng_() % 3 == 0) {
-          // As far below as the formats go: beyond the kept bits of the largest product.
-          a[k] = random_finite(fa, fa.emin(), fa.emin() + 1, true);
-          b[k] = random_finite(fb, fb.emin(), fb.emin() + 1, true);
-          continue;
-        }
-        const int gap = int(rng_() % 48);
-        a[k] = random_finite(fa, ea - gap / 2, ea - gap / 2, rng_() % 4 == 0);
-        b[k] = random_finite(fb, eb - (gap - gap / 2), eb - (gap - gap / 2), rng_() % 4 == 0);
-      }
-      if (j != i && fa.has_sign()) {
-        a[j] = a[i] ^ fa.sign_mask();
-        b[j] = b[i];
-      }
-      const Exact x = [&] {
-        const Exact va = decode(fa, a[i]), vb = decode(fb, b[i]);
-        return Exact{va.neg != vb.neg, va.sig * vb.sig, va.exp + vb.exp};
-      }();
-      const auto cx = encode(fc, neg(x));
-      if (j == i && cx)
-        c = *cx;
-      else
-        c = random_finite(fc, lead(x) - int(rng_() % 60), lead(x), true);
-      // Half of the time c lies 20 to 35 binades below the cancelled pair, with a full
-      // significand: where aligning c rounds down, toward zero, or not at all (MMA-Sim VI-C).
-      if (j != i && rng_() % 2) {
-        const int e = lead(x) - 20 - int(rng_() % 16);
-        c = random_finite(fc, e, e, false);
-      }
-      return;
-    }
-    case Gen::tiny:
-    case Gen::deep: {
-      // Summands near d's smallest numbers: a leading one at a random exponent there and smaller
-      // ones below it, c mostly zero, so that an alignment floor decides what is kept (MMA-Sim's
-      // alignment of all-tiny sums, section IV-C step 3). `deep` starts as low as products reach:
-      // a floor far below d's range decides whether such a sum is kept at all (rounded up or
-      // away from zero it gives d's smallest number; dropped, zero).
-      for (int k = 0; k < K; ++k) a[k] = model::zero(fa, false).bits, b[k] = model::zero(fb, false).bits;
-      c = model::zero(fc, false).bits;
-      const int lo = g == Gen::deep        ? lowest_summand_exponent(*cfg_)
-                     : fd.has_subnormals() ? fd.quantum_min() - 2
-                                           : fd.emin() - 1;
-      const int eb = lo + int(rng_() % std::uint64_t(fd.emin() + 3 - lo));
-      const auto put = [&](int slot, Exact v) {
-        if (slot == K) {
-          if (const auto x = encode(fc, v)) c = *x;
-        } else if (const auto p = factor(fa, fb, v)) {
-          a[slot] = p->first, b[slot] = p->second;
-        }
-      };
-      const int first = int(rng_() % std::uint64_t(K + 1));
-      put(first, {rng_() % 4 == 0, 1 + 2 * (rng_() % 4), eb - 2});
-      const int n = 1 + int(rng_() % 3);
-      for (int i = 0; i < n; ++i) {
-        const int slot = int(rng_() % std::uint64_t(K + 1));
-        if (slot == first) continue;
-        put(slot, {rng_() % 2 == 0, 1 + 2 * (rng_() % 2), eb - 2 - int(rng_() % 50)});
-      }
-      return;
-    }
-    case Gen::tie: {
-      for (int k = 0; k < K; ++k) a[k] = model::zero(fa, false).bits, b[k] = model::zero(fb, false).bits;
-      const ProductRange pr = product_range(cfg);
-      const int ob = fd.man_bits;
-      const int u = 1 + int(rng_() % std::uint64_t(std::max(1, ob)));
-      if (rng_() % 2 && u < fa.precision() && ob + 1 - u >= 1 && ob + 1 - u < fb.precision()) {
-        // One product exactly halfway between two outputs, (1 + 2^-u)(1 + 2^-v) with u + v = p(d),
-        // and a tiny c on either side of it (or none).
-        const int ea = int(rng_() % 5) - 2, eb = int(rng_() % 5) - 2;
-        const auto x = encode(fa, {rng_() % 2 == 0, (std::uint64_t{1} << u) + 1, ea - u});
-        const auto y = encode(fb, {false, (std::uint64_t{1} << (ob + 1 - u)) + 1, eb - (ob + 1 - u)});
-        if (x && y) {
-          const int k = int(rng_() % std::uint64_t(K));
-          a[k] = *x, b[k] = *y;
-          const Exact tiny = {rng_() % 2 == 0, 1, ea + eb - ob - 2 - int(rng_() % 40)};
-          const auto ct = encode(fc, tiny);
-          c = rng_() % 4 == 0 || !ct ? model::zero(fc, false).bits : *ct;
-          return;
-        }
-      }
-      // c with random low bits; one product at a rounding position of d (or near it).
-      const int top = std::min({pr.max_exp, fc.emax(), fd.emax()}) - 2;
-      const int bottom = std::max(pr.min_exp, fc.emin());
-      const int ec = bottom + int(rng_() % std::uint64_t(std::max(1, top - bottom + 1)));
-      c = random_finite(fc, ec, ec, false);
-      const int j = int(rng_() % std::uint64_t(fd.man_bits + 6));
-      const Exact target = {rng_() % 2 == 0, 1 + 2 * (rng_() % 2), ec - j - 1};
-      if (const auto p = factor(fa, fb, target)) a[0] = p->first, b[0] = p->second;
-      if (K > 1 && rng_() % 2) {
-        const Exact tiny = {rng_() % 2 == 0, 1, ec - j - 2 - int(rng_() % 30)};
-        if (const auto p = factor(fa, fb, tiny)) a[1] = p->first, b[1] = p->second;
-      }
-      for (int k = 2; k < K; ++k)
-        if (rng_() % 4 == 0) {
-          a[k] = normal_value(fa, spread(fa));
-          b[k] = normal_value(fb, spread(fb));
-        }
-      return;
-    }
-    case Gen::overflow: {
-      for (int k = 0; k < K; ++k) {
-        a[k] = rng_() % 2 ? random_finite(fa, fa.emax() - 2, fa.emax(), false) : normal_value(fa, spread(fa));
-        b[k] = rng_() % 2 ? random_finite(fb, fb.emax() - 2, fb.emax(), false) : normal_value(fb, spread(fb));
-      }
-      const int e = std::min(fc.emax(), fd.emax());
-      c = random_finite(fc, e - 1, e, false);
-      return;
-    }
-    case Gen::carry: {
-      const bool negative = rng_() % 2;
-      const int ea = int(rng_() % 3) - 1, eb = int(rng_() % 3) - 1;
-      for (int k = 0; k < K; ++k) {
-        a[k] = random_finite(fa, ea - int(rng_() % 2), ea, false);
-        b[k] = random_finite(fb, eb - int(rng_() % 2), eb, false);
-        a[k] = fa.has_sign() ? (a[k] & ~fa.sign_mask()) | (negative ? fa.sign_mask() : 0) : a[k];
-        b[k] &= ~fb.sign_mask();
-      }
-      c = random_finite(fc, ea + eb - int(rng_() % 3), ea + eb + 1, false);
-      if (fc.has_sign()) c = (c & ~fc.sign_mask()) | (negative ? fc.sign_mask() : 0);
-      return;
-    }
-    case Gen::full: {
-      // Products just below 4 x 2^(ea + eb) and c just below twice that, all of one sign (a few
-      // low bits cleared at random): the sum of K + 1 summands needs bit_width(K) carry-out bits
-      // above the largest leading bit, which a shorter accumulator wraps (Valpey et al. 4.3).
-      const bool negative = rng_() % 2;
-      const int ea = int(rng_() % 3) - 1, eb = int(rng_() % 3) - 1;
-      const auto top = [&](const Format& f, int e, bool neg) {
-        const int p = f.precision();
-        const std::uint64_t sig = ((std::uint64_t{1} << p) - 1) & ~(rng_() % 4 == 0 ? rng_() & 3 : 0);
-        return encode(f, {neg, sig, e + 1 - p});
-      };
-      for (int k = 0; k < K; ++k) {
-        const auto x = top(fa, ea, negative && fa.has_sign()), y = top(fb, eb, false);
-        a[k] = x && y ? *x : model::zero(fa, false).bits;
-        b[k] = x && y ? *y : model::zero(fb, false).bits;
-      }
-      c = rng_() % 4 == 0 ? model::zero(fc, false).bits
-                          : top(fc, ea + eb + 1, negative).value_or(model::zero(fc, false).bits);
-      return;
-    }
-    case Gen::special: {
-      const auto special = [&](const Format& f) -> std::uint64_t {
-        switch (rng_() % 7) {
-          case 0: return model::zero(f, f.has_negative_zero() && (rng_() & 1)).bits;
-          case 1: return f.has_inf() ? model::pack(f, f.has_sign() && (rng_() & 1), f.inf_magnitude()) : bits(f);
-          case 2: return model::canonical_nan(f);
-          case 3: return model::pack(f, f.has_sign() && (rng_() & 1), f.max_finite_magnitude());
-          case 4: return f.has_subnormals() ? model::pack(f, f.has_sign() && (rng_() & 1), 1) : bits(f);
-          case 5: return bits(f);
-          default:
-            return f.nan == model::NanStyle::ieee
-                       ? model::pack(f, rng_() & 1, f.inf_magnitude() | (rng_() & f.man_mask()) | 1)
-                       : bits(f);
-        }
-      };
-      for (int k = 0; k < K; ++k) {
-        a[k] = rng_() % 4 == 0 ? special(fa) : normal_value(fa, spread(fa));
-        b[k] = rng_() % 4 == 0 ? special(fb) : normal_value(fb, spread(fb));
-      }
-      c = rng_() % 4 == 0 ? special(fc) : normal_value(fc, spread(fa) + spread(fb));
-      return;
-    }
+    case Gen::bits: return d.any_bits(c, a, b);
+    case Gen::normal: return d.normals(c, a, b);
+    case Gen::wide: return d.wide_range(c, a, b);
+    case Gen::cancel: return d.cancelling(c, a, b);
+    case Gen::tiny: return d.tiny_summands(false, c, a, b);
+    case Gen::deep: return d.tiny_summands(true, c, a, b);
+    case Gen::tie: return d.near_ties(c, a, b);
+    case Gen::overflow: return d.near_overflow(c, a, b);
+    case Gen::carry: return d.carrying(c, a, b);
+    case Gen::full: return d.full_binade(c, a, b);
+    case Gen::special: return d.with_specials(c, a, b);
   }
 }
 

@@ -70,6 +70,95 @@ std::string say_registers(std::size_t differ) {
       differ, kControlCases);
 }
 
+// Operands of w whose result in w is a tie of f that the exact value is not: the two roundings
+// and the one round apart. [0]: products, [1]: sums; `one` holds the one rounding of each case.
+struct NarrowingCases {
+  std::vector<Case> cases[2];
+  std::vector<u64> one[2];
+};
+
+NarrowingCases narrowing_cases(const Format& f, const Format& w, std::mt19937_64& rng) {
+  const model::Options o;
+  NarrowingCases nc;
+  const auto exact = [&](u64 x) { return model::cvt(model::binary64, w, o, x).bits; };
+  const auto keep = [&](int k, u64 a, u64 b, u64 in_w, u64 exact_value, const char* note) {
+    const u64 two = model::cvt(f, w, o, in_w).bits, single = model::cvt(f, model::binary64, o, exact_value).bits;
+    if (two == single || nc.cases[k].size() == kCases / 2) return;
+    nc.cases[k].push_back({{a, b}, note});
+    nc.one[k].push_back(single);
+  };
+  for (std::size_t attempt = 0; attempt < 64 * kCases && nc.cases[0].size() + nc.cases[1].size() < kCases; ++attempt) {
+    const bool neg = rng() & 1;
+    // A tie of f in [1, 2), exact in w.
+    const u64 tie = value(w, neg, -(f.man_bits + 1), (u64{1} << (f.man_bits + 1)) | (2 * (rng() & f.man_mask()) + 1));
+    const u64 a = random_normal(w, rng(), 0, false, 0, 0);
+    const u64 b = model::div(w, o, tie, a).bits;
+    keep(0, a, b, model::mul(w, o, a, b).bits, model::mul(model::binary64, o, exact(a), exact(b)).bits,
+         "a * b near a tie of the narrower format");
+    const u64 tiny = pow2(w, -(w.man_bits + 3), rng() & 1);
+    keep(1, tie, tiny, model::add(w, o, tie, tiny).bits, model::add(model::binary64, o, exact(tie), exact(tiny)).bits,
+         "a + b, a a tie of the narrower format, b below half an ulp of a");
+  }
+  return nc;
+}
+
+// The narrowing cases run as compiled, an operation of w converted to f, beside the operation
+// stored in w and then converted: how many differ, how many of those are the one rounding.
+struct NarrowingTotal {
+  Compared compared;
+  std::size_t n = 0;
+};
+
+Expected<NarrowingTotal> compare_narrowing(backends::Device& device, const Format& f, const Format& w,
+                                           const NarrowingCases& nc, audit::Finding& fi) {
+  NarrowingTotal total;
+  for (int k = 0; k < 2; ++k) {
+    const Node op = k == 0 ? Node::mul : Node::add;
+    backends::ExprBuilder e(w, 2);
+    e.cvt(e.op(op, e.in(0), e.in(1)), f);
+    const Expr expr = e.done(&f);
+    auto out = run_cases(device, expr, nc.cases[k]);
+    if (!out) return out.error();
+    auto in_w = run_cases(device, single(op, w), nc.cases[k]);
+    if (!in_w) return in_w.error();
+    std::vector<Case> stores;
+    for (const u64 x : *in_w) stores.push_back({{x}, "stored"});
+    auto stored = run_cases(device, backends::conversion(w, f), stores);
+    if (!stored) return stored.error();
+    const Compared c = compare_outputs(expr, nc.cases[k], *out, *stored, nc.one[k], fi);
+    total.compared.differ += c.differ;
+    total.compared.single += c.single;
+    total.n += nc.cases[k].size();
+  }
+  return total;
+}
+
+// What the narrowing from w to f shows, in the verdict's words; its parameters go in `entry`.
+Expected<std::string> say_narrowing(backends::Device& device, const Format& f, const Format& w, const NarrowingTotal& t,
+                                    std::mt19937_64& rng, nlohmann::json& entry) {
+  const Compared& total = t.compared;
+  const std::size_t n = t.n;
+  entry = {{"cases", n}, {"differ", total.differ}, {"one_rounding", total.single}};
+  const std::string head = fmt::format("{} products and sums converted to {}", w.name, f.name);
+  if (total.differ == 0) {
+    entry["folded"] = false;
+    return fmt::format("{}: as stored ({} cases)", head, n);
+  }
+  auto wide = wider_registers(device, w, rng);
+  if (!wide) return wide.error();
+  if (*wide) {
+    entry["folded"] = nullptr;
+    return fmt::format("{}: {} of {} cases differ from the operations stored one at a time, {}", head, total.differ, n,
+                       say_registers(*wide));
+  }
+  entry["folded"] = true;
+  return fmt::format(
+      "{}: the compiled code folds the operation into the conversion: {} of {} cases differ from the two roundings "
+      "stored one at a time ({} of them are the one rounding of the exact result); findings of expressions that "
+      "convert a {} result to {} describe the compiler's code, not the unit",
+      head, total.differ, n, total.single, w.name, f.name);
+}
+
 }  // namespace
 
 audit::Finding ContractionCanary::run(backends::Device& device, const Format& f, const audit::ProbeContext& ctx) const {
@@ -146,77 +235,15 @@ audit::Finding NarrowingCanary::run(backends::Device& device, const Format& f, c
     return audit::unsupported(
         fmt::format("the device computes in no format wider than {} whose products binary64 holds exactly", f.name));
   std::mt19937_64 rng(ctx.seed ^ 0x6e6172726f77ULL);
-  const model::Options o;
   audit::Finding fi;
   std::vector<std::string> said;
   for (const Format* w : wider) {
-    const auto exact = [&](u64 x) { return model::cvt(model::binary64, *w, o, x).bits; };
-    // Operands whose result in w is a tie of f that the exact value is not: the two roundings and
-    // the one round apart.
-    std::vector<Case> cases[2];
-    std::vector<u64> one[2];
-    const auto keep = [&](int k, u64 a, u64 b, u64 in_w, u64 exact_value, const char* note) {
-      const u64 two = model::cvt(f, *w, o, in_w).bits, single = model::cvt(f, model::binary64, o, exact_value).bits;
-      if (two == single || cases[k].size() == kCases / 2) return;
-      cases[k].push_back({{a, b}, note});
-      one[k].push_back(single);
-    };
-    for (std::size_t attempt = 0; attempt < 64 * kCases && cases[0].size() + cases[1].size() < kCases; ++attempt) {
-      const bool neg = rng() & 1;
-      // A tie of f in [1, 2), exact in w.
-      const u64 tie =
-          value(*w, neg, -(f.man_bits + 1), (u64{1} << (f.man_bits + 1)) | (2 * (rng() & f.man_mask()) + 1));
-      const u64 a = random_normal(*w, rng(), 0, false, 0, 0);
-      const u64 b = model::div(*w, o, tie, a).bits;
-      keep(0, a, b, model::mul(*w, o, a, b).bits, model::mul(model::binary64, o, exact(a), exact(b)).bits,
-           "a * b near a tie of the narrower format");
-      const u64 tiny = pow2(*w, -(w->man_bits + 3), rng() & 1);
-      keep(1, tie, tiny, model::add(*w, o, tie, tiny).bits,
-           model::add(model::binary64, o, exact(tie), exact(tiny)).bits,
-           "a + b, a a tie of the narrower format, b below half an ulp of a");
-    }
-    Compared total;
-    std::size_t n = 0;
-    for (int k = 0; k < 2; ++k) {
-      const Node op = k == 0 ? Node::mul : Node::add;
-      backends::ExprBuilder e(*w, 2);
-      e.cvt(e.op(op, e.in(0), e.in(1)), f);
-      const Expr expr = e.done(&f);
-      auto out = run_cases(device, expr, cases[k]);
-      if (!out) return audit::failed(out.error().message);
-      auto in_w = run_cases(device, single(op, *w), cases[k]);
-      if (!in_w) return audit::failed(in_w.error().message);
-      std::vector<Case> stores;
-      for (const u64 x : *in_w) stores.push_back({{x}, "stored"});
-      auto stored = run_cases(device, backends::conversion(*w, f), stores);
-      if (!stored) return audit::failed(stored.error().message);
-      const Compared c = compare_outputs(expr, cases[k], *out, *stored, one[k], fi);
-      total.differ += c.differ;
-      total.single += c.single;
-      n += cases[k].size();
-    }
-    nlohmann::json& entry = fi.parameters["from"][w->name];
-    entry = {{"cases", n}, {"differ", total.differ}, {"one_rounding", total.single}};
-    const std::string head = fmt::format("{} products and sums converted to {}", w->name, f.name);
-    if (total.differ == 0) {
-      entry["folded"] = false;
-      said.push_back(fmt::format("{}: as stored ({} cases)", head, n));
-      continue;
-    }
-    auto wide = wider_registers(device, *w, rng);
-    if (!wide) return audit::failed(wide.error().message);
-    if (*wide) {
-      entry["folded"] = nullptr;
-      said.push_back(fmt::format("{}: {} of {} cases differ from the operations stored one at a time, {}", head,
-                                 total.differ, n, say_registers(*wide)));
-      continue;
-    }
-    entry["folded"] = true;
-    said.push_back(fmt::format(
-        "{}: the compiled code folds the operation into the conversion: {} of {} cases differ from the two roundings "
-        "stored one at a time ({} of them are the one rounding of the exact result); findings of expressions that "
-        "convert a {} result to {} describe the compiler's code, not the unit",
-        head, total.differ, n, total.single, w->name, f.name));
+    const NarrowingCases nc = narrowing_cases(f, *w, rng);
+    const auto total = compare_narrowing(device, f, *w, nc, fi);
+    if (!total) return audit::failed(total.error().message);
+    auto line = say_narrowing(device, f, *w, *total, rng, fi.parameters["from"][w->name]);
+    if (!line) return audit::failed(line.error().message);
+    said.push_back(std::move(*line));
   }
   fi.verdict = "NARROWING: " + fmt::format("{}", fmt::join(said, "; "));
   return fi;

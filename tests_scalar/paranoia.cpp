@@ -142,15 +142,35 @@ class PrecisionProbe final : public ParanoiaProbe {
     const Consts c(f);
     audit::Finding fi;
     Bench b(device, f, fi, ieee_and_chopped(f));
+    const int kmax = max_digits(f);
+    const int precision = measured_digits(b, c, kmax);
+    // Floors of the recalculation: the measured digits, unless they do not fit the format.
+    const int p = precision > 1 && precision <= f.precision() ? precision : f.precision();
+    const u64 u1_digits = c.v(1, -p), u2_digits = c.v(1, -(p - 1));
+    const u64 u2 = recalculated_u2(b, c, u2_digits);
+    const u64 u1 = recalculated_u1(b, c, u1_digits);
+    const std::vector<Check> verify = verified_constants(b, c);
 
-    // Digits: the first W = 2^k with (W + 1) - W != 1.
+    fi.parameters["precision"] = precision > 0 ? nlohmann::json(precision) : nlohmann::json(nullptr);
+    fi.parameters["format_precision"] = f.precision();
+    fi.parameters["u1"] = show_pow2(f, u1);
+    fi.parameters["u2"] = show_pow2(f, u2);
+    fi.parameters["verify"] = checks_json(verify);
+    fi.parameters["consistent"] = b.consistent();
+    fi.verdict = precision_verdict(c, precision, kmax, u1, u2, verify);
+    return fi;
+  }
+
+ private:
+  // Digits: the first W = 2^k with (W + 1) - W != 1 (k, or 0 where none is up to 2^kmax).
+  static int measured_digits(Bench& b, const Consts& c, int kmax) {
+    const Format& f = c.f;
     backends::ExprBuilder e1(f, 3);
     {
       const int w = e1.op(Node::mul, e1.in(0), e1.in(1)), one = e1.in(2);
       e1.op(Node::sub, e1.op(Node::add, w, one), w);
     }
     const Expr carry = e1.done();
-    const int kmax = max_digits(f);
     std::vector<Item> items;
     for (int k = 1; k <= kmax; ++k)
       items.push_back({&carry, w_operands(c, k, c.one), fmt::format("(W + 1) - W, W = 2^{}", k)});
@@ -158,12 +178,13 @@ class PrecisionProbe final : public ParanoiaProbe {
     int precision = 0;
     for (int k = 1; k <= kmax && precision == 0; ++k)
       if (!same_value(f, out[std::size_t(k - 1)], c.one)) precision = k;
-    // Floors of the recalculation: the measured digits, unless they do not fit the format.
-    const int p = precision > 1 && precision <= f.precision() ? precision : f.precision();
-    const u64 u1_digits = c.v(1, -p), u2_digits = c.v(1, -(p - 1));
+    return precision;
+  }
 
-    // U2 from 4/3: X = |((1/2 - (4/3 - 1)) * 2) - (4/3 - 1)|, then U2 = X; X = (1 + (U2/2 + 32 U2^2)) - 1
-    // until U2 <= X or X <= 0.
+  // U2 from 4/3: X = |((1/2 - (4/3 - 1)) * 2) - (4/3 - 1)|, then U2 = X; X = (1 + (U2/2 + 32 U2^2)) - 1
+  // until U2 <= X or X <= 0.
+  static u64 recalculated_u2(Bench& b, const Consts& c, u64 u2_digits) {
+    const Format& f = c.f;
     backends::ExprBuilder e2(f, 4);
     {
       const int four = e2.in(0), three = e2.in(1), one = e2.in(2), half = e2.in(3);
@@ -188,9 +209,13 @@ class PrecisionProbe final : public ParanoiaProbe {
       x = b.run1(step2, {u2, c.half, k32, c.one}, "(1 + (U2/2 + 32 U2^2)) - 1");
       if (is_nan(f, x) || compare(f, u2, x) <= 0 || compare(f, x, c.zero) <= 0) break;
     }
+    return u2;
+  }
 
-    // U1 from 2/3: X = |((2/3 - 1/2) * 2 - 1/2) + (2/3 - 1/2)|, then U1 = X; Y = 1/2 - (U1/2 + 32 U1^2);
-    // X = 1/2 + (1/2 - (1/2 + Y)) until U1 <= X or X <= 0.
+  // U1 from 2/3: X = |((2/3 - 1/2) * 2 - 1/2) + (2/3 - 1/2)|, then U1 = X; Y = 1/2 - (U1/2 + 32 U1^2);
+  // X = 1/2 + (1/2 - (1/2 + Y)) until U1 <= X or X <= 0.
+  static u64 recalculated_u1(Bench& b, const Consts& c, u64 u1_digits) {
+    const Format& f = c.f;
     backends::ExprBuilder e4(f, 3);
     {
       const int two = e4.in(0), three = e4.in(1), half = e4.in(2);
@@ -209,7 +234,8 @@ class PrecisionProbe final : public ParanoiaProbe {
       e5.op(Node::add, half, y1);
     }
     const Expr step1 = e5.done();
-    x = magnitude(f, b.run1(start1, {c.two, c.three, c.half}, "|((2/3 - 1/2) * 2 - 1/2) + (2/3 - 1/2)|"));
+    const u64 k32 = c.v(32, 0);
+    u64 x = magnitude(f, b.run1(start1, {c.two, c.three, c.half}, "|((2/3 - 1/2) * 2 - 1/2) + (2/3 - 1/2)|"));
     if (!is_nan(f, x) && compare(f, x, u1_digits) < 0) x = u1_digits;
     u64 u1 = x;
     for (int it = 0; it < 64; ++it) {
@@ -217,8 +243,12 @@ class PrecisionProbe final : public ParanoiaProbe {
       x = b.run1(step1, {u1, c.half, k32}, "1/2 + (1/2 - (1/2 + (1/2 - (U1/2 + 32 U1^2))))");
       if (is_nan(f, x) || compare(f, u1, x) <= 0 || compare(f, x, c.zero) <= 0) break;
     }
+    return u1;
+  }
 
-    // Verifying U1 U2 F9 and B9.
+  // Verifying U1 U2 F9 and B9.
+  static std::vector<Check> verified_constants(Bench& b, const Consts& c) {
+    const Format& f = c.f;
     backends::ExprBuilder e6(f, 2);
     {
       const int h = e6.in(0), u = e6.in(1);
@@ -245,15 +275,14 @@ class PrecisionProbe final : public ParanoiaProbe {
         {"((2 - 1) - U2) + 1 == B9", same_value(f, v[3], c.B9)},
         {"F9 - 1/2 < 1/2", !is_nan(f, v[4]) && compare(f, v[4], c.half) < 0},
     };
+    return verify;
+  }
 
+  static std::string precision_verdict(const Consts& c, int precision, int kmax, u64 u1, u64 u2,
+                                       const std::vector<Check>& verify) {
+    const Format& f = c.f;
     const bool digits_ok = precision == f.precision();
     const bool u1_ok = same_value(f, u1, c.U1), u2_ok = same_value(f, u2, c.U2);
-    fi.parameters["precision"] = precision > 0 ? nlohmann::json(precision) : nlohmann::json(nullptr);
-    fi.parameters["format_precision"] = f.precision();
-    fi.parameters["u1"] = show_pow2(f, u1);
-    fi.parameters["u2"] = show_pow2(f, u2);
-    fi.parameters["verify"] = checks_json(verify);
-    fi.parameters["consistent"] = b.consistent();
     std::vector<std::string> parts;
     if (precision == 0)
       parts.push_back(fmt::format("FAILURE: (W + 1) - W == 1 up to W = 2^{}: precision not found", kmax));
@@ -274,8 +303,7 @@ class PrecisionProbe final : public ParanoiaProbe {
     else
       parts.push_back("FAILURE: U1 U2 F9 B9 not verified (can also mean incomplete carry propagation): " +
                       failures(verify));
-    fi.verdict = "PRECISION: " + join(parts, "; ");
-    return fi;
+    return "PRECISION: " + join(parts, "; ");
   }
 };
 

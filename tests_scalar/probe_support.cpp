@@ -385,6 +385,124 @@ bool challengeable(const Expr& e) {
   return ops == 1 && arithmetic;
 }
 
+// Survivors that speak for the answers: each answer (numbered in order) through up to three of
+// its survivors, which must agree on an input.
+using ChallengeReps = std::vector<std::pair<std::size_t, const model::ScalarUnit*>>;
+
+ChallengeReps challenge_representatives(const std::map<std::string, std::vector<const model::ScalarUnit*>>& by_answer) {
+  ChallengeReps reps;
+  std::size_t answers = 0;
+  for (const auto& [answer, units] : by_answer) {
+    for (std::size_t i : {std::size_t{0}, units.size() / 2, units.size() - 1})
+      if (reps.empty() || reps.back().first != answers || reps.back().second != units[i])
+        reps.emplace_back(answers, units[i]);
+    ++answers;
+  }
+  return reps;
+}
+
+// The classes of the probe's operands and outputs for expression e (in its own `own` groups), and
+// subnormals.
+struct ChallengeDomain {
+  std::set<model::Class> in = {model::Class::subnormal}, out = {model::Class::subnormal};
+};
+
+ChallengeDomain challenge_domain(const Expr& e, const std::vector<Group>& groups, const Outputs& outputs,
+                                 std::size_t own) {
+  ChallengeDomain d;
+  for (std::size_t gj = 0; gj < own; ++gj)
+    if (groups[gj].expr.to_string() == e.to_string()) {
+      for (const Case& c : groups[gj].cases)
+        for (std::uint64_t x : c.operands) d.in.insert(model::classify(*e.input_format, x));
+      for (std::uint64_t y : outputs[gj]) d.out.insert(model::classify(*e.output_format, y));
+    }
+  return d;
+}
+
+// Greedy: an input of the pool joins when it splits a pair of answers no input so far has split
+// (32 inputs at most, each with outputs in the domain whatever the survivor).
+Group splitting_cases(const Expr& e, const std::vector<Case>& pool,
+                      const std::vector<std::vector<std::uint64_t>>& predicted, const ChallengeReps& reps,
+                      const std::set<model::Class>& out_classes, bool nan_equivalent) {
+  std::set<std::pair<std::size_t, std::size_t>> split;
+  Group chosen{e, {}};
+  for (std::size_t i = 0; i < pool.size() && chosen.cases.size() < 32; ++i) {
+    if (std::any_of(predicted.begin(), predicted.end(),
+                    [&](const auto& p) { return !out_classes.count(model::classify(*e.output_format, p[i])); }))
+      continue;
+    const auto same = [&](std::size_t x, std::size_t y) {
+      return same_output(*e.output_format, predicted[x][i], predicted[y][i], nan_equivalent);
+    };
+    bool agree = true, fresh = false;
+    for (std::size_t x = 0; x < reps.size(); ++x)
+      for (std::size_t y = x + 1; y < reps.size() && agree; ++y)
+        if (reps[x].first == reps[y].first) agree = same(x, y);
+    for (std::size_t x = 0; x < reps.size() && agree; ++x)
+      for (std::size_t y = x + 1; y < reps.size(); ++y)
+        if (reps[x].first != reps[y].first && !same(x, y))
+          fresh = split.emplace(reps[x].first, reps[y].first).second || fresh;
+    if (!fresh) continue;
+    Case c = pool[i];
+    std::vector<std::string> shown;
+    for (std::uint64_t x : c.operands) shown.push_back(show(*e.input_format, x));
+    c.note = "drawn to split the survivors: " + join(shown);
+    chosen.cases.push_back(std::move(c));
+  }
+  return chosen;
+}
+
+// One round's inputs for expression e: a pool drawn in the probe's domain, as the representatives
+// predict it, and the inputs of it that split them (none: an empty group). `exhaustive`: whether the
+// pool is every input.
+Expected<Group> challenge_group(const Expr& e, const std::vector<Group>& groups, const Outputs& outputs,
+                                std::size_t own, const ChallengeReps& reps, std::mt19937_64& rng, bool nan_equivalent,
+                                Challenge& report, bool& exhaustive) {
+  const ChallengeDomain domain = challenge_domain(e, groups, outputs, own);
+  std::vector<Case> pool = challenge_pool(e, rng, 1024, exhaustive);
+  std::erase_if(pool, [&](const Case& c) {
+    return std::any_of(c.operands.begin(), c.operands.end(),
+                       [&](std::uint64_t x) { return !domain.in.count(model::classify(*e.input_format, x)); });
+  });
+  report.searched += pool.size();
+  if (pool.empty()) return Group{e, {}};
+  const Group g{e, pool};
+  std::vector<std::vector<std::uint64_t>> predicted;
+  for (const auto& [answer, u] : reps) {
+    auto p = Interpreter(*u, {g}).run(g, 0, pool.size());
+    if (!p) return p.error();
+    predicted.push_back(std::move(*p));
+  }
+  return splitting_cases(e, pool, predicted, reps, domain.out, nan_equivalent);
+}
+
+// The survivors that reproduce the challenge's outputs (the groups from `own` on), each as it is or
+// as the first variant of it that flushes subnormal inputs, outputs or transfers and reproduces
+// every output.
+Expected<std::vector<model::ScalarUnit>> challenge_survivors(const std::vector<model::ScalarUnit>& alive,
+                                                             const std::vector<Group>& groups, const Outputs& outputs,
+                                                             std::size_t own, bool nan_equivalent) {
+  std::vector<model::ScalarUnit> kept;
+  const std::vector<Group> challenged(groups.begin() + std::ptrdiff_t(own), groups.end());
+  const Outputs challenged_outputs(outputs.begin() + std::ptrdiff_t(own), outputs.end());
+  for (const model::ScalarUnit& u : alive)
+    for (int flush = 0; flush < 8; ++flush) {
+      model::ScalarUnit v = u;
+      v.subnormals.flush_input = u.subnormals.flush_input || (flush & 1);
+      v.subnormals.flush_output = u.subnormals.flush_output || (flush & 2);
+      v.subnormals.flush_transfer = u.subnormals.flush_transfer || (flush & 4);
+      if (flush && v == u) continue;
+      // The challenge's cases first, the probe's own only for a variant (the unit passed them).
+      auto w = wrong_cases(v, challenged, challenged_outputs, nan_equivalent, false);
+      if (!w) return w.error();
+      if (!w->count && flush) w = wrong_cases(v, groups, outputs, nan_equivalent, false);
+      if (!w) return w.error();
+      if (w->count) continue;
+      kept.push_back(v);
+      break;
+    }
+  return kept;
+}
+
 // The challenge (see conclude): survivors that answer apart face inputs searched to split them.
 // Each round draws a pool of inputs for each of the probe's expressions (challengeable), keeps those
 // on which a few survivors of each answer agree and two answers predict different outputs, runs
@@ -404,71 +522,18 @@ Expected<Challenge> challenge(backends::Device& device, std::vector<Group>& grou
     std::map<std::string, std::vector<const model::ScalarUnit*>> by_answer;
     for (const model::ScalarUnit& u : alive) by_answer[q.ask(u).dump()].push_back(&u);
     if (by_answer.size() <= 1) return report;
-    // Each answer speaks through up to three survivors, which must agree on an input.
-    std::vector<std::pair<std::size_t, const model::ScalarUnit*>> reps;
-    std::size_t answers = 0;
-    for (const auto& [answer, units] : by_answer) {
-      for (std::size_t i : {std::size_t{0}, units.size() / 2, units.size() - 1})
-        if (reps.empty() || reps.back().first != answers || reps.back().second != units[i])
-          reps.emplace_back(answers, units[i]);
-      ++answers;
-    }
+    const ChallengeReps reps = challenge_representatives(by_answer);
     std::vector<Group> drawn;
     std::set<std::string> exprs;
     bool all_exhaustive = true;
     for (std::size_t gi = 0; gi < own; ++gi) {
       const Expr& e = groups[gi].expr;
       if (!challengeable(e) || !exprs.insert(e.to_string()).second) continue;
-      // The classes of the probe's operands and outputs for this expression, and subnormals.
-      std::set<model::Class> in_classes = {model::Class::subnormal}, out_classes = {model::Class::subnormal};
-      for (std::size_t gj = 0; gj < own; ++gj)
-        if (groups[gj].expr.to_string() == e.to_string()) {
-          for (const Case& c : groups[gj].cases)
-            for (std::uint64_t x : c.operands) in_classes.insert(model::classify(*e.input_format, x));
-          for (std::uint64_t y : outputs[gj]) out_classes.insert(model::classify(*e.output_format, y));
-        }
       bool exhaustive = false;
-      std::vector<Case> pool = challenge_pool(e, rng, 1024, exhaustive);
+      auto chosen = challenge_group(e, groups, outputs, own, reps, rng, nan_equivalent, report, exhaustive);
       all_exhaustive = all_exhaustive && exhaustive;
-      std::erase_if(pool, [&](const Case& c) {
-        return std::any_of(c.operands.begin(), c.operands.end(),
-                           [&](std::uint64_t x) { return !in_classes.count(model::classify(*e.input_format, x)); });
-      });
-      report.searched += pool.size();
-      if (pool.empty()) continue;
-      const Group g{e, pool};
-      std::vector<std::vector<std::uint64_t>> predicted;
-      for (const auto& [answer, u] : reps) {
-        auto p = Interpreter(*u, {g}).run(g, 0, pool.size());
-        if (!p) return p.error();
-        predicted.push_back(std::move(*p));
-      }
-      // Greedy: an input joins when it splits a pair of answers no input so far has split.
-      std::set<std::pair<std::size_t, std::size_t>> split;
-      Group chosen{e, {}};
-      for (std::size_t i = 0; i < pool.size() && chosen.cases.size() < 32; ++i) {
-        if (std::any_of(predicted.begin(), predicted.end(),
-                        [&](const auto& p) { return !out_classes.count(model::classify(*e.output_format, p[i])); }))
-          continue;
-        const auto same = [&](std::size_t x, std::size_t y) {
-          return same_output(*e.output_format, predicted[x][i], predicted[y][i], nan_equivalent);
-        };
-        bool agree = true, fresh = false;
-        for (std::size_t x = 0; x < reps.size(); ++x)
-          for (std::size_t y = x + 1; y < reps.size() && agree; ++y)
-            if (reps[x].first == reps[y].first) agree = same(x, y);
-        for (std::size_t x = 0; x < reps.size() && agree; ++x)
-          for (std::size_t y = x + 1; y < reps.size(); ++y)
-            if (reps[x].first != reps[y].first && !same(x, y))
-              fresh = split.emplace(reps[x].first, reps[y].first).second || fresh;
-        if (!fresh) continue;
-        Case c = pool[i];
-        std::vector<std::string> shown;
-        for (std::uint64_t x : c.operands) shown.push_back(show(*e.input_format, x));
-        c.note = "drawn to split the survivors: " + join(shown);
-        chosen.cases.push_back(std::move(c));
-      }
-      if (!chosen.cases.empty()) drawn.push_back(std::move(chosen));
+      if (!chosen) return chosen.error();
+      if (!chosen->cases.empty()) drawn.push_back(std::move(*chosen));
     }
     report.exhaustive = all_exhaustive;
     if (drawn.empty()) {
@@ -482,26 +547,9 @@ Expected<Challenge> challenge(backends::Device& device, std::vector<Group>& grou
       groups.push_back(std::move(drawn[i]));
       outputs.push_back(std::move((*out)[i]));
     }
-    std::vector<model::ScalarUnit> kept;
-    const std::vector<Group> challenged(groups.begin() + std::ptrdiff_t(own), groups.end());
-    const Outputs challenged_outputs(outputs.begin() + std::ptrdiff_t(own), outputs.end());
-    for (const model::ScalarUnit& u : alive)
-      for (int flush = 0; flush < 8; ++flush) {
-        model::ScalarUnit v = u;
-        v.subnormals.flush_input = u.subnormals.flush_input || (flush & 1);
-        v.subnormals.flush_output = u.subnormals.flush_output || (flush & 2);
-        v.subnormals.flush_transfer = u.subnormals.flush_transfer || (flush & 4);
-        if (flush && v == u) continue;
-        // The challenge's cases first, the probe's own only for a variant (the unit passed them).
-        auto w = wrong_cases(v, challenged, challenged_outputs, nan_equivalent, false);
-        if (!w) return w.error();
-        if (!w->count && flush) w = wrong_cases(v, groups, outputs, nan_equivalent, false);
-        if (!w) return w.error();
-        if (w->count) continue;
-        kept.push_back(v);
-        break;
-      }
-    alive = std::move(kept);
+    auto kept = challenge_survivors(alive, groups, outputs, own, nan_equivalent);
+    if (!kept) return kept.error();
+    alive = std::move(*kept);
   }
   return report;
 }

@@ -40,92 +40,106 @@ struct ResultClass {
 // An approximate square root's answer (its bound is measured: approximate.hpp).
 const nlohmann::json approximate_sqrt = {{"approximate", true}};
 
+std::string unit_rounding_name(const model::UnitRounding& r) { return std::string(model::name(r.effective())); }
+
+// The rounding of a canonical adder or multiplier answer that is correctly rounded in f.
+std::optional<std::string> canonical_rounding_of(const nlohmann::json& a, const char* key) {
+  if (a.contains("registers") || !a[key].is_null()) return std::nullopt;
+  return unit_rounding_name(*model::find_unit_rounding(a["rounding"].get<std::string>()));
+}
+
+nlohmann::json adder_mode_answer(const model::ScalarUnit& u) {
+  if (const auto r = canonical_rounding_of(adder_question().ask(u), "guard_bits")) return {{"rounding", *r}};
+  return nullptr;
+}
+
+nlohmann::json multiplier_mode_answer(const model::ScalarUnit& u) {
+  const nlohmann::json m = truncation_answer(u);
+  if (const auto r = canonical_rounding_of(m, "truncated_columns")) return {{"rounding", *r}};
+  // Registers of 2p bits and the range of every product of f hold it exactly: the store rounds it once.
+  const Format &f = u.storage_format(), &reg = *u.format;
+  if (&reg != &f && m["truncated_columns"].is_null() && reg.precision() >= 2 * f.precision() &&
+      reg.emax() >= 2 * f.emax() + 1 && reg.emin() <= 2 * f.quantum_min())
+    return {{"rounding", unit_rounding_name(u.convert)}};
+  return nullptr;
+}
+
+// The one rounding of a correctly rounded div or sqrt. Wider registers: a quotient or square root
+// of values of f is never nearer to a value of f or a midpoint between two than about 2^-2p of
+// itself, unless it is one exactly (Figueroa, "When is double rounding innocuous?", 1995):
+// registers of p' >= 2p + 2 bits and the range of every such result round it, in any mode, to a
+// value on the same side of each, and the store's rounding then gives what it gives of the exact
+// result. Otherwise the question does not apply (nullopt).
+std::optional<Rounding> once_through_registers(const model::ScalarUnit& u, const model::UnitRounding& op_rounding,
+                                               bool quotient) {
+  const Format& f = u.storage_format();
+  if (u.format == &f) return op_rounding.effective();
+  const Format& reg = *u.format;
+  const int spread = quotient ? f.emax() - f.quantum_min() + 1 : 0;  // quotients reach 2^(emax - qmin + 1)
+  if (reg.emax() < f.emax() + spread || reg.emin() > f.quantum_min() - spread) return std::nullopt;
+  if (reg.precision() < 2 * f.precision() + 2) return std::nullopt;
+  return u.convert.effective();
+}
+
+nlohmann::json division_mode_answer(const model::ScalarUnit& u) {
+  if (u.div.method != model::DivMethod::correctly_rounded) return nullptr;
+  const std::optional<Rounding> once = once_through_registers(u, u.div.rounding, true);
+  if (!once) return nullptr;
+  return {{"rounding", std::string(model::name(*once))}};
+}
+
+nlohmann::json sqrt_mode_answer(const model::ScalarUnit& u) {
+  if (u.sqrt_max_error) return approximate_sqrt;
+  const std::optional<Rounding> once = once_through_registers(u, u.sqrt, false);
+  if (!once) return nullptr;
+  // A square root is never a tie (x = m^2 / 4 with m odd has more bits than f holds) nor
+  // negative but -0 (exact): the nearest modes, rz and rd, ra and ru give the same results
+  // on every input. Each class is stated by its first name.
+  const Rounding r = *once;
+  const std::vector<std::vector<Rounding>> classes = {
+      {Rounding::rne, Rounding::rna, Rounding::rnz, Rounding::rnu, Rounding::rnd, Rounding::rno},
+      {Rounding::rz, Rounding::rd},
+      {Rounding::ra, Rounding::ru}};
+  for (const auto& c : classes)
+    if (std::find(c.begin(), c.end(), r) != c.end()) {
+      nlohmann::json names = nlohmann::json::array();
+      for (Rounding n : c) names.push_back(std::string(model::name(n)));
+      return {{"rounding", names[0]}, {"equivalent_roundings", names}};
+    }
+  return {{"rounding", std::string(model::name(r))}};
+}
+
+nlohmann::json fma_mode_answer(const model::ScalarUnit& u) {
+  if (u.format != &u.storage_format()) {
+    // Registers that round a*b+c once and then the store's rounding alone (the fusion probes'
+    // answer: round to odd, Boldo and Melquiond) are a fused fma of f in the store's mode.
+    const nlohmann::json fa = fusion_answer(u, u.fma_fused || u.mad_fused);
+    if (fa.contains("registers")) return nullptr;
+    return {{"fused", true}, {"rounding", unit_rounding_name(u.convert)}};
+  }
+  // A fused fma (or an unfused one that is the unit's fused MAD) is the exact a*b+c rounded
+  // once in the adder's mode, whatever its guard bits.
+  if (u.fma_fused || u.mad_fused) return {{"fused", true}, {"rounding", unit_rounding_name(u.add.rounding)}};
+  // Unfused: the product and the sum, each correctly rounded in one mode.
+  if (const auto a = adder_mode_answer(u), m = multiplier_mode_answer(u); !a.is_null() && a == m)
+    return {{"fused", false}, {"rounding", a["rounding"]}};
+  return nullptr;
+}
+
 // The operation's rounding where the unit computes it correctly rounded in f, else null. The adder
 // and the multiplier are read as the guard-bit and truncated-column probes read them: as the adder
 // or multiplier of f that no input tells apart from the unit's (an adder with a sticky bit and
 // enough guard bits is correctly rounded, tests_scalar/adder.cpp).
 nlohmann::json rounding_answer(Node op, const model::ScalarUnit& u) {
-  const auto named = [](const model::UnitRounding& r) { return std::string(model::name(r.effective())); };
-  // The rounding of a canonical adder or multiplier answer that is correctly rounded in f.
-  const auto exact_then_rounded = [&](const nlohmann::json& a, const char* key) -> std::optional<std::string> {
-    if (a.contains("registers") || !a[key].is_null()) return std::nullopt;
-    return named(*model::find_unit_rounding(a["rounding"].get<std::string>()));
-  };
-  // A conversion into the storage format rounds once, by the store's rounding, whatever the registers.
-  if (op == Node::cvt) return {{"rounding", named(u.convert)}};
   switch (op) {
+    // A conversion into the storage format rounds once, by the store's rounding, whatever the registers.
+    case Node::cvt: return {{"rounding", unit_rounding_name(u.convert)}};
     case Node::add:
-    case Node::sub:
-      if (const auto r = exact_then_rounded(adder_question().ask(u), "guard_bits")) return {{"rounding", *r}};
-      return nullptr;
-    case Node::mul: {
-      const nlohmann::json m = truncation_answer(u);
-      if (const auto r = exact_then_rounded(m, "truncated_columns")) return {{"rounding", *r}};
-      // Registers of 2p bits and the range of every product of f hold it exactly: the store rounds it once.
-      const Format &f = u.storage_format(), &reg = *u.format;
-      if (&reg != &f && m["truncated_columns"].is_null() && reg.precision() >= 2 * f.precision() &&
-          reg.emax() >= 2 * f.emax() + 1 && reg.emin() <= 2 * f.quantum_min())
-        return {{"rounding", named(u.convert)}};
-      return nullptr;
-    }
-    default: break;
-  }
-  // Wider registers: a quotient or square root of values of f is never nearer to a value of f or a
-  // midpoint between two than about 2^-2p of itself, unless it is one exactly (Figueroa, "When is
-  // double rounding innocuous?", 1995): registers of p' >= 2p + 2 bits and the range of every such
-  // result round it, in any mode, to a value on the same side of each, and the store's rounding
-  // then gives what it gives of the exact result. Otherwise the question does not apply.
-  std::optional<Rounding> once;  // the one rounding of a correctly rounded div or sqrt
-  const Format& f = u.storage_format();
-  const auto through_registers = [&](const model::UnitRounding& op_rounding, bool quotient) -> std::optional<Rounding> {
-    if (u.format == &f) return op_rounding.effective();
-    const Format& reg = *u.format;
-    const int spread = quotient ? f.emax() - f.quantum_min() + 1 : 0;  // quotients reach 2^(emax - qmin + 1)
-    if (reg.emax() < f.emax() + spread || reg.emin() > f.quantum_min() - spread) return std::nullopt;
-    if (reg.precision() < 2 * f.precision() + 2) return std::nullopt;
-    return u.convert.effective();
-  };
-  switch (op) {
-    case Node::div:
-      if (u.div.method != model::DivMethod::correctly_rounded) return nullptr;
-      once = through_registers(u.div.rounding, true);
-      if (!once) return nullptr;
-      return {{"rounding", std::string(model::name(*once))}};
-    case Node::sqrt: {
-      if (u.sqrt_max_error) return approximate_sqrt;
-      once = through_registers(u.sqrt, false);
-      if (!once) return nullptr;
-      // A square root is never a tie (x = m^2 / 4 with m odd has more bits than f holds) nor
-      // negative but -0 (exact): the nearest modes, rz and rd, ra and ru give the same results
-      // on every input. Each class is stated by its first name.
-      const Rounding r = *once;
-      const std::vector<std::vector<Rounding>> classes = {
-          {Rounding::rne, Rounding::rna, Rounding::rnz, Rounding::rnu, Rounding::rnd, Rounding::rno},
-          {Rounding::rz, Rounding::rd},
-          {Rounding::ra, Rounding::ru}};
-      for (const auto& c : classes)
-        if (std::find(c.begin(), c.end(), r) != c.end()) {
-          nlohmann::json names = nlohmann::json::array();
-          for (Rounding n : c) names.push_back(std::string(model::name(n)));
-          return {{"rounding", names[0]}, {"equivalent_roundings", names}};
-        }
-      return {{"rounding", std::string(model::name(r))}};
-    }
-    case Node::fma:
-      if (u.format != &f) {
-        // Registers that round a*b+c once and then the store's rounding alone (the fusion probes'
-        // answer: round to odd, Boldo and Melquiond) are a fused fma of f in the store's mode.
-        const nlohmann::json fa = fusion_answer(u, u.fma_fused || u.mad_fused);
-        if (fa.contains("registers")) return nullptr;
-        return {{"fused", true}, {"rounding", named(u.convert)}};
-      }
-      // A fused fma (or an unfused one that is the unit's fused MAD) is the exact a*b+c rounded
-      // once in the adder's mode, whatever its guard bits.
-      if (u.fma_fused || u.mad_fused) return {{"fused", true}, {"rounding", named(u.add.rounding)}};
-      // Unfused: the product and the sum, each correctly rounded in one mode.
-      if (const auto a = rounding_answer(Node::add, u), m = rounding_answer(Node::mul, u); !a.is_null() && a == m)
-        return {{"fused", false}, {"rounding", a["rounding"]}};
-      return nullptr;
+    case Node::sub: return adder_mode_answer(u);
+    case Node::mul: return multiplier_mode_answer(u);
+    case Node::div: return division_mode_answer(u);
+    case Node::sqrt: return sqrt_mode_answer(u);
+    case Node::fma: return fma_mode_answer(u);
     default: return nullptr;
   }
 }
@@ -196,38 +210,70 @@ class RoundingProbe final : public UnitProbe {
       return audit::failed(fmt::format("found operands for only {} of the {} classes of tables I and II in {}",
                                        cases.size(), reachable_count(), f.name));
     }
-    if (op_ == Node::fma) {
-      // (1 + u)^2 - (1 + 2u) = u^2 exactly when fused; a rounded product loses the u^2 (u = 2^(1-p)).
-      // Scaled by 2^s so that u^2 is normal: a flushed result would show flushing, not rounding.
-      const int p = f.precision();
-      const int s = std::min(std::max(0, f.emin() + 2 * p), f.emax() - 2);
-      const std::uint64_t one_u = value(f, false, 1 - p, (std::uint64_t{1} << (p - 1)) + 1),
-                          one_u_s = value(f, false, 1 - p + s, (std::uint64_t{1} << (p - 1)) + 1);
-      const std::string scale = s == 0 ? "" : fmt::format(" 2^{}", s);
-      for (bool neg : {false, true})
-        cases.push_back(
-            {{one_u_s, neg ? negate(f, one_u) : one_u, value(f, !neg, 1 - p + s, (std::uint64_t{1} << (p - 1)) + 2)},
-             neg ? fmt::format("-(1 + u)^2{0} + (1 + 2u){0}", scale)
-                 : fmt::format("(1 + u)^2{0} - (1 + 2u){0}", scale)});
-      // Sums just off a tie of f that wider registers round onto it: a fused fma of f rounds once.
-      for (const Case& c : double_rounding_cases(f)) cases.push_back(c);
+    if (op_ == Node::fma)
+      for (Case& c : fma_fusion_cases(f)) cases.push_back(std::move(c));
+    if (op_ == Node::div && f.has_subnormals() && f.man_bits + 2 <= f.emax())
+      for (Case& c : quotient_tie_cases(f)) cases.push_back(std::move(c));
+    auto units = mode_candidates(device, f, ctx);
+    if (!units) return audit::failed(units.error().message);
+    audit::Finding finding;
+    finding.title = title_;
+    auto out = conclude(device, {{expr, cases}}, *units, question(), finding);
+    if (!out) return audit::failed(out.error().message);
+    // No candidate: a compiled division or square root known by its bound (approximate.hpp). The
+    // question does not apply to an approximate division (scalar.div.method says it); a square root
+    // has no other probe of its method, and its profile fragment carries the bound.
+    if (op_ == Node::div || op_ == Node::sqrt) {
+      const bool is_sqrt = op_ == Node::sqrt;
+      const auto bound =
+          conclude_approximate(device, f, ctx, is_sqrt ? model::Op::sqrt : model::Op::div, cases, (*out)[0],
+                               question().question, is_sqrt ? approximate_sqrt : nlohmann::json(), finding);
+      if (bound && is_sqrt) finding.profile = {{"sqrt", {{"rounding", "rne"}, {"max_ulps", model::ulps(*bound)}}}};
     }
-    // A quotient of values of f is a tie only below the smallest normal's quantum, (2k + 1) / 2
-    // quanta exactly; k = 1 and 2 give both parities of the kept part. Normal operands: a subnormal
-    // one read as zero would show flushing, not rounding (a unit that flushes its subnormal
-    // results shows no tie, and its nearest modes stay apart only where the tables part them).
-    if (op_ == Node::div && f.has_subnormals() && f.man_bits + 2 <= f.emax()) {
-      const int m = f.man_bits + 2;
-      const std::uint64_t y = value(f, false, m, 1);
-      for (bool neg : {false, true})
-        for (std::uint64_t odd : {3, 5}) {
-          const std::uint64_t x = value(f, neg, f.quantum_min() - 1 + m, odd);
-          cases.push_back({{x, y},
-                           fmt::format("{} / {} (a tie below the smallest normal, kept part {})", show(f, x),
-                                       show(f, y), odd == 3 ? "odd" : "even")});
-        }
-    }
-    // The candidates: the operation correctly rounded in every mode (IEEE rne first).
+    return finding;
+  }
+
+ private:
+  // (1 + u)^2 - (1 + 2u) = u^2 exactly when fused; a rounded product loses the u^2 (u = 2^(1-p)).
+  // Scaled by 2^s so that u^2 is normal: a flushed result would show flushing, not rounding.
+  static std::vector<Case> fma_fusion_cases(const Format& f) {
+    std::vector<Case> cases;
+    const int p = f.precision();
+    const int s = std::min(std::max(0, f.emin() + 2 * p), f.emax() - 2);
+    const std::uint64_t one_u = value(f, false, 1 - p, (std::uint64_t{1} << (p - 1)) + 1),
+                        one_u_s = value(f, false, 1 - p + s, (std::uint64_t{1} << (p - 1)) + 1);
+    const std::string scale = s == 0 ? "" : fmt::format(" 2^{}", s);
+    for (bool neg : {false, true})
+      cases.push_back(
+          {{one_u_s, neg ? negate(f, one_u) : one_u, value(f, !neg, 1 - p + s, (std::uint64_t{1} << (p - 1)) + 2)},
+           neg ? fmt::format("-(1 + u)^2{0} + (1 + 2u){0}", scale) : fmt::format("(1 + u)^2{0} - (1 + 2u){0}", scale)});
+    // Sums just off a tie of f that wider registers round onto it: a fused fma of f rounds once.
+    for (const Case& c : double_rounding_cases(f)) cases.push_back(c);
+    return cases;
+  }
+
+  // A quotient of values of f is a tie only below the smallest normal's quantum, (2k + 1) / 2
+  // quanta exactly; k = 1 and 2 give both parities of the kept part. Normal operands: a subnormal
+  // one read as zero would show flushing, not rounding (a unit that flushes its subnormal
+  // results shows no tie, and its nearest modes stay apart only where the tables part them).
+  static std::vector<Case> quotient_tie_cases(const Format& f) {
+    std::vector<Case> cases;
+    const int m = f.man_bits + 2;
+    const std::uint64_t y = value(f, false, m, 1);
+    for (bool neg : {false, true})
+      for (std::uint64_t odd : {3, 5}) {
+        const std::uint64_t x = value(f, neg, f.quantum_min() - 1 + m, odd);
+        cases.push_back({{x, y},
+                         fmt::format("{} / {} (a tie below the smallest normal, kept part {})", show(f, x), show(f, y),
+                                     odd == 3 ? "odd" : "even")});
+      }
+    return cases;
+  }
+
+  // The candidates: the operation correctly rounded in every mode (IEEE rne first), then the
+  // units of the device's kind.
+  Expected<std::vector<model::ScalarUnit>> mode_candidates(backends::Device& device, const Format& f,
+                                                           const audit::ProbeContext& ctx) const {
     std::vector<model::ScalarUnit> units;
     for (Rounding r : model::all_roundings)
       for (bool fused : {true, false}) {
@@ -239,7 +285,7 @@ class RoundingProbe final : public UnitProbe {
         units.push_back(u);
       }
     auto kind = own_kind(device, f, ctx);
-    if (!kind) return audit::failed(kind.error().message);
+    if (!kind) return kind.error();
     std::vector<nlohmann::json> seen;
     for (const model::ScalarUnit& u : units) seen.push_back(backends::unit_to_json(u));
     const auto add = [&](const model::ScalarUnit& u) {  // the correctly rounded ones are there already
@@ -260,24 +306,9 @@ class RoundingProbe final : public UnitProbe {
             v.subnormals.flush_transfer = transfer;
             add(v);
           }
-    audit::Finding finding;
-    finding.title = title_;
-    auto out = conclude(device, {{expr, cases}}, units, question(), finding);
-    if (!out) return audit::failed(out.error().message);
-    // No candidate: a compiled division or square root known by its bound (approximate.hpp). The
-    // question does not apply to an approximate division (scalar.div.method says it); a square root
-    // has no other probe of its method, and its profile fragment carries the bound.
-    if (op_ == Node::div || op_ == Node::sqrt) {
-      const bool is_sqrt = op_ == Node::sqrt;
-      const auto bound =
-          conclude_approximate(device, f, ctx, is_sqrt ? model::Op::sqrt : model::Op::div, cases, (*out)[0],
-                               question().question, is_sqrt ? approximate_sqrt : nlohmann::json(), finding);
-      if (bound && is_sqrt) finding.profile = {{"sqrt", {{"rounding", "rne"}, {"max_ulps", model::ulps(*bound)}}}};
-    }
-    return finding;
+    return units;
   }
 
- private:
   // The units of the device's kind for the operation (see the file's comment).
   Expected<std::vector<model::ScalarUnit>> own_kind(backends::Device& device, const Format& f,
                                                     const audit::ProbeContext& ctx) const {

@@ -27,20 +27,26 @@ struct OpCases {
   std::vector<Group> groups;
 };
 
-std::vector<OpCases> subnormal_cases(const Format& f, const Format* g) {
-  const int p = f.precision(), m = f.man_bits, emin = f.emin();
-  const std::uint64_t tiny = smallest_normal(f), half = pow2(f, emin - 1), smax = model::pack(f, false, f.man_mask()),
-                      smin = smallest_subnormal(f), zero = model::zero(f, false).bits, one_ = one(f);
-  const std::uint64_t tiny15 = value(f, false, emin - 1, 3);
-  const auto n = [&](std::uint64_t x) { return negate(f, x); };
-  const auto s = [&](std::uint64_t x) { return show(f, x); };
-  std::vector<OpCases> out;
-  // Every operation's table starts with plain transfers, which tie down the load and the store.
-  const Group transfer{
-      backends::transfer(f),
-      {{{half}, fmt::format("transfer: {}", s(half))}, {{n(smin)}, fmt::format("transfer: {}", s(n(smin)))}}};
+// Each operation's cases, built on the edges of f's subnormal range.
+class SubnormalCaseTables {
+ public:
+  explicit SubnormalCaseTables(const Format& format)
+      : f(format),
+        p(f.precision()),
+        m(f.man_bits),
+        emin(f.emin()),
+        tiny(smallest_normal(f)),
+        half(pow2(f, emin - 1)),
+        smax(model::pack(f, false, f.man_mask())),
+        smin(smallest_subnormal(f)),
+        zero(model::zero(f, false).bits),
+        one_(one(f)),
+        tiny15(value(f, false, emin - 1, 3)),
+        transfer{
+            backends::transfer(f),
+            {{{half}, fmt::format("transfer: {}", s(half))}, {{n(smin)}, fmt::format("transfer: {}", s(n(smin)))}}} {}
 
-  {  // add
+  OpCases add_cases() const {
     OpCases c{"add", {transfer}};
     c.groups.push_back({backends::binary(Node::add, f),
                         {{{tiny, half}, fmt::format("input: {} + {}", s(tiny), s(half))},
@@ -52,9 +58,9 @@ std::vector<OpCases> subnormal_cases(const Format& f, const Format* g) {
     c.groups.push_back(
         {compound(Node::add, Node::add, f),
          {{{tiny15, n(tiny), tiny}, fmt::format("chain: ({} + {}) + {}", s(tiny15), s(n(tiny)), s(tiny))}}});
-    out.push_back(std::move(c));
+    return c;
   }
-  {  // mul
+  OpCases mul_cases() const {
     OpCases c{"mul", {transfer}};
     c.groups.push_back({backends::binary(Node::mul, f),
                         {{{half, pow2(f, p)}, fmt::format("input: {} * 2^{}", s(half), p)},
@@ -64,9 +70,9 @@ std::vector<OpCases> subnormal_cases(const Format& f, const Format* g) {
                          {{n(tiny), pow2(f, -m)}, fmt::format("output: {} * 2^-{}", s(n(tiny)), m)}}});
     c.groups.push_back({compound(Node::mul, Node::mul, f),
                         {{{tiny, pow2(f, -1), pow2(f, 1)}, fmt::format("chain: ({} * 0.5) * 2", s(tiny))}}});
-    out.push_back(std::move(c));
+    return c;
   }
-  {  // fma
+  OpCases fma_cases() const {
     OpCases c{"fma", {transfer}};
     c.groups.push_back({backends::ternary(Node::fma, f),
                         {{{half, pow2(f, p), zero}, fmt::format("input: fma({}, 2^{}, 0)", s(half), p)},
@@ -86,9 +92,9 @@ std::vector<OpCases> subnormal_cases(const Format& f, const Format* g) {
     c.groups.push_back(
         {b.done(),
          {{{tiny, pow2(f, -1), zero, pow2(f, 1), zero}, fmt::format("chain: fma(fma({}, 0.5, 0), 2, 0)", s(tiny))}}});
-    out.push_back(std::move(c));
+    return c;
   }
-  {  // div
+  OpCases div_cases() const {
     OpCases c{"div", {transfer}};
     c.groups.push_back({backends::binary(Node::div, f),
                         {{{half, pow2(f, -p)}, fmt::format("input: {} / 2^-{}", s(half), p)},
@@ -98,29 +104,47 @@ std::vector<OpCases> subnormal_cases(const Format& f, const Format* g) {
                          {{n(tiny), pow2(f, m)}, fmt::format("output: {} / 2^{}", s(n(tiny)), m)}}});
     c.groups.push_back({compound(Node::div, Node::div, f),
                         {{{tiny, pow2(f, 1), pow2(f, -1)}, fmt::format("chain: ({} / 2) / 0.5", s(tiny))}}});
-    out.push_back(std::move(c));
+    return c;
   }
-  if (m >= 2) {  // sqrt: a subnormal power of two with an even exponent; its root is normal
+  // A subnormal power of two with an even exponent; its root is normal (where m >= 2).
+  OpCases sqrt_cases() const {
     const int e = (emin - 1) % 2 == 0 ? emin - 1 : emin - 2;
     OpCases c{"sqrt", {transfer}};
     c.groups.push_back({backends::unary(Node::sqrt, f), {{{pow2(f, e)}, fmt::format("input: sqrt(2^{})", e)}}});
-    out.push_back(std::move(c));
+    return c;
   }
-  if (g) {  // conversions to a wider format the device has, and back
+  // Conversions to a wider format g the device has, and back.
+  OpCases cvt_cases(const Format& g) const {
     OpCases c{"cvt", {transfer}};
-    const auto gv = [&](int e, bool neg = false) { return pow2(*g, e, neg); };
-    c.groups.push_back({backends::conversion(f, *g),
-                        {{{half}, fmt::format("input: {}({})", g->name, s(half))},
-                         {{n(smin)}, fmt::format("input: {}({})", g->name, s(n(smin)))}}});
-    c.groups.push_back({backends::conversion(*g, f),
+    const auto gv = [&](int e, bool neg = false) { return pow2(g, e, neg); };
+    c.groups.push_back({backends::conversion(f, g),
+                        {{{half}, fmt::format("input: {}({})", g.name, s(half))},
+                         {{n(smin)}, fmt::format("input: {}({})", g.name, s(n(smin)))}}});
+    c.groups.push_back({backends::conversion(g, f),
                         {{{gv(emin - 1)}, fmt::format("output: {}(2^{})", f.name, emin - 1)},
                          {{gv(f.quantum_min(), true)}, fmt::format("output: {}(-2^{})", f.name, f.quantum_min())}}});
-    backends::ExprBuilder b(*g, 1);
-    b.cvt(b.cvt(b.in(0), f), *g);
-    c.groups.push_back(
-        {b.done(&*g), {{{gv(emin - 1)}, fmt::format("chain: {}({}(2^{}))", g->name, f.name, emin - 1)}}});
-    out.push_back(std::move(c));
+    backends::ExprBuilder b(g, 1);
+    b.cvt(b.cvt(b.in(0), f), g);
+    c.groups.push_back({b.done(&g), {{{gv(emin - 1)}, fmt::format("chain: {}({}(2^{}))", g.name, f.name, emin - 1)}}});
+    return c;
   }
+
+ private:
+  std::uint64_t n(std::uint64_t x) const { return negate(f, x); }
+  std::string s(std::uint64_t x) const { return show(f, x); }
+
+  const Format& f;
+  const int p, m, emin;
+  const std::uint64_t tiny, half, smax, smin, zero, one_, tiny15;
+  // Every operation's table starts with plain transfers, which tie down the load and the store.
+  const Group transfer;
+};
+
+std::vector<OpCases> subnormal_cases(const Format& f, const Format* g) {
+  const SubnormalCaseTables tables(f);
+  std::vector<OpCases> out = {tables.add_cases(), tables.mul_cases(), tables.fma_cases(), tables.div_cases()};
+  if (f.man_bits >= 2) out.push_back(tables.sqrt_cases());
+  if (g) out.push_back(tables.cvt_cases(*g));
   return out;
 }
 
