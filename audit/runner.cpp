@@ -210,6 +210,131 @@ Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, Re
   return tally;
 }
 
+namespace {
+
+// One MMA configuration's run: what its steps share.
+struct ConfigRun {
+  backends::Device& device;
+  const RunSettings& settings;
+  ResultDocument& doc;
+  const ProgressFn& progress;
+  const ProbeContext& ctx;
+  const backends::MmaConfig& config;
+  std::size_t index, count;  // the configuration's place among the device's, for the progress line
+  Tally& tally;
+  std::vector<mma::ProbeReading> readings = {};
+  std::vector<std::size_t> slots = {};  // where each reading's finding sits in the document
+
+  void at(std::string_view id) const {
+    if (progress) progress(id, config.name(), index, count);
+  }
+  void add(const Finding& f) {
+    tally.add(f.status);
+    doc.add(f);
+  }
+};
+
+// The layout check gates the configuration, whatever the probes selected: tiles that may not be
+// where the unit reads them give no arithmetic verdict, only its error.
+Finding check_layout(ConfigRun& r) {
+  static const mma::LayoutCheck layout_check;
+  r.at(layout_check.id());
+  Finding layout = run_one(layout_check, r.device, r.config, r.ctx);
+  layout.config = r.config.name();
+  if (selected(r.settings, layout_check.id())) r.add(layout);
+  return layout;
+}
+
+// The finding `id` would have given, replaced by the layout check's error.
+void add_gated(ConfigRun& r, const Finding& layout, std::string_view id) {
+  Finding f = finding_of(id);
+  f.status = Status::error;
+  f.verdict = "error: " + layout.message;
+  f.message = layout.message;
+  f.config = r.config.name();
+  r.add(f);
+}
+
+// Runs the selected probes that apply. A probe's verdict follows from the candidate models the
+// identification leaves: until then the document says so, and an interrupted run never shows an
+// unjudged reading. False when the run was stopped.
+bool run_probes(ConfigRun& r, const Finding& layout) {
+  const bool misplaced = layout.status == Status::error;
+  for (const MmaProbe* p : mma::probes()) {
+    if (r.settings.stopped()) return false;
+    if (!selected(r.settings, p->id()) || !p->applies(r.config)) continue;
+    if (misplaced) {
+      add_gated(r, layout, p->id());
+      continue;
+    }
+    r.at(p->id());
+    Finding f = run_one(*p, r.device, r.config, r.ctx);
+    f.config = r.config.name();
+    r.tally.add(f.status);
+    Finding pending = f;
+    if (pending.status == Status::ok) {
+      pending.verdict =
+          std::string(kPending) + " decided from the candidate models once the configuration is identified";
+      pending.parameters = nlohmann::json::object();
+    }
+    r.slots.push_back(r.doc.findings());
+    r.doc.add(pending);
+    r.readings.push_back({p, std::move(f)});
+  }
+  return true;
+}
+
+// The identification judges the probes' findings, which replace their pending ones; its own
+// finding and the model it states are added where selected (`report`).
+void identify_configuration(ConfigRun& r, bool report) {
+  r.at(kMmaIdentify);
+  const auto start = std::chrono::steady_clock::now();
+  mma::Identification identified;
+  try {
+    identified = mma::identify_mma(r.device, r.config, r.readings, r.ctx);
+  } catch (const std::exception& e) {
+    identified = {failed(std::string("the identification stopped: ") + e.what()), std::nullopt, {}};
+  }
+  Finding& id = identified.finding;
+  // Every MMA probe asks a question of the model (MmaProbe::question, checked by mma_suite_test):
+  // a finding the identification did not judge (it ended early: a device error, an unusable
+  // configuration) keeps no reading of its own, which would follow from no model.
+  for (std::size_t i = 0; i < r.readings.size(); ++i) {
+    const Finding& x = r.readings[i].finding;
+    nlohmann::json f = to_json(x);
+    if (x.status == Status::ok && !x.parameters.contains("conclusion"))
+      unjudged(f, id.message.empty() ? id.verdict : id.message);
+    r.doc.replace(r.slots[i], std::move(f));
+  }
+  if (!report) return;
+  id.probe = kMmaIdentify;
+  id.config = r.config.name();
+  id.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  add_published(r.device, id, id.config);
+  r.tally.add(id.status);
+  if (identified.model)
+    r.doc.profile()["mma"].push_back(backends::mma_entry_json(r.config, &*identified.model, &identified.validation));
+  r.doc.add(id);
+}
+
+// One configuration: the layout check, the probes, the identification. False when the run was
+// stopped.
+bool run_configuration(ConfigRun& r) {
+  if (r.settings.stopped()) return false;
+  const Finding layout = check_layout(r);
+  if (!run_probes(r, layout)) return false;
+  const bool report = selected(r.settings, kMmaIdentify);
+  if (layout.status == Status::error) {
+    if (report) add_gated(r, layout, kMmaIdentify);
+    return true;
+  }
+  if ((!report && r.readings.empty()) || r.settings.stopped()) return true;
+  identify_configuration(r, report);
+  return true;
+}
+
+}  // namespace
+
 Tally run_mma_suite(backends::Device& device, const RunSettings& settings, ResultDocument& doc,
                     const ProgressFn& progress) {
   Tally tally;
@@ -229,85 +354,8 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
   for (std::size_t c = 0; c < configs.size(); ++c) {
     const backends::MmaConfig& config = configs[c];
     if (!selected_config(settings, config) || doc.holds("", config.name())) continue;  // not asked, or done
-    if (settings.stopped()) return tally;
-    // The layout check gates the configuration, whatever the probes selected: tiles that may not be
-    // where the unit reads them give no arithmetic verdict, only its error.
-    static const mma::LayoutCheck layout_check;
-    if (progress) progress(layout_check.id(), config.name(), c, configs.size());
-    Finding layout = run_one(layout_check, device, config, ctx);
-    layout.config = config.name();
-    const bool misplaced = layout.status == Status::error;
-    if (selected(settings, layout_check.id())) {
-      tally.add(layout.status);
-      doc.add(layout);
-    }
-    const auto gated = [&](Finding f) {
-      f.status = Status::error;
-      f.verdict = "error: " + layout.message;
-      f.message = layout.message;
-      f.config = config.name();
-      tally.add(f.status);
-      doc.add(f);
-    };
-    std::vector<mma::ProbeReading> readings;
-    std::vector<std::size_t> slots;  // where each finding sits in the document
-    for (const MmaProbe* p : mma::probes()) {
-      if (settings.stopped()) return tally;
-      if (!selected(settings, p->id()) || !p->applies(config)) continue;
-      if (misplaced) {
-        gated(finding_of(p->id()));
-        continue;
-      }
-      if (progress) progress(p->id(), config.name(), c, configs.size());
-      Finding f = run_one(*p, device, config, ctx);
-      f.config = config.name();
-      tally.add(f.status);
-      // A probe's verdict follows from the candidate models the identification leaves: until
-      // then the document says so, and an interrupted run never shows an unjudged reading.
-      Finding pending = f;
-      if (pending.status == Status::ok) {
-        pending.verdict =
-            std::string(kPending) + " decided from the candidate models once the configuration is identified";
-        pending.parameters = nlohmann::json::object();
-      }
-      slots.push_back(doc.findings());
-      doc.add(pending);
-      readings.push_back({p, std::move(f)});
-    }
-    const bool report = selected(settings, kMmaIdentify);
-    if (misplaced) {
-      if (report) gated(finding_of(kMmaIdentify));
-      continue;
-    }
-    if ((!report && readings.empty()) || settings.stopped()) continue;
-    if (progress) progress(kMmaIdentify, config.name(), c, configs.size());
-    const auto start = std::chrono::steady_clock::now();
-    mma::Identification identified;
-    try {
-      identified = mma::identify_mma(device, config, readings, ctx);
-    } catch (const std::exception& e) {
-      identified = {failed(std::string("the identification stopped: ") + e.what()), std::nullopt, {}};
-    }
-    Finding& id = identified.finding;
-    // Every MMA probe asks a question of the model (MmaProbe::question, checked by mma_suite_test):
-    // a finding the identification did not judge (it ended early: a device error, an unusable
-    // configuration) keeps no reading of its own, which would follow from no model.
-    for (std::size_t i = 0; i < readings.size(); ++i) {
-      const Finding& x = readings[i].finding;
-      nlohmann::json f = to_json(x);
-      if (x.status == Status::ok && !x.parameters.contains("conclusion"))
-        unjudged(f, id.message.empty() ? id.verdict : id.message);
-      doc.replace(slots[i], std::move(f));
-    }
-    if (!report) continue;
-    id.probe = kMmaIdentify;
-    id.config = config.name();
-    id.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    add_published(device, id, id.config);
-    tally.add(id.status);
-    if (identified.model)
-      doc.profile()["mma"].push_back(backends::mma_entry_json(config, &*identified.model, &identified.validation));
-    doc.add(id);
+    ConfigRun run{device, settings, doc, progress, ctx, config, c, configs.size(), tally};
+    if (!run_configuration(run)) return tally;
   }
   return tally;
 }

@@ -117,6 +117,82 @@ bool validated_op(std::string_view key) {
   return std::any_of(std::begin(ops), std::end(ops), [&](const Op& op) { return key == op.name; });
 }
 
+// The unit the profile describes. An operation whose keys the model cannot take (the error's key)
+// is left out, said in the error's words with key paths from the unit ("div.rounding: ..."), and
+// the rest is read again; an error, with the profile's own key paths, when what is left is no unit.
+Expected<model::ScalarUnit> unit_left(const model::Format& f, json keys, json& not_validated) {
+  auto unit = backends::unit_from_json(f, keys, "");
+  while (!unit) {
+    const std::string op = unit.error().key;
+    if (!validated_op(op) || !keys.contains(op))
+      return Error(backends::unit_from_json(f, keys, fmt::format("profile.scalar.{}", f.name)).error());
+    not_validated[op] = unit.error().message;
+    keys.erase(op);
+    unit = backends::unit_from_json(f, keys, "");
+  }
+  return unit;
+}
+
+// Left out too: an operation no probe described (its finding was unexplained or inconclusive, so
+// the profile has no key of it: the model's default would be a guess, not a finding), and what runs
+// on a left-out operation's hardware: an unfused MAD or FMA on the multiplier and the adder, a
+// division by reciprocal on the multiplier, subtraction on the adder.
+void leave_out_unstated(const model::ScalarUnit& unit, const json& keys, json& not_validated) {
+  for (const char* op : {"add", "mul", "div", "sqrt", "fma", "mad"})
+    if (!keys.contains(op) && !not_validated.contains(op)) not_validated[op] = "no probe stated its parameters";
+  const auto out_with = [&](const char* op, const char* on, bool uses) {
+    if (uses && not_validated.contains(on) && !not_validated.contains(op))
+      not_validated[op] = fmt::format("runs on the {} left out", on);
+  };
+  for (const char* on : {"add", "mul"}) {
+    // A fused MAD or FMA rounds in the adder's mode (model/scalar_unit.hpp): it runs on the adder too.
+    const bool adder = std::string_view(on) == "add";
+    out_with("mad", on, !unit.mad_fused || adder);
+    // An fma that returns the product for a zero addend runs on the multiplier too.
+    out_with("fma", on, !unit.fma_fused || adder || unit.fma_zero_addend == model::ZeroAddend::product);
+  }
+  out_with("sub", "add", true);
+  out_with("div", "mul", unit.div.method == model::DivMethod::reciprocal);
+}
+
+// The device beside the model on `per_op` random operands of one operation: the mismatches, the
+// first eight kept as observations of `out`.
+Expected<std::uint64_t> mismatches_on(const Op& op, backends::Device& device, backends::Device& model_device,
+                                      const model::ScalarUnit& unit, const model::Format& f, std::uint64_t per_op,
+                                      std::mt19937_64& rng, Finding& out) {
+  const Expr e = expression(op.node, f);
+  std::vector<std::uint64_t> x(per_op * std::size_t(e.inputs));
+  for (auto& v : x) v = operand(rng, f);
+  auto got = device.scalar({&e, x});
+  if (!got) return Error{fmt::format("{}: {}", op.name, got.error().message)};
+  auto predicted = model_device.scalar({&e, x});
+  if (!predicted) return Error{fmt::format("{}: the model: {}", op.name, predicted.error().message)};
+  std::uint64_t bad = 0;
+  for (std::size_t i = 0; i < per_op; ++i) {
+    const std::uint64_t* xi = &x[i * std::size_t(e.inputs)];
+    const std::uint64_t want = (*predicted)[i];
+    if ((*got)[i] == want) continue;
+    // NaNs of either sign and payload count alike unless the profile claims canonical NaNs.
+    const bool both_nan = model::is_nan(model::classify(f, want)) && model::is_nan(model::classify(f, (*got)[i]));
+    if (both_nan && !unit.nan.canonical) continue;
+    // An approximate division or square root is checked against its bound, not the stand-in's bits.
+    if (const auto mop = model_op(op.node);
+        mop && model::approximate(unit, *mop) &&
+        model::unit_accepts(unit, *mop, std::span(xi, std::size_t(e.inputs)), (*got)[i], f))
+      continue;
+    if (++bad <= 8) {
+      Observation o;
+      o.inputs.assign(xi, xi + e.inputs);
+      o.output = (*got)[i];
+      o.predictions = {{"profile", want}};
+      o.input_bits = o.output_bits = f.storage_bits;
+      o.note = op.name;
+      out.observations.push_back(std::move(o));
+    }
+  }
+  return bad;
+}
+
 }  // namespace
 
 Finding validate_scalar_profile(backends::Device& device, const model::Format& f, json& profile,
@@ -128,94 +204,35 @@ Finding validate_scalar_profile(backends::Device& device, const model::Format& f
   out.source = "MMA-Sim (Xie et al. 2025), section V: random differential validation";
   json keys = profile;
   keys.erase("validation");
-  // An operation whose keys the model cannot take (the error's key) is left out, said in the
-  // error's words with key paths from the unit ("div.rounding: ..."), and the rest is validated.
   json not_validated = json::object();
-  auto unit = backends::unit_from_json(f, keys, "");
-  while (!unit) {
-    const std::string op = unit.error().key;
-    if (!validated_op(op) || !keys.contains(op)) {
-      out.status = Status::unsupported;
-      const auto whole = backends::unit_from_json(f, keys, fmt::format("profile.scalar.{}", f.name));
-      out.message = "the probes did not describe a complete unit: " + whole.error().message;
-      return out;
-    }
-    not_validated[op] = unit.error().message;
-    keys.erase(op);
-    unit = backends::unit_from_json(f, keys, "");
+  const auto unit = unit_left(f, keys, not_validated);
+  if (!unit) {
+    out.status = Status::unsupported;
+    out.message = "the probes did not describe a complete unit: " + unit.error().message;
+    return out;
   }
-  // An operation no probe described (its finding was unexplained or inconclusive, so the profile
-  // has no key of it) is left out too: the model's default for it would be a guess, not a finding.
-  for (const char* op : {"add", "mul", "div", "sqrt", "fma", "mad"})
-    if (!keys.contains(op) && !not_validated.contains(op)) not_validated[op] = "no probe stated its parameters";
-  // What runs on a left-out operation's hardware is left out with it: an unfused MAD or FMA on the
-  // multiplier and the adder, a division by reciprocal on the multiplier, subtraction on the adder.
-  const auto out_with = [&](const char* op, const char* on, bool uses) {
-    if (uses && not_validated.contains(on) && !not_validated.contains(op))
-      not_validated[op] = fmt::format("runs on the {} left out", on);
-  };
-  for (const char* on : {"add", "mul"}) {
-    // A fused MAD or FMA rounds in the adder's mode (model/scalar_unit.hpp): it runs on the adder too.
-    const bool adder = std::string_view(on) == "add";
-    out_with("mad", on, !unit->mad_fused || adder);
-    // An fma that returns the product for a zero addend runs on the multiplier too.
-    out_with("fma", on, !unit->fma_fused || adder || unit->fma_zero_addend == model::ZeroAddend::product);
-  }
-  out_with("sub", "add", true);
-  out_with("div", "mul", unit->div.method == model::DivMethod::reciprocal);
+  for (const auto& [op, why] : not_validated.items()) keys.erase(op);
+  leave_out_unstated(*unit, keys, not_validated);
   // The unit's predictions come from the one interpreter, the reference device's.
   backends::Profile model_profile;
   model_profile.name = "profile";
   model_profile.units = {*unit};
   backends::ReferenceDevice model_device(std::move(model_profile));
-  const std::uint64_t total = ctx.cases(10000, 100000, 1000000);
-  const std::uint64_t per_op = total / std::size(ops);
+  const std::uint64_t per_op = ctx.cases(10000, 100000, 1000000) / std::size(ops);
   std::mt19937_64 rng(ctx.seed ^ 0x5eed5eedULL);
   std::uint64_t cases = 0, mismatches = 0;
   json per = json::object();
   for (const Op& op : ops) {
     if (not_validated.contains(op.name)) continue;
-    const Expr e = expression(op.node, f);
-    std::vector<std::uint64_t> x(per_op * std::size_t(e.inputs));
-    for (auto& v : x) v = operand(rng, f);
-    auto got = device.scalar({&e, x});
-    if (!got) {
+    const auto bad = mismatches_on(op, device, model_device, *unit, f, per_op, rng, out);
+    if (!bad) {
       out.status = Status::error;
-      out.message = fmt::format("{}: {}", op.name, got.error().message);
+      out.message = bad.error().message;
       return out;
     }
-    auto predicted = model_device.scalar({&e, x});
-    if (!predicted) {
-      out.status = Status::error;
-      out.message = fmt::format("{}: the model: {}", op.name, predicted.error().message);
-      return out;
-    }
-    std::uint64_t bad = 0;
-    for (std::size_t i = 0; i < per_op; ++i) {
-      const std::uint64_t* xi = &x[i * std::size_t(e.inputs)];
-      const std::uint64_t want = (*predicted)[i];
-      if ((*got)[i] == want) continue;
-      // NaNs of either sign and payload count alike unless the profile claims canonical NaNs.
-      const bool both_nan = model::is_nan(model::classify(f, want)) && model::is_nan(model::classify(f, (*got)[i]));
-      if (both_nan && !unit->nan.canonical) continue;
-      // An approximate division or square root is checked against its bound, not the stand-in's bits.
-      if (const auto mop = model_op(op.node);
-          mop && model::approximate(*unit, *mop) &&
-          model::unit_accepts(*unit, *mop, std::span(xi, std::size_t(e.inputs)), (*got)[i], f))
-        continue;
-      if (++bad <= 8) {
-        Observation o;
-        o.inputs.assign(xi, xi + e.inputs);
-        o.output = (*got)[i];
-        o.predictions = {{"profile", want}};
-        o.input_bits = o.output_bits = f.storage_bits;
-        o.note = op.name;
-        out.observations.push_back(std::move(o));
-      }
-    }
-    per[op.name] = {{"cases", per_op}, {"mismatches", bad}};
+    per[op.name] = {{"cases", per_op}, {"mismatches", *bad}};
     cases += per_op;
-    mismatches += bad;
+    mismatches += *bad;
   }
   profile["validation"] = {{"cases", cases}, {"mismatches", mismatches}};
   out.parameters = {{"cases", cases}, {"mismatches", mismatches}, {"per_operation", per}};
