@@ -270,10 +270,9 @@ json line_json(const std::vector<std::string>& files, const Where& w) {
 
 constexpr std::size_t kTextClasses = 12;
 
-}  // namespace
-
-int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
-  Shape shape;
+// Checks the options, then reads the captures: nullopt, or the exit code once the error is written.
+std::optional<int> read_fit_input(const FitArgs& args, Shape& shape, mma::Pool& pool, std::vector<Where>& where,
+                                  std::ostream& err) {
   if (std::string why = resolve_shape(args.shape, shape); !why.empty()) {
     err << input::error_line("fit: " + why);
     return kExitUsage;
@@ -287,150 +286,220 @@ int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
         fmt::format("fit: --max-seconds takes 0 (no limit) to 1000000 seconds, got {}", args.max_seconds));
     return kExitUsage;
   }
-  mma::Pool pool;
-  std::vector<Where> where;
   if (std::string why = read_captures(args.captures, shape, pool, where); !why.empty()) {
     err << input::error_line(why);
     return kExitBadInput;
   }
-  const mma::MmaConfig& cfg = shape.cfg;
-  const int K = cfg.k;
-  const auto t0 = std::chrono::steady_clock::now();
+  return std::nullopt;
+}
+
+// The search, stopped --max-seconds after t0, drawing up to --discriminate splitting inputs.
+mma::FitResult search_fit(const FitArgs& args, const mma::MmaConfig& cfg, const mma::Pool& pool,
+                          std::chrono::steady_clock::time_point t0) {
   mma::Bounds bounds;
   if (args.max_seconds > 0)
     bounds.deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                std::chrono::duration<double>(args.max_seconds));
-  const std::size_t n = std::size_t(args.discriminate.value_or(0));
-  const mma::FitResult fitted = mma::fit(cfg, pool, bounds, n);
-  const std::vector<DotConfig>& survivors = fitted.survivors;
-  const std::uint64_t checked = fitted.checked;
-  const bool stopped = !fitted.complete();
-  if (checked == 0 && !stopped) {
-    err << input::error_line(fmt::format("fit: the model has no algorithm for {} x {} + {} -> {}", cfg.a->name,
-                                         cfg.b->name, cfg.c->name, cfg.d->name));
-    return kExitUsage;
-  }
+  return mma::fit(cfg, pool, bounds, std::size_t(args.discriminate.value_or(0)));
+}
 
+// A fit's report as it is made: the text (standard error with --discriminate, whose lines take
+// standard output) and the JSON document, filled in by the functions below.
+struct FitReport {
+  const FitArgs& args;
+  const Shape& shape;
+  const mma::Pool& pool;
+  const std::vector<Where>& where;
+  const mma::FitResult& fitted;
+  std::chrono::steady_clock::time_point t0;
+  std::ostream& text;
+  json doc;
+  json candidates;
+  std::vector<std::string> discriminating;
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+};
+
+json fit_document(const FitArgs& args, const Shape& shape, const mma::Pool& pool, std::uint64_t checked) {
   json doc = {{"schema", "gpuparanoia-fit/1"},
               {"lines", pool.size()},
-              {"config", cfg.name()},
+              {"config", shape.cfg.name()},
               {"files", args.captures},
               {"candidates_checked", checked}};
   if (shape.scale) doc["scale"] = {{"format", shape.scale->name}, {"block", shape.scale_block}};
-  std::ostream& text = args.discriminate ? err : out;  // the discriminating lines take standard output
-  text << fmt::format(
-      "fit: {} lines, K = {}, {} x {} + {} -> {}{}\n", pool.size(), K, cfg.a->name, cfg.b->name, cfg.c->name,
-      cfg.d->name,
-      shape.scale ? fmt::format(", scale factors {} per {} products", shape.scale->name, shape.scale_block) : "");
-  json candidates = json::array();
-  int code = kExitOk;
-  std::vector<std::string> discriminating;
-  if (!survivors.empty()) {
-    const std::vector<mma::DotCase>& inputs = fitted.inputs;
-    const mma::Classes& k = fitted.classes;
-    std::vector<std::vector<DotConfig>> members(k.rep.size());
-    for (std::size_t i = 0; i < survivors.size(); ++i) members[k.class_of[i]].push_back(survivors[i]);
-    json classes = json::array();
-    text << fmt::format(
-        "{} candidates checked in {:.1f} s; {} reproduce every line, in {} class{} (told apart on {} random inputs)\n",
-        checked, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), survivors.size(),
-        k.rep.size(), k.rep.size() == 1 ? "" : "es", inputs.size());
-    // Each class's best first, then the others, best first, 64 at most.
-    std::vector<std::size_t> order = k.rep;
-    for (std::size_t i = 0; i < survivors.size() && order.size() < 64; ++i)
-      if (std::find(k.rep.begin(), k.rep.end(), i) == k.rep.end()) order.push_back(i);
-    for (std::size_t i : order) {
-      const DotConfig& c = survivors[i];
-      candidates.push_back({{"algorithm", algorithm_name(c, K)},
-                            {"parameters", parameters_json(c, K)},
-                            {"description", mma::describe(cfg, c)},
-                            {"mismatches", 0},
-                            {"class", k.class_of[i] + 1},
-                            {"model_dot", model_dot_options(shape, c)}});
-    }
-    for (std::size_t r = 0; r < k.rep.size(); ++r) {
-      const DotConfig& best = survivors[k.rep[r]];
-      const json open = mma::ambiguity(K, members[r]);
-      classes.push_back({{"class", r + 1}, {"candidates", members[r].size()}, {"open", open}});
-      // The text shows the first classes; the JSON has them all.
-      if (r == kTextClasses) text << fmt::format("... and {} more classes (--json lists them)\n", k.rep.size() - r);
-      if (r >= kTextClasses) continue;
-      text << fmt::format("class {}: {} candidate{}, first {}\n", r + 1, members[r].size(),
-                          members[r].size() == 1 ? "" : "s", mma::describe(cfg, best));
-      for (const auto& [key, v] : open.items()) text << fmt::format("  open: {} {}\n", key, v.get<std::string>());
-      text << "  gpuparanoia model dot " << model_dot_options(shape, best) << "\n";
-    }
-    doc["survivors"] = survivors.size();
-    doc["classes"] = classes;
-    if (args.discriminate) {
-      json lines = json::array();
-      for (std::size_t idx : k.splitting) {
-        json pred = json::object();
-        for (std::size_t r = 0; r < k.rep.size(); ++r)
-          pred[std::to_string(r + 1)] = format_hex(k.pred[k.rep[r]][idx], cfg.d->storage_bits);
-        discriminating.push_back(mma::dot_line(shape.cfg, shape.scale, inputs[idx]));
-        lines.push_back({{"line", discriminating.back()}, {"predictions", pred}});
-      }
-      doc["discriminating"] = lines;
-      text << (k.rep.size() == 1
-                   ? std::string("one class: no input to split it\n")
-                   : fmt::format("{} input lines that split the classes written to standard output; run them "
-                                 "on the unit, add its outputs and fit again\n",
-                                 lines.size()));
-    }
-  } else if (stopped) {
-    code = kExitDifferences;
-    text << fmt::format("{} candidates checked in {:.1f} s, none of them reproducing every line\n", checked,
-                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    doc["survivors"] = 0;
-    doc["classes"] = json::array();
-  } else {
-    code = kExitDifferences;
-    const std::vector<mma::Near>& near = fitted.closest;
-    text << fmt::format("{} candidates checked in {:.1f} s; none reproduces every line. The closest:\n", checked,
-                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    for (const mma::Near& x : near) {
-      const model::Dot dot(x.c);
-      json firsts = json::array();
-      for (std::size_t i = 0; i < pool.size() && firsts.size() < 3; ++i) {
-        const std::uint64_t p = pool.predict(dot, i);
-        if (mma::agrees(x.c, p, pool.out[i])) continue;
-        json l = line_json(args.captures, where[i]);
-        l["captured"] = format_hex(pool.out[i], cfg.d->storage_bits);
-        l["predicted"] = format_hex(p, cfg.d->storage_bits);
-        firsts.push_back(l);
-      }
-      candidates.push_back({{"algorithm", algorithm_name(x.c, K)},
-                            {"parameters", parameters_json(x.c, K)},
-                            {"description", mma::describe(cfg, x.c)},
-                            {"mismatches", x.misses},
-                            {"first_mismatches", firsts},
-                            {"model_dot", model_dot_options(shape, x.c)}});
-      text << fmt::format("  {} of {} lines mispredicted by {}\n", x.misses, pool.size(), mma::describe(cfg, x.c));
-      for (const json& l : firsts)
-        text << fmt::format("    {}:{}: captured {}, predicted {}\n", l["file"].get<std::string>(),
-                            l["line"].get<long>(), l["captured"].get<std::string>(), l["predicted"].get<std::string>());
-    }
-    doc["survivors"] = 0;
-    doc["classes"] = json::array();
+  return doc;
+}
+
+// A candidate of the JSON document; the caller adds its class or its first mismatches.
+json fit_candidate_json(const Shape& shape, const DotConfig& c, std::size_t mismatches) {
+  const int K = shape.cfg.k;
+  return {{"algorithm", algorithm_name(c, K)},
+          {"parameters", parameters_json(c, K)},
+          {"description", mma::describe(shape.cfg, c)},
+          {"mismatches", mismatches},
+          {"model_dot", model_dot_options(shape, c)}};
+}
+
+// The classes of the survivors, in the text (the first kTextClasses) and in the JSON (all of them).
+json report_fit_classes(FitReport& r) {
+  const std::vector<DotConfig>& survivors = r.fitted.survivors;
+  const mma::Classes& k = r.fitted.classes;
+  std::vector<std::vector<DotConfig>> members(k.rep.size());
+  for (std::size_t i = 0; i < survivors.size(); ++i) members[k.class_of[i]].push_back(survivors[i]);
+  json classes = json::array();
+  for (std::size_t c = 0; c < k.rep.size(); ++c) {
+    const DotConfig& best = survivors[k.rep[c]];
+    const json open = mma::ambiguity(r.shape.cfg.k, members[c]);
+    classes.push_back({{"class", c + 1}, {"candidates", members[c].size()}, {"open", open}});
+    if (c == kTextClasses) r.text << fmt::format("... and {} more classes (--json lists them)\n", k.rep.size() - c);
+    if (c >= kTextClasses) continue;
+    r.text << fmt::format("class {}: {} candidate{}, first {}\n", c + 1, members[c].size(),
+                          members[c].size() == 1 ? "" : "s", mma::describe(r.shape.cfg, best));
+    for (const auto& [key, v] : open.items()) r.text << fmt::format("  open: {} {}\n", key, v.get<std::string>());
+    r.text << "  gpuparanoia model dot " << model_dot_options(r.shape, best) << "\n";
   }
-  doc["complete"] = !stopped;
-  if (fitted.out_of_time)
-    text << fmt::format("incomplete: --max-seconds {} ran out before every candidate was checked\n", args.max_seconds);
-  if (fitted.too_many)
-    text << fmt::format(
+  return classes;
+}
+
+// --discriminate: the inputs that split the classes, with each class's prediction; the lines
+// themselves go to standard output once the report is done.
+void report_fit_discriminating(FitReport& r) {
+  const mma::Classes& k = r.fitted.classes;
+  json lines = json::array();
+  for (std::size_t idx : k.splitting) {
+    json pred = json::object();
+    for (std::size_t c = 0; c < k.rep.size(); ++c)
+      pred[std::to_string(c + 1)] = format_hex(k.pred[k.rep[c]][idx], r.shape.cfg.d->storage_bits);
+    r.discriminating.push_back(mma::dot_line(r.shape.cfg, r.shape.scale, r.fitted.inputs[idx]));
+    lines.push_back({{"line", r.discriminating.back()}, {"predictions", pred}});
+  }
+  r.doc["discriminating"] = lines;
+  r.text << (k.rep.size() == 1 ? std::string("one class: no input to split it\n")
+                               : fmt::format("{} input lines that split the classes written to standard output; run "
+                                             "them on the unit, add its outputs and fit again\n",
+                                             lines.size()));
+}
+
+// Candidates reproduce every line: each class's best, then the others, best first, 64 at most.
+void report_fit_survivors(FitReport& r) {
+  const std::vector<DotConfig>& survivors = r.fitted.survivors;
+  const mma::Classes& k = r.fitted.classes;
+  r.text << fmt::format(
+      "{} candidates checked in {:.1f} s; {} reproduce every line, in {} class{} (told apart on {} random inputs)\n",
+      r.fitted.checked, r.seconds(), survivors.size(), k.rep.size(), k.rep.size() == 1 ? "" : "es",
+      r.fitted.inputs.size());
+  std::vector<std::size_t> order = k.rep;
+  for (std::size_t i = 0; i < survivors.size() && order.size() < 64; ++i)
+    if (std::find(k.rep.begin(), k.rep.end(), i) == k.rep.end()) order.push_back(i);
+  for (std::size_t i : order) {
+    json c = fit_candidate_json(r.shape, survivors[i], 0);
+    c["class"] = k.class_of[i] + 1;
+    r.candidates.push_back(c);
+  }
+  r.doc["survivors"] = survivors.size();
+  r.doc["classes"] = report_fit_classes(r);
+  if (r.args.discriminate) report_fit_discriminating(r);
+}
+
+// The first three lines that candidate c mispredicts, with the captured and predicted outputs.
+json first_fit_mismatches(const FitReport& r, const DotConfig& c) {
+  const model::Dot dot(c);
+  const int bits = r.shape.cfg.d->storage_bits;
+  json firsts = json::array();
+  for (std::size_t i = 0; i < r.pool.size() && firsts.size() < 3; ++i) {
+    const std::uint64_t p = r.pool.predict(dot, i);
+    if (mma::agrees(c, p, r.pool.out[i])) continue;
+    json l = line_json(r.args.captures, r.where[i]);
+    l["captured"] = format_hex(r.pool.out[i], bits);
+    l["predicted"] = format_hex(p, bits);
+    firsts.push_back(l);
+  }
+  return firsts;
+}
+
+// No candidate reproduces every line and the search ran whole: the closest, with their first misses.
+void report_fit_closest(FitReport& r) {
+  r.text << fmt::format("{} candidates checked in {:.1f} s; none reproduces every line. The closest:\n",
+                        r.fitted.checked, r.seconds());
+  for (const mma::Near& x : r.fitted.closest) {
+    json c = fit_candidate_json(r.shape, x.c, x.misses);
+    c["first_mismatches"] = first_fit_mismatches(r, x.c);
+    r.text << fmt::format("  {} of {} lines mispredicted by {}\n", x.misses, r.pool.size(),
+                          mma::describe(r.shape.cfg, x.c));
+    for (const json& l : c["first_mismatches"])
+      r.text << fmt::format("    {}:{}: captured {}, predicted {}\n", l["file"].get<std::string>(),
+                            l["line"].get<long>(), l["captured"].get<std::string>(), l["predicted"].get<std::string>());
+    r.candidates.push_back(c);
+  }
+}
+
+// What cut the search short, if anything.
+void report_fit_bounds(FitReport& r) {
+  r.doc["complete"] = r.fitted.complete();
+  if (r.fitted.out_of_time)
+    r.text << fmt::format("incomplete: --max-seconds {} ran out before every candidate was checked\n",
+                          r.args.max_seconds);
+  if (r.fitted.too_many)
+    r.text << fmt::format(
         "incomplete: more than {} candidates reproduce every line, too many to class: capture more lines "
         "(the first {} are classed)\n",
         mma::kMaxFitSurvivors, mma::kMaxFitSurvivors);
-  doc["candidates"] = candidates;
-  doc["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  for (const std::string& l : discriminating) out << l << "\n";
-  if (!args.json.empty())
-    if (auto w = audit::write_atomically(args.json, doc.dump(2) + "\n"); !w) {
+}
+
+// The discriminating lines on standard output, then the JSON file; the exit code.
+int finish_fit(FitReport& r, int code, std::ostream& out, std::ostream& err) {
+  r.doc["candidates"] = r.candidates;
+  r.doc["seconds"] = r.seconds();
+  for (const std::string& l : r.discriminating) out << l << "\n";
+  if (!r.args.json.empty())
+    if (auto w = audit::write_atomically(r.args.json, r.doc.dump(2) + "\n"); !w) {
       err << input::error_line(w.error().message);
       return kExitWriteFailed;
     }
   return code;
+}
+
+}  // namespace
+
+int run_fit(const FitArgs& args, std::ostream& out, std::ostream& err) {
+  Shape shape;
+  mma::Pool pool;
+  std::vector<Where> where;
+  if (const std::optional<int> code = read_fit_input(args, shape, pool, where, err)) return *code;
+  const mma::MmaConfig& cfg = shape.cfg;
+  const auto t0 = std::chrono::steady_clock::now();
+  const mma::FitResult fitted = search_fit(args, cfg, pool, t0);
+  if (fitted.checked == 0 && fitted.complete()) {
+    err << input::error_line(fmt::format("fit: the model has no algorithm for {} x {} + {} -> {}", cfg.a->name,
+                                         cfg.b->name, cfg.c->name, cfg.d->name));
+    return kExitUsage;
+  }
+  FitReport r{args,
+              shape,
+              pool,
+              where,
+              fitted,
+              t0,
+              args.discriminate ? err : out,
+              fit_document(args, shape, pool, fitted.checked),
+              json::array(),
+              {}};
+  r.text << fmt::format(
+      "fit: {} lines, K = {}, {} x {} + {} -> {}{}\n", pool.size(), cfg.k, cfg.a->name, cfg.b->name, cfg.c->name,
+      cfg.d->name,
+      shape.scale ? fmt::format(", scale factors {} per {} products", shape.scale->name, shape.scale_block) : "");
+  if (!fitted.survivors.empty()) {
+    report_fit_survivors(r);
+  } else {
+    if (fitted.complete())
+      report_fit_closest(r);
+    else
+      r.text << fmt::format("{} candidates checked in {:.1f} s, none of them reproducing every line\n", fitted.checked,
+                            r.seconds());
+    r.doc["survivors"] = 0;
+    r.doc["classes"] = json::array();
+  }
+  report_fit_bounds(r);
+  return finish_fit(r, fitted.survivors.empty() ? kExitDifferences : kExitOk, out, err);
 }
 
 namespace {
@@ -470,10 +539,9 @@ std::string bits_text(std::uint64_t v) {
   return s;
 }
 
-}  // namespace
-
-int run_convert(const ConvertArgs& args, std::istream& in, std::ostream& out, std::ostream& err) {
-  Shape shape;
+// The shape of a conversion: one the MATLAB layout holds. nullopt, or the exit code once the
+// error is written.
+std::optional<int> check_convert_shape(const ConvertArgs& args, Shape& shape, std::ostream& err) {
   if (std::string why = resolve_shape(args.shape, shape); !why.empty()) {
     err << input::error_line("captures convert: " + why);
     return kExitUsage;
@@ -489,123 +557,183 @@ int run_convert(const ConvertArgs& args, std::istream& in, std::ostream& out, st
           fmt::format("captures convert: the MATLAB layout holds binary32 values, not {}", f->name));
       return kExitUsage;
     }
-  const auto fail = [&](const std::string& source, long line, const std::string& what) {
-    err << input::error_line(input::InputError{source, line, "", what}.text());
-    return kExitBadInput;
-  };
-  if (!args.to_matlab.empty()) {
-    // Capture lines on standard input into a.txt, b.txt, c.txt and d.txt of the folder.
-    if (!args.a.empty() || !args.b.empty() || !args.c.empty() || !args.d.empty()) {
-      err << "gpuparanoia: captures convert: --to-matlab reads capture lines on standard input, not --a/--b/--c/--d\n";
-      return kExitUsage;
-    }
-    mma::Pool pool;
-    std::vector<Where> where;
-    if (std::string why = read_captures({"-"}, shape, pool, where, in); !why.empty()) {
-      err << input::error_line(why);
-      return kExitBadInput;
-    }
-    std::string a, b, c, d;
-    for (std::size_t i = 0; i < pool.size(); ++i) {
-      for (std::uint64_t v : pool.A(i)) a += fmt::format("{:08x} ", widen(*cfg.a, v));
-      for (std::uint64_t v : pool.B(i)) b += fmt::format("{:08x} ", widen(*cfg.b, v));
-      a += "\n";
-      b += "\n";
-      c += bits_text(widen(*cfg.c, pool.c[i])) + "\n";
-      d += bits_text(widen(*cfg.d, pool.out[i])) + "\n";
-    }
-    std::error_code ec;
-    fs::create_directories(args.to_matlab, ec);
-    for (const auto& [name, body] : {std::pair{"a.txt", &a}, {"b.txt", &b}, {"c.txt", &c}, {"d.txt", &d}})
-      if (auto w = audit::write_atomically(fs::path(args.to_matlab) / name, *body); !w) {
-        err << input::error_line(w.error().message);
-        return kExitWriteFailed;
-      }
-    return kExitOk;
+  return std::nullopt;
+}
+
+// --to-matlab: capture lines on standard input into a.txt, b.txt, c.txt and d.txt of the folder.
+int convert_to_matlab(const ConvertArgs& args, Shape& shape, std::istream& in, std::ostream& err) {
+  if (!args.a.empty() || !args.b.empty() || !args.c.empty() || !args.d.empty()) {
+    err << "gpuparanoia: captures convert: --to-matlab reads capture lines on standard input, not --a/--b/--c/--d\n";
+    return kExitUsage;
   }
+  mma::Pool pool;
+  std::vector<Where> where;
+  if (std::string why = read_captures({"-"}, shape, pool, where, in); !why.empty()) {
+    err << input::error_line(why);
+    return kExitBadInput;
+  }
+  const mma::MmaConfig& cfg = shape.cfg;
+  std::string a, b, c, d;
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    for (std::uint64_t v : pool.A(i)) a += fmt::format("{:08x} ", widen(*cfg.a, v));
+    for (std::uint64_t v : pool.B(i)) b += fmt::format("{:08x} ", widen(*cfg.b, v));
+    a += "\n";
+    b += "\n";
+    c += bits_text(widen(*cfg.c, pool.c[i])) + "\n";
+    d += bits_text(widen(*cfg.d, pool.out[i])) + "\n";
+  }
+  std::error_code ec;
+  fs::create_directories(args.to_matlab, ec);
+  for (const auto& [name, body] : {std::pair{"a.txt", &a}, {"b.txt", &b}, {"c.txt", &c}, {"d.txt", &d}})
+    if (auto w = audit::write_atomically(fs::path(args.to_matlab) / name, *body); !w) {
+      err << input::error_line(w.error().message);
+      return kExitWriteFailed;
+    }
+  return kExitOk;
+}
+
+std::string matlab_error(const std::string& source, long line, const std::string& what) {
+  return input::InputError{source, line, "", what}.text();
+}
+
+// The files of the MATLAB layout, read a line of each at a time; c is optional (zero).
+struct MatlabFiles {
+  LineSource a, b, c, d;
+  bool has_c = false;
+  std::string la, lb, lc, ld;
+};
+
+// Opens --a, --b, --d and --c where given; the error or "".
+std::string open_matlab_files(const ConvertArgs& args, MatlabFiles& f) {
+  for (auto [src, name] : {std::pair{&f.a, &args.a}, {&f.b, &args.b}, {&f.d, &args.d}})
+    if (std::string why = src->open(*name); !why.empty()) return matlab_error("", 0, why);
+  f.has_c = !args.c.empty();
+  if (f.has_c)
+    if (std::string why = f.c.open(args.c); !why.empty()) return matlab_error("", 0, why);
+  return "";
+}
+
+// The next line of every file: true when each has one; false at the end, with `error` set when the
+// files do not end together or a line is too long.
+bool next_matlab_lines(MatlabFiles& f, std::string& error) {
+  std::string read_error;
+  const bool ga = f.a.next(f.la, read_error), gb = ga && f.b.next(f.lb, read_error),
+             gd = gb && f.d.next(f.ld, read_error);
+  const bool gc = !f.has_c || (gd && f.c.next(f.lc, read_error));
+  if (!read_error.empty()) {
+    error = matlab_error("", 0, read_error);
+    return false;
+  }
+  if (!ga) {
+    // a has ended: so must the others.
+    for (auto [src, given] : {std::pair{&f.b, true}, {&f.d, true}, {&f.c, f.has_c}})
+      if (given && src->next(f.lb, read_error)) {
+        error = matlab_error(src->name(), src->line_no(),
+                             fmt::format("has more lines than {} ({} lines there)", f.a.name(), f.a.line_no()));
+        return false;
+      }
+    if (!read_error.empty()) error = matlab_error("", 0, read_error);
+    return false;
+  }
+  if (!gb || !gd || !gc) {
+    error = matlab_error(!gb   ? f.b.name()
+                         : !gd ? f.d.name()
+                               : f.c.name(),
+                         0, fmt::format("has fewer lines than {} ({} lines there)", f.a.name(), f.a.line_no()));
+    return false;
+  }
+  return true;
+}
+
+// A line of a or b: binary32 bit patterns in hex, each exactly a value of `f`, into `words`; the
+// error or "".
+std::string matlab_words(const LineSource& src, const std::string& t, const Format& f,
+                         std::vector<std::uint64_t>& words) {
+  std::size_t i = 0;
+  while (i < t.size()) {
+    while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r')) ++i;
+    if (i == t.size()) break;
+    const std::size_t start = i;
+    while (i < t.size() && t[i] != ' ' && t[i] != '\t' && t[i] != '\r') ++i;
+    std::uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(t.data() + start, t.data() + i, v, 16);
+    if (ec != std::errc() || p != t.data() + i || i - start > 8)
+      return matlab_error(src.name(), src.line_no(),
+                          fmt::format("word {}: not an 8-digit binary32 bit pattern", words.size() + 1));
+    const auto bits = narrow(f, v);
+    if (!bits)
+      return matlab_error(src.name(), src.line_no(),
+                          fmt::format("word {}: {:08x} is not exactly a {} value", words.size() + 1, v, f.name));
+    words.push_back(*bits);
+  }
+  return "";
+}
+
+// The current lines of the files as a capture line appended to `buffer`; K is the first line's
+// unless given. The error or "".
+std::string append_capture_line(const mma::MmaConfig& cfg, const MatlabFiles& f, int& K, std::string& buffer) {
+  std::vector<std::uint64_t> words[2];
+  const Format* fmts[2] = {cfg.a, cfg.b};
+  const LineSource* srcs[2] = {&f.a, &f.b};
+  const std::string* texts[2] = {&f.la, &f.lb};
+  for (int j = 0; j < 2; ++j)
+    if (std::string why = matlab_words(*srcs[j], *texts[j], *fmts[j], words[j]); !why.empty()) return why;
+  if (K == 0) K = int(words[0].size());
+  for (int j = 0; j < 2; ++j)
+    if (int(words[j].size()) != K || K < 1 || K > model::kMaxDotK)
+      return matlab_error(srcs[j]->name(), srcs[j]->line_no(),
+                          fmt::format("expected {} words, found {}", K, words[j].size()));
+  std::uint64_t c = 0;
+  if (f.has_c) {
+    const auto v = parse_bits(f.lc);
+    if (!v) return matlab_error(f.c.name(), f.c.line_no(), "expected 32 characters 0 or 1 (a binary32 value)");
+    c = model::cvt(*cfg.c, model::binary32, model::Options{}, *v).bits;  // rounded to nearest even
+  } else {
+    c = model::zero(*cfg.c, false).bits;
+  }
+  const auto dv = parse_bits(f.ld);
+  if (!dv) return matlab_error(f.d.name(), f.d.line_no(), "expected 32 characters 0 or 1 (a binary32 value)");
+  const auto d = narrow(*cfg.d, *dv);
+  if (!d)
+    return matlab_error(f.d.name(), f.d.line_no(), fmt::format("{:08x} is not exactly a {} value", *dv, cfg.d->name));
+  buffer += format_hex(c, cfg.c->storage_bits);
+  for (std::uint64_t v : words[0]) buffer += " " + format_hex(v, cfg.a->storage_bits);
+  for (std::uint64_t v : words[1]) buffer += " " + format_hex(v, cfg.b->storage_bits);
+  buffer += " " + format_hex(*d, cfg.d->storage_bits) + "\n";
+  return "";
+}
+
+// The MATLAB files into capture lines on standard output, written in blocks of 64 KiB.
+int convert_from_matlab(const ConvertArgs& args, const Shape& shape, std::ostream& out, std::ostream& err) {
   if (args.a.empty() || args.b.empty() || args.d.empty()) {
     err << "gpuparanoia: captures convert: --a, --b and --d name the files (--c too, unless c is zero)\n";
     return kExitUsage;
   }
-  LineSource sa, sb, sc, sd;
-  for (auto [src, name] : {std::pair{&sa, &args.a}, {&sb, &args.b}, {&sd, &args.d}})
-    if (std::string why = src->open(*name); !why.empty()) return fail("", 0, why);
-  if (!args.c.empty())
-    if (std::string why = sc.open(args.c); !why.empty()) return fail("", 0, why);
-  std::string la, lb, lc, ld, error;
-  std::string buffer;
-  int K = shape.k_given ? cfg.k : 0;
-  while (true) {
-    const bool ga = sa.next(la, error), gb = ga && sb.next(lb, error), gd = gb && sd.next(ld, error);
-    const bool gc = args.c.empty() || (gd && sc.next(lc, error));
-    if (!error.empty()) return fail("", 0, error);
-    if (!ga) {
-      // a has ended: so must the others.
-      for (auto [src, given] : {std::pair{&sb, true}, {&sd, true}, {&sc, !args.c.empty()}})
-        if (given && src->next(lb, error))
-          return fail(src->name(), src->line_no(),
-                      fmt::format("has more lines than {} ({} lines there)", sa.name(), sa.line_no()));
-      if (!error.empty()) return fail("", 0, error);
-      break;
-    }
-    if (!gb || !gd || !gc)
-      return fail(!gb   ? sb.name()
-                  : !gd ? sd.name()
-                        : sc.name(),
-                  0, fmt::format("has fewer lines than {} ({} lines there)", sa.name(), sa.line_no()));
-    // a and b: K words each.
-    std::vector<std::uint64_t> words[2];
-    const Format* fmts[2] = {cfg.a, cfg.b};
-    LineSource* srcs[2] = {&sa, &sb};
-    const std::string* texts[2] = {&la, &lb};
-    for (int j = 0; j < 2; ++j) {
-      std::size_t i = 0;
-      const std::string& t = *texts[j];
-      while (i < t.size()) {
-        while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r')) ++i;
-        if (i == t.size()) break;
-        const std::size_t start = i;
-        while (i < t.size() && t[i] != ' ' && t[i] != '\t' && t[i] != '\r') ++i;
-        std::uint64_t v = 0;
-        const auto [p, ec] = std::from_chars(t.data() + start, t.data() + i, v, 16);
-        if (ec != std::errc() || p != t.data() + i || i - start > 8)
-          return fail(srcs[j]->name(), srcs[j]->line_no(),
-                      fmt::format("word {}: not an 8-digit binary32 bit pattern", words[j].size() + 1));
-        const auto bits = narrow(*fmts[j], v);
-        if (!bits)
-          return fail(srcs[j]->name(), srcs[j]->line_no(),
-                      fmt::format("word {}: {:08x} is not exactly a {} value", words[j].size() + 1, v, fmts[j]->name));
-        words[j].push_back(*bits);
-      }
-    }
-    if (K == 0) K = int(words[0].size());
-    for (int j = 0; j < 2; ++j)
-      if (int(words[j].size()) != K || K < 1 || K > model::kMaxDotK)
-        return fail(srcs[j]->name(), srcs[j]->line_no(),
-                    fmt::format("expected {} words, found {}", K, words[j].size()));
-    std::uint64_t c = 0;
-    if (!args.c.empty()) {
-      const auto v = parse_bits(lc);
-      if (!v) return fail(sc.name(), sc.line_no(), "expected 32 characters 0 or 1 (a binary32 value)");
-      c = model::cvt(*cfg.c, model::binary32, model::Options{}, *v).bits;  // rounded to nearest even
-    } else {
-      c = model::zero(*cfg.c, false).bits;
-    }
-    const auto dv = parse_bits(ld);
-    if (!dv) return fail(sd.name(), sd.line_no(), "expected 32 characters 0 or 1 (a binary32 value)");
-    const auto d = narrow(*cfg.d, *dv);
-    if (!d) return fail(sd.name(), sd.line_no(), fmt::format("{:08x} is not exactly a {} value", *dv, cfg.d->name));
-    buffer += format_hex(c, cfg.c->storage_bits);
-    for (std::uint64_t v : words[0]) buffer += " " + format_hex(v, cfg.a->storage_bits);
-    for (std::uint64_t v : words[1]) buffer += " " + format_hex(v, cfg.b->storage_bits);
-    buffer += " " + format_hex(*d, cfg.d->storage_bits) + "\n";
+  MatlabFiles f;
+  std::string error = open_matlab_files(args, f), buffer;
+  int K = shape.k_given ? shape.cfg.k : 0;
+  while (error.empty() && next_matlab_lines(f, error)) {
+    error = append_capture_line(shape.cfg, f, K, buffer);
     if (buffer.size() > (1u << 16)) {
       out << buffer;
       buffer.clear();
     }
   }
+  if (!error.empty()) {
+    err << input::error_line(error);
+    return kExitBadInput;
+  }
   out << buffer;
   return kExitOk;
+}
+
+}  // namespace
+
+int run_convert(const ConvertArgs& args, std::istream& in, std::ostream& out, std::ostream& err) {
+  Shape shape;
+  if (const std::optional<int> code = check_convert_shape(args, shape, err)) return *code;
+  if (!args.to_matlab.empty()) return convert_to_matlab(args, shape, in, err);
+  return convert_from_matlab(args, shape, out, err);
 }
 
 void add_fit_commands(CLI::App& app, int& exit_code) {
