@@ -303,18 +303,53 @@ class PrecisionProbe final : public ProbeBase {
                   kept_bits_question("ACCUMULATION")) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
+    std::vector<DotCase> cases;
+    std::vector<Series> series;
+    add_fused_series(cfg, cases, series);
+    const std::size_t part_b = series.size();
+    add_binary_series(cfg, cases, series);
+    if (cases.empty()) return audit::unsupported("the formats cannot express the precision cases");
+    auto out = mma::run(device, cfg, cases);
+    if (!out) return audit::failed(out.error().message);
+    audit::Finding f;
+    const Reading r = read(cfg, cases, series, part_b, *out, f.observations);
+    f.parameters["per_summand"] = r.per;
+    f.parameters["one_plus_e"] = r.binary;
+    judge(r, int(part_b), f);
+    return f;
+  }
+
+ private:
+  // The cases [first, first + count) of one summand's scan over t, and the output each would give
+  // with 2^-t kept.
+  struct Series {
+    std::string label;
+    std::size_t first;
+    int count;
+    std::vector<std::uint64_t> expect;
+  };
+
+  // What the scans tell: the kept bits of each fused summand test and of each 1 + 2^-t.
+  struct Reading {
+    std::map<int, int> finite;  // t* -> how many summands
+    int exact = 0;
+    nlohmann::json per = nlohmann::json::object(), binary = nlohmann::json::object();
+    int one_plus_e = -1;
+  };
+
+  // Keeps a scan that shows a change (two cases at least), else drops its cases.
+  static void keep(Series&& s, std::vector<DotCase>& cases, std::vector<Series>& series) {
+    if (s.count > 1)
+      series.push_back(std::move(s));
+    else
+      cases.resize(s.first);
+  }
+
+  // Part A: X and -X at a pair of positions, 2^-t X at each other one.
+  static void add_fused_series(const MmaConfig& cfg, std::vector<DotCase>& cases, std::vector<Series>& series) {
     const int K = cfg.k;
     const Format &fc = *cfg.c, &fd = *cfg.d;
     const ProductRange pr = product_range(cfg);
-    struct Series {
-      std::string label;
-      std::size_t first;
-      int count;
-      std::vector<std::uint64_t> expect;
-    };
-    std::vector<DotCase> cases;
-    std::vector<Series> series;
-    // Part A: X and -X at a pair of positions, 2^-t X at each other one.
     std::vector<std::pair<int, int>> pairs;
     if (K >= 3)
       pairs.emplace_back(0, 1);
@@ -346,16 +381,16 @@ class PrecisionProbe final : public ProbeBase {
           s.expect.push_back(*y);
           ++s.count;
         }
-        if (s.count > 1)
-          series.push_back(std::move(s));
-        else
-          cases.resize(s.first);
+        keep(std::move(s), cases, series);
       }
     }
-    const std::size_t part_b = series.size();
-    // Part B: c = 1 and 2^-t at each product.
-    for (int k : positions(K)) {
-      if (k == K) continue;
+  }
+
+  // Part B: c = 1 and 2^-t at each product.
+  static void add_binary_series(const MmaConfig& cfg, std::vector<DotCase>& cases, std::vector<Series>& series) {
+    const Format& fd = *cfg.d;
+    for (int k : positions(cfg.k)) {
+      if (k == cfg.k) continue;
       Series s{fmt::format("1 at c, 2^-t at p{}", k), cases.size(), 0, {}};
       for (int t = 1; t <= fd.man_bits + 2; ++t) {
         CaseBuilder b(cfg);
@@ -367,58 +402,56 @@ class PrecisionProbe final : public ProbeBase {
         s.expect.push_back(y ? *y : ~std::uint64_t{0});
         ++s.count;
       }
-      if (s.count > 1)
-        series.push_back(std::move(s));
-      else
-        cases.resize(s.first);
+      keep(std::move(s), cases, series);
     }
-    if (cases.empty()) return audit::unsupported("the formats cannot express the precision cases");
-    auto out = mma::run(device, cfg, cases);
-    if (!out) return audit::failed(out.error().message);
-    audit::Finding f;
-    std::map<int, int> finite;  // t* -> how many summands
-    int exact = 0;
-    nlohmann::json per = nlohmann::json::object(), binary = nlohmann::json::object();
-    int one_plus_e = -1;
+  }
+
+  // Each scan's first t that loses 2^-t; the cases around it go to `observations`.
+  static Reading read(const MmaConfig& cfg, const std::vector<DotCase>& cases, const std::vector<Series>& series,
+                      std::size_t part_b, const std::vector<std::uint64_t>& out,
+                      std::vector<audit::Observation>& observations) {
+    Reading r;
     for (std::size_t s = 0; s < series.size(); ++s) {
       const Series& x = series[s];
       int first_lost = -1;
       for (int t = 0; t < x.count; ++t) {
         const std::size_t n = x.first + std::size_t(t);
-        if ((*out)[n] != x.expect[std::size_t(t)] && first_lost < 0) first_lost = t;
+        if (out[n] != x.expect[std::size_t(t)] && first_lost < 0) first_lost = t;
       }
       for (int t = 0; t < x.count; ++t) {
         const std::size_t n = x.first + std::size_t(t);
         if (near_edge(t, first_lost < 0 ? x.count - 1 : first_lost))
-          f.observations.push_back(observation(cfg, cases[n], (*out)[n], {{"kept", x.expect[std::size_t(t)]}}));
+          observations.push_back(observation(cfg, cases[n], out[n], {{"kept", x.expect[std::size_t(t)]}}));
       }
       if (s < part_b) {
         if (first_lost < 0) {
-          per[x.label] = "exact";
-          ++exact;
+          r.per[x.label] = "exact";
+          ++r.exact;
         } else {
-          per[x.label] = first_lost - 1;
-          if (first_lost > 0) ++finite[first_lost - 1];
+          r.per[x.label] = first_lost - 1;
+          if (first_lost > 0) ++r.finite[first_lost - 1];
         }
       } else {
         const int kept = first_lost < 0 ? x.count : first_lost;  // t runs from 1
-        binary[x.label] = kept;
-        one_plus_e = std::max(one_plus_e, kept);
+        r.binary[x.label] = kept;
+        r.one_plus_e = std::max(r.one_plus_e, kept);
       }
     }
-    f.parameters["per_summand"] = per;
-    f.parameters["one_plus_e"] = binary;
+    return r;
+  }
+
+  // F: the kept bits most fused summand tests agree on; `total` such tests ran.
+  static void judge(const Reading& r, int total, audit::Finding& f) {
     int F = -1, most = 0;
-    for (auto [t, n] : finite)
+    for (auto [t, n] : r.finite)
       if (n > most) F = t, most = n;
     if (F >= 0)
       f.parameters["F"] = F;
     else
       f.parameters["F"] = nullptr;
-    const int total = int(part_b);
     if (total == 0) {
       f.verdict = fmt::format("ACCUMULATION: 1 + 2^-t keeps 2^-t down to t = {} (no fused test fits these formats)",
-                              one_plus_e);
+                              r.one_plus_e);
     } else if (F >= 0 && most == total) {
       f.verdict = fmt::format(
           "ACCUMULATION: X + (-X) + 2^-t X keeps 2^-t X down to t = {} for every summand: {} "
@@ -430,16 +463,15 @@ class PrecisionProbe final : public ProbeBase {
           "(the cancelling pair is summed first, or the sum is exact)";
     } else {
       std::vector<std::string> parts;
-      for (auto [t, n] : finite) parts.push_back(fmt::format("{} summand tests keep {} bits", n, t));
-      if (exact) parts.push_back(fmt::format("{} are exact (summed apart from X)", exact));
+      for (auto [t, n] : r.finite) parts.push_back(fmt::format("{} summand tests keep {} bits", n, t));
+      if (r.exact) parts.push_back(fmt::format("{} are exact (summed apart from X)", r.exact));
       f.verdict =
           fmt::format("ACCUMULATION: mostly F = {} fraction bits below the largest exponent ({})", F, join(parts));
     }
     f.message = fmt::format(
         "1 + 2^-t (binary addition test) keeps 2^-t down to t = {} (bounded by the output's "
         "precision)",
-        one_plus_e);
-    return f;
+        r.one_plus_e);
   }
 };
 
