@@ -501,29 +501,47 @@ class FloorProbe final : public ProbeBase {
                   alignment_floor_question()) {}
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
-    const int K = cfg.k;
     const Format& fd = *cfg.d;
     if (!fd.has_subnormals()) return audit::unsupported("d has no subnormals");
-    const int q = fd.quantum_min();
-    struct Series {
-      int e, variant;
-      std::size_t first;
-      int count;
-      std::uint64_t reference;
-    };
     std::vector<DotCase> cases;
     std::vector<Series> series;
+    plan(cfg, cases, series);
+    if (series.empty())
+      return audit::unsupported(fmt::format("the products cannot reach d's smallest numbers (2^{})", fd.quantum_min()));
+    auto out = mma::run(device, cfg, cases);
+    if (!out) return audit::failed(out.error().message);
+    audit::Finding f;
+    judge(read_reach(cfg, cases, series, *out, f.observations), f);
+    return f;
+  }
+
+ private:
+  // One scan over t: the reference case at `first` (the leading summand alone), then `count`
+  // cases with the small summand 2^(e-t).
+  struct Series {
+    int e, variant;
+    std::size_t first;
+    int count;
+    std::uint64_t reference;
+  };
+
+  // The leading summand at product 0, the small one at product 1, else in c.
+  static void place(const MmaConfig& cfg, CaseBuilder& b, Exact lead_value, Exact small) {
+    b.product(0, lead_value);
+    if (small.sig == 0) return;
+    if (cfg.k >= 2)
+      b.product(1, small);
+    else
+      b.c(small);
+  }
+
+  // Every scan, for e from just below d's smallest quantum to just above its smallest normal.
+  static void plan(const MmaConfig& cfg, std::vector<DotCase>& cases, std::vector<Series>& series) {
+    const Format& fd = *cfg.d;
+    const int q = fd.quantum_min();
     // Variants: 2^e - 2^(e-t), 2^e + 2^(e-t), tie + 2^(e-t), tie - 2^(e-t): one of them shows
     // the small summand whatever the output rounding.
     static constexpr const char* names[] = {"2^e - 2^(e-t)", "2^e + 2^(e-t)", "tie + 2^(e-t)", "tie - 2^(e-t)"};
-    const auto place = [&](CaseBuilder& b, Exact lead_value, Exact small) {
-      b.product(0, lead_value);
-      if (small.sig == 0) return;
-      if (K >= 2)
-        b.product(1, small);
-      else
-        b.c(small);
-    };
     for (int e = q - 1; e <= fd.emin() + 1; ++e)
       for (int variant = 0; variant < 4; ++variant) {
         // The tie: halfway between 2^e and the next output above it.
@@ -532,13 +550,13 @@ class FloorProbe final : public ProbeBase {
         if (e < q - 1) continue;
         if (variant < 2 && e < q) continue;
         CaseBuilder r(cfg);
-        place(r, lead_value, Exact{});
+        place(cfg, r, lead_value, Exact{});
         if (!r.ok()) continue;
         Series s{e, variant, cases.size(), 0, 0};
         cases.push_back(r.done(fmt::format("{} without the small summand, e = {}", names[variant], e)));
         for (int t = 1; t <= 44; ++t) {
           CaseBuilder b(cfg);
-          place(b, lead_value, pow2(e - t, variant == 0 || variant == 3));
+          place(cfg, b, lead_value, pow2(e - t, variant == 0 || variant == 3));
           if (!b.ok()) break;
           cases.push_back(b.done(fmt::format("{}, e = {}, t = {}", names[variant], e, t)));
           ++s.count;
@@ -548,29 +566,34 @@ class FloorProbe final : public ProbeBase {
         else
           cases.resize(s.first);
       }
-    if (series.empty())
-      return audit::unsupported(fmt::format("the products cannot reach d's smallest numbers (2^{})", q));
-    auto out = mma::run(device, cfg, cases);
-    if (!out) return audit::failed(out.error().message);
-    audit::Finding f;
-    std::map<int, int> reach;  // e -> the largest t whose summand changed the output
+  }
+
+  // e -> the largest t whose summand changed the output (before the first t that did not); the
+  // reference and the cases around that t go to `observations`.
+  static std::map<int, int> read_reach(const MmaConfig& cfg, const std::vector<DotCase>& cases,
+                                       const std::vector<Series>& series, const std::vector<std::uint64_t>& out,
+                                       std::vector<audit::Observation>& observations) {
+    std::map<int, int> reach;
     for (const Series& s : series) {
-      const std::uint64_t ref = (*out)[s.first];
-      f.observations.push_back(observation(cfg, cases[s.first], ref));
+      const std::uint64_t ref = out[s.first];
+      observations.push_back(observation(cfg, cases[s.first], ref));
       int last = 0;
       bool gap = false;
       for (int t = 1; t <= s.count; ++t) {
-        const std::size_t n = s.first + std::size_t(t);
-        const bool changed = (*out)[n] != ref;
+        const bool changed = out[s.first + std::size_t(t)] != ref;
         if (changed && !gap) last = t;
         if (!changed && last > 0) gap = true;
       }
       for (int t = 1; t <= s.count; ++t) {
         const std::size_t n = s.first + std::size_t(t);
-        if (near_edge(t, last)) f.observations.push_back(observation(cfg, cases[n], (*out)[n]));
+        if (near_edge(t, last)) observations.push_back(observation(cfg, cases[n], out[n]));
       }
       reach[s.e] = std::max(reach[s.e], last);
     }
+    return reach;
+  }
+
+  static void judge(const std::map<int, int>& reach, audit::Finding& f) {
     nlohmann::json per = nlohmann::json::object();
     for (auto [e, t] : reach) per[std::to_string(e)] = t;
     f.parameters["reach"] = per;
@@ -584,7 +607,6 @@ class FloorProbe final : public ProbeBase {
         "ALIGNMENT FLOOR: bits kept below a tiny leading summand at 2^e (the largest t whose 2^(e-t) "
         "changes the output): {}; {} at 2^{}",
         join(at, ", ", ", "), top, reach.rbegin()->first);
-    return f;
   }
 };
 
