@@ -710,58 +710,14 @@ class RoundingProbe final : public ProbeBase {
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const int K = cfg.k;
-    const Format &fc = *cfg.c, &fd = *cfg.d;
     audit::Finding f;
     auto cal = measure_kept_bits(device, cfg, &f.observations);
     if (!cal) return audit::failed(cal.error().message);
-    // n ones (n a power of two) and a small summand: c when it can hold it, else product n.
-    const auto build = [&](int n, Exact small, bool negative, CaseBuilder& b) {
-      const int ones_in_products = std::min(n, K);
-      for (int k = 0; k < ones_in_products; ++k) b.product(k, pow2(0, negative));
-      const bool c_free = ones_in_products == n;
-      if (!c_free) b.c(pow2(0, negative));  // n = K + 1 is never asked: n is a power of two <= K
-      if (small.sig == 0) return;
-      small.neg = negative;
-      if (c_free && encode(fc, small))
-        b.c(small);
-      else if (ones_in_products < K)
-        b.product(ones_in_products, small);
-      else
-        b.set(-1, small);  // no room: spoil the case
-    };
-    // Output precision: n + 2^(L - j) exact for j up to the output's fraction bits.
-    std::vector<DotCase> scan;
-    std::vector<std::pair<int, int>> scan_at;  // (n, j)
-    std::vector<std::uint64_t> scan_expect;
-    for (int n = 1; n <= K; n *= 2) {
-      const int L = model::msb(std::uint64_t(n));
-      for (int j = 1; j <= fd.man_bits; ++j) {
-        CaseBuilder b(cfg);
-        build(n, pow2(L - j), false, b);
-        const auto e = encode(fd, add(pow2(L), pow2(L - j)));
-        if (!b.ok() || !e) break;
-        scan.push_back(b.done(fmt::format("{} ones + 2^{}", n, L - j)));
-        scan_at.emplace_back(n, j);
-        scan_expect.push_back(*e);
-      }
-    }
-    if (scan.empty()) return audit::unsupported("the formats cannot express 1 + 2^-j");
-    auto out = mma::run(device, cfg, scan);
+    const Scan scan = output_scan(cfg);
+    if (scan.cases.empty()) return audit::unsupported("the formats cannot express 1 + 2^-j");
+    auto out = mma::run(device, cfg, scan.cases);
     if (!out) return audit::failed(out.error().message);
-    std::map<int, int> kept;  // n -> largest j exact (from j = 1 on)
-    std::map<int, bool> broken;
-    for (std::size_t i = 0; i < scan.size(); ++i) {
-      f.observations.push_back(observation(cfg, scan[i], (*out)[i], {{"exact", scan_expect[i]}}));
-      const auto [n, j] = scan_at[i];
-      if (broken[n]) continue;
-      if ((*out)[i] == scan_expect[i])
-        kept[n] = j;
-      else
-        broken[n] = true;
-    }
-    int ob = 0, ob_n = 1;
-    for (auto [n, j] : kept)
-      if (j > ob) ob = j, ob_n = n;
+    const auto [ob, ob_n] = output_bits(cfg, scan, *out, f.observations);
     f.parameters["out_fraction_bits"] = ob;
     if (ob == 0) {
       f.verdict = "ROUNDING: the output does not show 1 + 2^-1 exactly; the output precision is unknown";
@@ -771,51 +727,129 @@ class RoundingProbe final : public ProbeBase {
     int n = 1;
     if (cal->F)
       while (n * 2 <= K && model::msb(std::uint64_t(n)) < ob + 2 - *cal->F) n *= 2;
+    std::vector<DotCase> cases;
+    std::vector<Exact> exact;
+    table_cases(cfg, n, ob, cases, exact);
+    if (cases.size() < 8) {
+      f.verdict =
+          fmt::format("ROUNDING: output keeps {} fraction bits; tables I and II cannot be built in these formats", ob);
+      return f;
+    }
+    auto outs = observe(device, cfg, cases, f);
+    if (!outs) return audit::failed(outs.error().message);
+    judge(cfg, n, ob, ob_n, cases, exact, *outs, f);
+    return f;
+  }
+
+ private:
+  // The output precision scan: its cases, the (n, j) of each and the exact output of each.
+  struct Scan {
+    std::vector<DotCase> cases;
+    std::vector<std::pair<int, int>> at;  // (n, j)
+    std::vector<std::uint64_t> expect;
+  };
+
+  // n ones (n a power of two) and a small summand: c when it can hold it, else product n.
+  static void build(const MmaConfig& cfg, int n, Exact small, bool negative, CaseBuilder& b) {
+    const int K = cfg.k;
+    const int ones_in_products = std::min(n, K);
+    for (int k = 0; k < ones_in_products; ++k) b.product(k, pow2(0, negative));
+    const bool c_free = ones_in_products == n;
+    if (!c_free) b.c(pow2(0, negative));  // n = K + 1 is never asked: n is a power of two <= K
+    if (small.sig == 0) return;
+    small.neg = negative;
+    if (c_free && encode(*cfg.c, small))
+      b.c(small);
+    else if (ones_in_products < K)
+      b.product(ones_in_products, small);
+    else
+      b.set(-1, small);  // no room: spoil the case
+  }
+
+  // Output precision: n + 2^(L - j) exact for j up to the output's fraction bits.
+  static Scan output_scan(const MmaConfig& cfg) {
+    const Format& fd = *cfg.d;
+    Scan scan;
+    for (int n = 1; n <= cfg.k; n *= 2) {
+      const int L = model::msb(std::uint64_t(n));
+      for (int j = 1; j <= fd.man_bits; ++j) {
+        CaseBuilder b(cfg);
+        build(cfg, n, pow2(L - j), false, b);
+        const auto e = encode(fd, add(pow2(L), pow2(L - j)));
+        if (!b.ok() || !e) break;
+        scan.cases.push_back(b.done(fmt::format("{} ones + 2^{}", n, L - j)));
+        scan.at.emplace_back(n, j);
+        scan.expect.push_back(*e);
+      }
+    }
+    return scan;
+  }
+
+  // The output's fraction bits (the largest j exact from j = 1 on, over every n) and the n that
+  // showed them; every case goes to `observations`.
+  static std::pair<int, int> output_bits(const MmaConfig& cfg, const Scan& scan, const std::vector<std::uint64_t>& out,
+                                         std::vector<audit::Observation>& observations) {
+    std::map<int, int> kept;  // n -> largest j exact (from j = 1 on)
+    std::map<int, bool> broken;
+    for (std::size_t i = 0; i < scan.cases.size(); ++i) {
+      observations.push_back(observation(cfg, scan.cases[i], out[i], {{"exact", scan.expect[i]}}));
+      const auto [n, j] = scan.at[i];
+      if (broken[n]) continue;
+      if (out[i] == scan.expect[i])
+        kept[n] = j;
+      else
+        broken[n] = true;
+    }
+    int ob = 0, ob_n = 1;
+    for (auto [n, j] : kept)
+      if (j > ob) ob = j, ob_n = n;
+    return {ob, ob_n};
+  }
+
+  // Tables I and II: +-(n + r u) for r u of 0.75u, 0.25u, 0.5u and 1.5u, u = 2^(L - ob).
+  static void table_cases(const MmaConfig& cfg, int n, int ob, std::vector<DotCase>& cases, std::vector<Exact>& exact) {
     const int L = model::msb(std::uint64_t(n));
     struct Entry {
       const char* text;
       std::uint64_t r;  // r * 2^(L - ob - 2): 1 = 0.25u, 2 = 0.5u, 3 = 0.75u, 6 = 1.5u
     };
     static constexpr Entry entries[] = {{"0.75u", 3}, {"0.25u", 1}, {"0.5u", 2}, {"1.5u", 6}};
-    std::vector<DotCase> cases;
-    std::vector<Exact> exact;
     for (const Entry& e : entries)
       for (bool negative : {false, true}) {
         CaseBuilder b(cfg);
-        build(n, Exact{false, e.r, L - ob - 2}, negative, b);
+        build(cfg, n, Exact{false, e.r, L - ob - 2}, negative, b);
         if (!b.ok()) continue;
         const Exact v = add(Exact{negative, std::uint64_t(n), 0}, Exact{negative, e.r, L - ob - 2});
         cases.push_back(b.done(fmt::format("{}({} + {})", negative ? "-" : "", n, e.text)));
         exact.push_back(v);
       }
-    if (cases.size() < 8) {
-      f.verdict =
-          fmt::format("ROUNDING: output keeps {} fraction bits; tables I and II cannot be built in these formats", ob);
-      return f;
-    }
+  }
+
+  // The rounding modes whose outputs of the exact values match the device's.
+  static void judge(const MmaConfig& cfg, int n, int ob, int ob_n, const std::vector<DotCase>& cases,
+                    const std::vector<Exact>& exact, const std::vector<std::uint64_t>& outs, audit::Finding& f) {
+    const Format& fd = *cfg.d;
+    const int L = model::msb(std::uint64_t(n));
     std::vector<Reference> refs;
     for (model::Rounding r : model::all_roundings) {
       Reference ref{std::string(model::name(r)), {}};
       for (const Exact& v : exact) ref.outputs.push_back(round_to(fd, ob, r, v));
       refs.push_back(std::move(ref));
     }
-    auto outs = observe(device, cfg, cases, f);
-    if (!outs) return audit::failed(outs.error().message);
-    const std::vector<std::string> modes = matching(*outs, refs);
+    const std::vector<std::string> modes = matching(outs, refs);
     f.parameters["rounding"] = modes;
     f.parameters["ones"] = n;
     std::vector<std::string> rows;
-    for (std::size_t i = 0; i < cases.size(); ++i) rows.push_back(cases[i].note + " -> " + show(fd, (*outs)[i]));
+    for (std::size_t i = 0; i < cases.size(); ++i) rows.push_back(cases[i].note + " -> " + show(fd, outs[i]));
     f.message = fmt::format("u = 2^{} (the output keeps {} fraction bits{}); {}", L - ob, ob,
                             ob_n > 1 ? fmt::format(", seen on sums of {} ones", ob_n) : "", join(rows, "; ", "; "));
     if (modes.empty()) {
       f.verdict = fmt::format("ROUNDING: no rounding mode of tables I and II gives the output (u = 2^{})", L - ob);
-      return f;
+      return;
     }
     f.verdict = fmt::format("ROUNDING: the output keeps {} fraction bits, rounded {}", ob,
                             describe(*model::find_rounding(modes.front())));
     if (modes.size() > 1) f.verdict += " (these cases do not tell apart " + join(modes, ", ", " or ") + ")";
-    return f;
   }
 };
 
