@@ -72,97 +72,122 @@ class ExactProductsProbe final : public ProbeBase {
 
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const Format &fa = *cfg.a, &fb = *cfg.b, &fd = *cfg.d;
-    const int K = cfg.k, pa = fa.precision(), pb = fb.precision();
+    const int pa = fa.precision(), pb = fb.precision();
     if (pa + pb > 62 || pa + pb > fd.precision() + 40)
       return audit::unsupported(
           fmt::format("products of {} and {} need {} bits, far beyond {}", fa.name, fb.name, pa + pb, fd.name));
     // The largest values below 2: every significand bit set.
     const Exact xa = {false, (std::uint64_t{1} << pa) - 1, 1 - pa}, xb = {false, (std::uint64_t{1} << pb) - 1, 1 - pb};
     const Exact p = {false, xa.sig * xb.sig, xa.exp + xb.exp};
+    Cases cs;
+    add_squares(cfg, xa, p, cs);
+    add_power_of_two_sum(cfg, xa, xb, cs);
+    add_opposite_ulps(cfg, xa, cs);
+    if (cs.cases.empty()) return audit::unsupported("the exact products cannot be shown in d with these formats");
+    // Rounding to a format that holds the products exactly is no reference of its own.
+    std::vector<Reference> refs = {{"exact products", cs.exact}};
+    if (pa + pb > fd.precision()) refs.push_back({fmt::format("products rounded to {} first", fd.name), cs.rounded_d});
+    if (&fa != &fd) refs.push_back({fmt::format("products rounded to {} first", fa.name), cs.rounded_a});
+    audit::Finding f;
+    auto out = observe(device, cfg, cs.cases, f);
+    if (!out) return audit::failed(out.error().message);
+    judge(matching(*out, refs), xa, p, pa + pb, f);
+    return f;
+  }
+
+ private:
+  // The cases and, one per case, d's output with exact products and with products rounded to d
+  // or to a first.
+  struct Cases {
     std::vector<DotCase> cases;
-    std::vector<std::uint64_t> exact, rounded_d, rounded_a;  // one per case
-    const auto round_d = [&](Exact v) { return decode(fd, round_to(fd, fd.man_bits, Rounding::rne, v)); };
-    const auto round_a = [&](Exact v) { return decode(fa, model::round_pack(fa, model::Options{}, v).bits); };
-    // (a) two products x_a x_b, c = 0: 2 x_a x_b, exact in whatever order a unit adds (with every
-    // product, as Fasi et al., a unit that rounds its partial sums would not show exact products).
-    {
-      CaseBuilder b(cfg);
-      const int n = std::min(K, 2);
-      for (int k = 0; k < n; ++k) b.product(k, p);
-      Exact sum{}, sd{}, sa{};
-      for (int k = 0; k < n; ++k) {
-        sum = add(sum, p);
-        sd = add(sd, round_d(p));
-        sa = add(sa, round_a(p));
-      }
-      const auto e = encode(fd, sum);
-      if (b.ok() && e) {
-        const std::string note = fmt::format("{} products ({})^2 = {}", n, show(xa), show(p));
-        cases.push_back(b.done(note));
-        exact.push_back(*e);
-        rounded_d.push_back(round_to(fd, fd.man_bits, Rounding::rne, sd));
-        rounded_a.push_back(round_to(fd, fd.man_bits, Rounding::rne, sa));
-      }
+    std::vector<std::uint64_t> exact, rounded_d, rounded_a;
+    // sd, sa: the sums of the products rounded to d and to a.
+    void push(const Format& fd, DotCase x, std::uint64_t e, Exact sd, Exact sa) {
+      cases.push_back(std::move(x));
+      exact.push_back(e);
+      rounded_d.push_back(round_to(fd, fd.man_bits, Rounding::rne, sd));
+      rounded_a.push_back(round_to(fd, fd.man_bits, Rounding::rne, sa));
     }
-    // (b) x_a b_0 + x_a b_1 with b_0 + b_1 a power of two: x_a 2^s exactly, though x_a b_0 is long.
+  };
+
+  static Exact round_d(const MmaConfig& cfg, Exact v) {
+    return decode(*cfg.d, round_to(*cfg.d, cfg.d->man_bits, Rounding::rne, v));
+  }
+  static Exact round_a(const MmaConfig& cfg, Exact v) {
+    return decode(*cfg.a, model::round_pack(*cfg.a, model::Options{}, v).bits);
+  }
+
+  // (a) two products x_a x_b, c = 0: 2 x_a x_b, exact in whatever order a unit adds (with every
+  // product, as Fasi et al., a unit that rounds its partial sums would not show exact products).
+  static void add_squares(const MmaConfig& cfg, Exact xa, Exact p, Cases& cs) {
+    CaseBuilder b(cfg);
+    const int n = std::min(cfg.k, 2);
+    for (int k = 0; k < n; ++k) b.product(k, p);
+    Exact sum{}, sd{}, sa{};
+    for (int k = 0; k < n; ++k) {
+      sum = add(sum, p);
+      sd = add(sd, round_d(cfg, p));
+      sa = add(sa, round_a(cfg, p));
+    }
+    const auto e = encode(*cfg.d, sum);
+    if (b.ok() && e) {
+      const std::string note = fmt::format("{} products ({})^2 = {}", n, show(xa), show(p));
+      cs.push(*cfg.d, b.done(note), *e, sd, sa);
+    }
+  }
+
+  // (b) x_a b_0 + x_a b_1 with b_0 + b_1 a power of two: x_a 2^s exactly, though x_a b_0 is long.
+  static void add_power_of_two_sum(const MmaConfig& cfg, Exact xa, Exact xb, Cases& cs) {
+    const Format &fa = *cfg.a, &fb = *cfg.b, &fd = *cfg.d;
+    const int pb = fb.precision();
     for (int s : {pb - 1, 0}) {
       const Exact b0 = {false, xb.sig, 1 - pb + s}, b1 = pow2(1 - pb + s);
       CaseBuilder b(cfg);
       const auto a0 = encode(fa, xa), e0 = encode(fb, b0), e1 = encode(fb, b1);
-      if (!a0 || !e0 || !e1 || K < 2) continue;
+      if (!a0 || !e0 || !e1 || cfg.k < 2) continue;
       b.raw(0, *a0, *e0);
       b.raw(1, *a0, *e1);
       const Exact q0 = {false, xa.sig * b0.sig, xa.exp + b0.exp}, q1 = {false, xa.sig, xa.exp + b1.exp};
       const auto e = encode(fd, add(q0, q1));
       if (!e) continue;
       const std::string note = fmt::format("({}) ({}) + ({}) ({})", show(xa), show(b0), show(xa), show(b1));
-      cases.push_back(b.done(note));
-      exact.push_back(*e);
-      rounded_d.push_back(round_to(fd, fd.man_bits, Rounding::rne, add(round_d(q0), round_d(q1))));
-      rounded_a.push_back(round_to(fd, fd.man_bits, Rounding::rne, add(round_a(q0), round_a(q1))));
+      cs.push(fd, b.done(note), *e, add(round_d(cfg, q0), round_d(cfg, q1)), add(round_a(cfg, q0), round_a(cfg, q1)));
       break;
     }
-    // (c) x_a (1 + u) + x_a (1 - u), u the ulp of b at 1: 2 x_a exactly, while each product is
-    // long and, rounded first, the two roundings add up (they separate where (b) cannot: d as
-    // narrow as a).
-    if (K >= 2) {
-      const Exact u = pow2(1 - pb), one = pow2(0);
-      const Exact b0 = add(one, u), b1 = add(one, {true, u.sig, u.exp});
-      const auto a0 = encode(fa, xa), e0 = encode(fb, b0), e1 = encode(fb, b1);
-      const Exact q0 = {false, xa.sig * b0.sig, xa.exp + b0.exp}, q1 = {false, xa.sig * b1.sig, xa.exp + b1.exp};
-      const auto e = encode(fd, add(q0, q1));
-      if (a0 && e0 && e1 && e) {
-        CaseBuilder b(cfg);
-        b.raw(0, *a0, *e0);
-        b.raw(1, *a0, *e1);
-        const std::string note = fmt::format("({}) ({}) + ({}) ({})", show(xa), show(b0), show(xa), show(b1));
-        cases.push_back(b.done(note));
-        exact.push_back(*e);
-        rounded_d.push_back(round_to(fd, fd.man_bits, Rounding::rne, add(round_d(q0), round_d(q1))));
-        rounded_a.push_back(round_to(fd, fd.man_bits, Rounding::rne, add(round_a(q0), round_a(q1))));
-      }
-    }
-    if (cases.empty()) return audit::unsupported("the exact products cannot be shown in d with these formats");
-    // Rounding to a format that holds the products exactly is no reference of its own.
-    std::vector<Reference> refs = {{"exact products", exact}};
-    if (pa + pb > fd.precision()) refs.push_back({fmt::format("products rounded to {} first", fd.name), rounded_d});
-    if (&fa != &fd) refs.push_back({fmt::format("products rounded to {} first", fa.name), rounded_a});
-    audit::Finding f;
-    auto out = observe(device, cfg, cases, f);
-    if (!out) return audit::failed(out.error().message);
-    const std::vector<std::string> as = matching(*out, refs);
+  }
+
+  // (c) x_a (1 + u) + x_a (1 - u), u the ulp of b at 1: 2 x_a exactly, while each product is
+  // long and, rounded first, the two roundings add up (they separate where (b) cannot: d as
+  // narrow as a).
+  static void add_opposite_ulps(const MmaConfig& cfg, Exact xa, Cases& cs) {
+    if (cfg.k < 2) return;
+    const Format &fa = *cfg.a, &fb = *cfg.b, &fd = *cfg.d;
+    const Exact u = pow2(1 - fb.precision()), one = pow2(0);
+    const Exact b0 = add(one, u), b1 = add(one, {true, u.sig, u.exp});
+    const auto a0 = encode(fa, xa), e0 = encode(fb, b0), e1 = encode(fb, b1);
+    const Exact q0 = {false, xa.sig * b0.sig, xa.exp + b0.exp}, q1 = {false, xa.sig * b1.sig, xa.exp + b1.exp};
+    const auto e = encode(fd, add(q0, q1));
+    if (!(a0 && e0 && e1 && e)) return;
+    CaseBuilder b(cfg);
+    b.raw(0, *a0, *e0);
+    b.raw(1, *a0, *e1);
+    const std::string note = fmt::format("({}) ({}) + ({}) ({})", show(xa), show(b0), show(xa), show(b1));
+    cs.push(fd, b.done(note), *e, add(round_d(cfg, q0), round_d(cfg, q1)), add(round_a(cfg, q0), round_a(cfg, q1)));
+  }
+
+  // `as`: the references the outputs match; `bits`: the bits of the product (x_a)^2 = p.
+  static void judge(const std::vector<std::string>& as, Exact xa, Exact p, int bits, audit::Finding& f) {
     const bool is_exact = !as.empty() && as.front() == "exact products";
     f.parameters["matching"] = as;
     if (is_exact && as.size() > 1) {
       f.verdict = "PRODUCTS: exact and rounded products give the same outputs here (" + join(as) + ")";
-      return f;
+      return;
     }
     f.parameters["exact_products"] = is_exact;
     f.verdict =
         is_exact
-            ? fmt::format("PRODUCTS: exact: ({})^2 = {} needs {} bits and is kept", show(xa), show(p), pa + pb)
+            ? fmt::format("PRODUCTS: exact: ({})^2 = {} needs {} bits and is kept", show(xa), show(p), bits)
             : "PRODUCTS: not kept exactly (" + (as.empty() ? std::string("as none of the references") : join(as)) + ")";
-    return f;
   }
 };
 
