@@ -214,7 +214,7 @@ MmaQuestion specials_question() {
           [](const MmaConfig& cfg, const DotConfig& c) -> json {
             if (!is_fused(c.algorithm)) return {{"nan", "a NaN (payloads not modelled)"}};
             return {{"nan", c.nan == model::MmaNan::nvidia ? "NVIDIA's, every magnitude bit set"
-                                                    : fmt::format("{}'s canonical quiet NaN", cfg.d->name)}};
+                                                           : fmt::format("{}'s canonical quiet NaN", cfg.d->name)}};
           }};
 }
 
