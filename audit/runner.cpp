@@ -54,8 +54,7 @@ Finding finding_of(std::string_view id) {
   for (const auto list : {scalar::canaries(), scalar::probes()})
     for (const ScalarProbe* p : list)
       if (p->id() == id) f.title = p->title(), f.source = p->source();
-  for (const MmaProbe* p : mma::probes())
-    if (p->id() == id) f.title = p->title(), f.source = p->source();
+  if (const MmaProbe* p = mma::probe(id)) f.title = p->title(), f.source = p->source();
   if (id == mma::LayoutCheck().id()) f.title = mma::LayoutCheck().title(), f.source = mma::LayoutCheck().source();
   if (id == kMmaIdentify) f.title = mma::kIdentifyTitle;
   if (id == kProfileValidation) f.title = kValidationTitle;

@@ -164,9 +164,9 @@ Expected<std::uint64_t> mismatches_on(const Op& op, backends::Device& device, ba
   std::vector<std::uint64_t> x(per_op * std::size_t(e.inputs));
   for (auto& v : x) v = operand(rng, f);
   auto got = device.scalar({&e, x});
-  if (!got) return Error{fmt::format("{}: {}", op.name, got.error().message)};
+  if (!got) return got.error().retold(fmt::format("{}: {}", op.name, got.error().message));
   auto predicted = model_device.scalar({&e, x});
-  if (!predicted) return Error{fmt::format("{}: the model: {}", op.name, predicted.error().message)};
+  if (!predicted) return predicted.error().retold(fmt::format("{}: the model: {}", op.name, predicted.error().message));
   std::uint64_t bad = 0;
   for (std::size_t i = 0; i < per_op; ++i) {
     const std::uint64_t* xi = &x[i * std::size_t(e.inputs)];
