@@ -38,7 +38,7 @@ Expected<std::size_t> tiles(const MmaBatch& batch) {
   const MmaConfig& cfg = *batch.config;
   const std::size_t sa = std::size_t(cfg.m) * cfg.k, sb = std::size_t(cfg.k) * cfg.n, sc = std::size_t(cfg.m) * cfg.n;
   if (batch.a.size() % sa || batch.b.size() != batch.a.size() / sa * sb || batch.c.size() != batch.a.size() / sa * sc)
-    return Error{"A, B and C hold different numbers of tiles"};
+    return Error{"A, B and C hold different numbers of tiles", ErrorKind::invalid};
   return batch.a.size() / sa;
 }
 
