@@ -2,6 +2,7 @@
 
 #include "audit/validation.hpp"
 #include "backends/api_accuracy.hpp"
+#include "tests_mma/identify/identify.hpp"
 #include "tests_mma/layout.hpp"
 #include "tests_mma/suite.hpp"
 #include "tests_scalar/compiler.hpp"

@@ -8,7 +8,7 @@
 
 #include "backends/reference/reference_backend.hpp"
 #include "model/mma_instructions.hpp"
-#include "tests_mma/validate.hpp"
+#include "tests_mma/identify/validate.hpp"
 
 namespace {
 

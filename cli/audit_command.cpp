@@ -12,8 +12,8 @@
 #include <map>
 #include <random>
 
-#include "audit/compare.hpp"
-#include "audit/report.hpp"
+#include "audit/report/compare.hpp"
+#include "audit/report/report.hpp"
 #include "audit/runner.hpp"
 #include "backends/device.hpp"
 #include "backends/reference/reference_backend.hpp"

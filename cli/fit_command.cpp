@@ -23,8 +23,8 @@
 #include "model/dot_parameters.hpp"
 #include "model/mma_config_name.hpp"
 #include "model/ops.hpp"
-#include "tests_mma/candidates.hpp"
-#include "tests_mma/fit.hpp"
+#include "tests_mma/identify/candidates.hpp"
+#include "tests_mma/identify/fit.hpp"
 
 namespace gp::cli {
 

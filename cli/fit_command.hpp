@@ -10,7 +10,7 @@
 // [scale factors of a, of b] d", hex of each format's storage width. Blank lines and lines starting
 // with '#' are skipped; "-" reads standard input. K is --config's, else the first line's.
 //
-// The candidates are tests_mma/candidates.hpp's (the identification's): every algorithm of the
+// The candidates are tests_mma/identify/candidates.hpp's (the identification's): every algorithm of the
 // model with every parameter free, and summation trees of a bounded family. Candidates that
 // reproduce every captured bit are grouped into classes by their outputs on the captured lines and
 // on random inputs of every generator drawn to separate them: two candidates in one class give the

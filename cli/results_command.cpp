@@ -6,9 +6,9 @@
 #include <memory>
 #include <optional>
 
-#include "audit/compare.hpp"
-#include "audit/report.hpp"
-#include "audit/result_check.hpp"
+#include "audit/report/compare.hpp"
+#include "audit/report/report.hpp"
+#include "audit/report/result_check.hpp"
 #include "cli/exit_codes.hpp"
 #include "input/input_error.hpp"
 

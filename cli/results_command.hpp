@@ -1,5 +1,5 @@
 // The commands that read result files:
-//   gpuparanoia compare A.json B.json   what differs between two audits (audit/compare.hpp); exit
+//   gpuparanoia compare A.json B.json   what differs between two audits (audit/report/compare.hpp); exit
 //                                       status as diff's: 0 no difference, 1 differences, 2 an unreadable file
 //   gpuparanoia table FILE...           the results side by side, one Markdown table (results/README.md)
 #pragma once

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include "audit/compare.hpp"
-#include "audit/report.hpp"
-#include "audit/result_check.hpp"
+#include "audit/report/compare.hpp"
+#include "audit/report/report.hpp"
+#include "audit/report/result_check.hpp"
 #include "fuzz/fuzz_check.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,5 +1,5 @@
 // An MMA algorithm's parameters by name: the one interpreter of the keys that profiles' MMA
-// entries write (backends/reference/profile.cpp), `model dot --algorithm` takes as options
+// entries write (backends/reference/mma_entry.cpp), `model dot --algorithm` takes as options
 // (cli/model_dot.cpp) and the Python module takes as keywords (python/).
 #pragma once
 

@@ -22,7 +22,7 @@
 #include "model/ops.hpp"
 #include "model/scalar_unit.hpp"
 #include "python/numpy_bits.hpp"
-#include "tests_mma/fit.hpp"
+#include "tests_mma/identify/fit.hpp"
 
 namespace py = pybind11;
 

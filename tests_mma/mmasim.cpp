@@ -215,7 +215,7 @@ class TreeProbe final : public ProbeBase {
           fmt::format("X = 2^{}, y_l from 2^{}, {} a case (below the rounding grid of sums of up to {} bits)", lay->ex,
                       lay->low, lay->width, sums->precision()));
       if (!*tree) continue;
-      f.parameters["tree"] = (*tree)->text();  // the identification tries it (tests_mma/identify.hpp)
+      f.parameters["tree"] = (*tree)->text();  // the identification tries it (tests_mma/identify/identify.hpp)
       f.message = fmt::format("X, -X and distinct y_l: {}; the lost y_l describe the tree", tried.back());
       const bool one_sum =
           std::count_if((*tree)->steps.begin(), (*tree)->steps.end(), [](const auto& s) { return s.leaf < 0; }) == 1;

@@ -31,16 +31,4 @@ MmaQuestion normalization_question(std::string head);
 // The rounding of the accumulation or of the output, said "<rounding> at <n> fraction bits".
 MmaQuestion rounding_question(std::string head, std::string about);
 
-// A probe's finding, with the probe whose question judges it.
-struct ProbeReading {
-  const audit::MmaProbe* probe = nullptr;
-  audit::Finding finding;
-};
-
-// Replaces the verdicts of the configuration's probe findings (status ok) by the judgement of the
-// survivors' answers to each probe's question. `closest`: the last candidates standing when none
-// survived.
-void judge_findings(const MmaConfig& cfg, std::span<const DotConfig> survivors, std::span<const DotConfig> closest,
-                    std::span<ProbeReading> readings);
-
 }  // namespace gp::mma

@@ -1,12 +1,12 @@
 // The MMA suite, a library of its own (gpuparanoia_mma_suite): its probes, registered one by one in
-// registry.cpp in the order the report presents them, and the identification that judges them.
+// registry.cpp in the order the report presents them (the identification that judges them is
+// tests_mma/identify/, gpuparanoia_identify).
 #pragma once
 
 #include <span>
 #include <string_view>
 
 #include "audit/probe.hpp"
-#include "tests_mma/identify.hpp"
 
 namespace gp::mma {
 

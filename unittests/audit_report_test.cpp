@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <map>
 
-#include "audit/compare.hpp"
-#include "audit/report.hpp"
+#include "audit/report/compare.hpp"
+#include "audit/report/report.hpp"
 #include "audit/result.hpp"
 #include "audit/runner.hpp"
 #include "audit/validation.hpp"

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <string>
 
-#include "audit/compare.hpp"
-#include "audit/report.hpp"
-#include "audit/result_check.hpp"
+#include "audit/report/compare.hpp"
+#include "audit/report/report.hpp"
+#include "audit/report/result_check.hpp"
 #include "backends/reference/profile.hpp"
 #include "cli/exit_codes.hpp"
 #include "input/json_input.hpp"

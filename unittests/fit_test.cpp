@@ -17,7 +17,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/fit_command.hpp"
 #include "model/mma_instructions.hpp"
-#include "tests_mma/candidates.hpp"
+#include "tests_mma/identify/candidates.hpp"
 #include "tests_mma/support.hpp"
 #include "unittests/golden_sets.hpp"
 

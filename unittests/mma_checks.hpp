@@ -28,7 +28,7 @@
 #include "audit/runner.hpp"
 #include "backends/reference/profile.hpp"
 #include "model/mma_instructions.hpp"
-#include "tests_mma/identify.hpp"
+#include "tests_mma/identify/identify.hpp"
 #include "tests_mma/questions.hpp"
 #include "tests_mma/suite.hpp"
 #include "tests_mma/support.hpp"

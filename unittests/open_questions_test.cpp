@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "tests_mma/open_questions.hpp"
+#include "tests_mma/identify/open_questions.hpp"
 
 namespace gp::mma {
 namespace {

@@ -17,7 +17,7 @@
 #include <set>
 
 #include "audit/result.hpp"
-#include "audit/result_check.hpp"
+#include "audit/report/result_check.hpp"
 #include "model/ops.hpp"
 #include "model/value.hpp"
 #include "tests_scalar/ulp.hpp"

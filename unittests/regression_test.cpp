@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "audit/compare.hpp"
+#include "audit/report/compare.hpp"
 #include "audit/host_cpu.hpp"
 #include "unittests/cli_run.hpp"
 

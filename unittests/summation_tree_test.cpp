@@ -207,7 +207,7 @@ TEST(SummationTree, TextFormRoundTripsAndRefusesMalformedTrees) {
   EXPECT_NE(parse_summation_tree("p0+p3+c", 2).error.find("beyond K"), std::string::npos);
 }
 
-// The reports' renderings (audit/report.cpp): a chain, a balanced pairwise tree, a fused node, and
+// The reports' renderings (audit/report/report.cpp): a chain, a balanced pairwise tree, a fused node, and
 // annotations beside the labels.
 TEST(SummationTree, MermaidAndIndentedRenderings) {
   const SummationTree chain3 = *parse_summation_tree("((p0+p1)+p2)+c", 3).tree;

@@ -1,7 +1,7 @@
 // Profiles of the reference backend's virtual devices: scalar units per format and MMA
-// configurations, built in or read from JSON files. The one module that reads and writes the
-// profile schema, both parts: the scalar units (a result's profile.scalar) and the MMA entries
-// (profile.mma[] {config, instruction, algorithm, parameters, validation}).
+// configurations, built in or read from JSON files. With unit_schema.hpp (a result's profile.scalar,
+// the scalar units) and mma_entry.hpp (profile.mma[] {config, instruction, algorithm, parameters,
+// validation}), the one module that reads and writes the profile schema (gpuparanoia_profile).
 #pragma once
 
 #include <filesystem>
@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "backends/device.hpp"
+#include "backends/reference/mma_entry.hpp"
+#include "backends/reference/unit_schema.hpp"
 #include "model/mma_algorithms.hpp"
 #include "model/scalar_unit.hpp"
 
@@ -56,31 +58,5 @@ Expected<std::vector<Profile>> parse_profiles(const nlohmann::json& doc, const s
 // A profile as a profile file writes it (parse_profiles reads it back to the same devices): name,
 // device_name, vendor, description, scalar, mma (every configuration with its model), published.
 nlohmann::json profile_json(const Profile& profile);
-
-// What random tiles showed of an MMA entry's model (the identification's validation).
-struct MmaValidation {
-  std::uint64_t tiles = 0, mismatches = 0, elements = 0;
-};
-// An MMA entry as profiles and results write it: {config, instruction, algorithm, parameters,
-// validation}, the model and the validation where there are.
-nlohmann::json mma_entry_json(const MmaConfig& config, const model::DotConfig* model,
-                              const MmaValidation* validation = nullptr);
-
-// An adder as the keys of profile.scalar.<format>.add (and add_cascaded).
-nlohmann::json adder_json(const model::AdderParams& adder);
-// A scalar unit as the keys of a result's profile.scalar, and back.
-nlohmann::json unit_to_json(const model::ScalarUnit& unit);
-// Errors name the key path from `where` (from j itself when `where` is empty) and are
-// ErrorKind::invalid; one within a key of j (an operation, "div") or about an unknown key names that
-// key as Error::key, so that a caller may leave it out.
-Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const nlohmann::json& j, const std::string& where);
-
-// An MMA entry's algorithm for K products: the chained variant (cofda, cofdrda, cogfdrda) when the
-// fused block holds fewer than K products.
-std::string algorithm_name(const model::DotConfig& cfg, int k);
-// The parameters of a model as an MMA entry writes them.
-nlohmann::json parameters_json(const model::DotConfig& cfg, int k);
-// The model an MMA entry ({algorithm, parameters}) describes, for this configuration's formats.
-Expected<model::DotConfig> config_from_entry(const MmaConfig& config, const nlohmann::json& entry);
 
 }  // namespace gp::backends

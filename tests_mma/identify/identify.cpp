@@ -1,4 +1,4 @@
-#include "tests_mma/identify.hpp"
+#include "tests_mma/identify/identify.hpp"
 
 #include <fmt/format.h>
 
@@ -14,10 +14,10 @@
 #include "model/mma_instructions.hpp"
 #include "model/ops.hpp"
 #include "tests_mma/questions.hpp"
-#include "tests_mma/candidates.hpp"
+#include "tests_mma/identify/candidates.hpp"
 #include "tests_mma/support.hpp"
 #include "tests_mma/tree_shape.hpp"
-#include "tests_mma/validate.hpp"
+#include "tests_mma/identify/validate.hpp"
 
 namespace gp::mma {
 

@@ -1,4 +1,4 @@
-#include "tests_mma/candidates.hpp"
+#include "tests_mma/identify/candidates.hpp"
 
 #include <fmt/format.h>
 

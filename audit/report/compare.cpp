@@ -1,4 +1,4 @@
-#include "audit/compare.hpp"
+#include "audit/report/compare.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "tests_mma/open_questions.hpp"
+#include "tests_mma/identify/open_questions.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <random>
 
 #include "model/mma_instructions.hpp"
-#include "tests_mma/candidates.hpp"
+#include "tests_mma/identify/candidates.hpp"
 
 namespace gp::mma {
 

@@ -1,4 +1,4 @@
-#include "audit/result_check.hpp"
+#include "audit/report/result_check.hpp"
 
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "audit/report.hpp"
+#include "audit/report/report.hpp"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 // Identification of an MMA unit's arithmetic: the algorithm of MMA-Sim's nine
 // and the parameters that predict every probe observation, then random validation.
 //
-// Method: the candidates of tests_mma/candidates.hpp, all of them searched every time: a probe's
+// Method: the candidates of tests_mma/identify/candidates.hpp, all of them searched every time: a probe's
 // verdict is a claim about every candidate of the model (tests_mma/questions.hpp), so the search is
 // never narrowed to the ranges the probes measured. Every candidate is evaluated with model::Dot on
 // the inputs of every observation (all probes' cases) and kept only if it predicts each output bit
@@ -20,7 +20,7 @@
 #include "audit/probe.hpp"
 #include "backends/reference/profile.hpp"
 #include "model/mma_algorithms.hpp"
-#include "tests_mma/questions.hpp"
+#include "tests_mma/identify/judgement.hpp"
 
 namespace gp::mma {
 

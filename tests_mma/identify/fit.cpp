@@ -1,4 +1,4 @@
-#include "tests_mma/fit.hpp"
+#include "tests_mma/identify/fit.hpp"
 
 namespace gp::mma {
 

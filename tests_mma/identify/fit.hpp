@@ -5,7 +5,7 @@
 // throughout: the command line and the module render it.
 #pragma once
 
-#include "tests_mma/candidates.hpp"
+#include "tests_mma/identify/candidates.hpp"
 
 namespace gp::mma {
 

@@ -1,4 +1,4 @@
-#include "tests_mma/validate.hpp"
+#include "tests_mma/identify/validate.hpp"
 
 #include <fmt/format.h>
 
