@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "backends/expected.hpp"
+
 namespace gp::audit {
 
 enum class Status { ok, unsupported, error };
@@ -42,5 +44,10 @@ struct Finding {
 
 Finding unsupported(std::string why);
 Finding failed(std::string why);
+// What an error ends a probe with: `unsupported` where the device lacks what the probe needs (a
+// format, an operation, a buffer large enough: ErrorKind::unsupported), else `error`.
+Status status_of(const Error& e);
+// The finding of a probe that an error ended: status_of(e), e's message.
+Finding failed(const Error& e);
 
 }  // namespace gp::audit

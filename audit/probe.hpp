@@ -3,7 +3,6 @@
 // with each hypothesis' prediction from the model. It never knows which backend it runs on.
 #pragma once
 
-#include <any>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,12 +24,14 @@ namespace gp::audit {
 // Test intensity: quick in CI, standard by default, exhaustive on demand.
 enum class Tier { quick, standard, full };
 
-// What one device's probes measured that others build on (its adders, identified once), by key.
-// Values are what the device's outputs imply, so a context must serve one device: the runner makes
-// one per device.
+// What one device's probes measured that others build on, per format: the adders and the
+// multipliers that reproduce its outputs, identified once by the first probe that needs them
+// (tests_scalar/probe_support.hpp, remembered). Values are what the device's outputs imply, so a
+// context must serve one device: the runner makes one per device.
 struct ProbeMemo {
   std::mutex lock;
-  std::map<std::string, std::any> values;
+  std::map<const model::Format*, std::vector<model::ScalarUnit>> adders;
+  std::map<const model::Format*, std::vector<model::MultiplierParams>> multipliers;
 };
 
 struct ProbeContext {

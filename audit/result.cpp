@@ -38,6 +38,14 @@ Finding failed(std::string why) {
   return f;
 }
 
+Status status_of(const Error& e) { return e.kind == ErrorKind::unsupported ? Status::unsupported : Status::error; }
+
+Finding failed(const Error& e) {
+  Finding f = failed(e.message);
+  f.status = status_of(e);
+  return f;
+}
+
 namespace {
 std::string hex(std::uint64_t v, int bits) { return fmt::format("{:0{}x}", v, (bits + 3) / 4); }
 }  // namespace

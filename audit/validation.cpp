@@ -24,8 +24,9 @@ void normalise_scalar_profile(json& p) {
   };
   // Roundings no probe told apart (<op>.equivalent_roundings, tests_scalar/probe_support.hpp): the
   // representative stays, but for the adder's class a fused fma chooses (below).
-  for (const char* op : {"add_cascaded", "sub", "mul", "div", "sqrt", "fma", "mad", "cvt"})
-    if (p.contains(op) && p[op].is_object()) p[op].erase("equivalent_roundings");
+  for (const backends::UnitOperationKey& op : backends::kUnitOperationKeys)
+    if (const std::string key(op.key); key != "add" && p.contains(key) && p[key].is_object())
+      p[key].erase("equivalent_roundings");
   // Adders that differ only in their tie-breaking (add.equivalent_roundings, from the guard-bits
   // probe): a fused fma rounds with the adder's mode and sees every rest, so its mode decides.
   if (p.contains("add") && p["add"].contains("equivalent_roundings")) {
@@ -63,11 +64,14 @@ void assemble_register_profiles(json& profiles, const json& findings,
     if (!reg || !profiles.contains(reg->name)) continue;
     json& p = profiles[f->name];
     const json& r = profiles[reg->name];
-    for (const char* key : {"add", "add_cascaded", "sub", "mul", "div", "sqrt", "fma", "mad"})
+    for (const backends::UnitOperationKey& op : backends::kUnitOperationKeys) {
+      if (!op.arithmetic) continue;
+      const std::string key(op.key);
       if (r.contains(key))
         p[key] = r[key];
       else
         p.erase(key);
+    }
     for (const char* key : {"input", "output"})
       if (r.contains("subnormals") && r["subnormals"].contains(key))
         p["subnormals"][key] = r["subnormals"][key];
@@ -138,8 +142,9 @@ Expected<model::ScalarUnit> unit_left(const model::Format& f, json keys, json& n
 // on a left-out operation's hardware: an unfused MAD or FMA on the multiplier and the adder, a
 // division by reciprocal on the multiplier, subtraction on the adder.
 void leave_out_unstated(const model::ScalarUnit& unit, const json& keys, json& not_validated) {
-  for (const char* op : {"add", "mul", "div", "sqrt", "fma", "mad"})
-    if (!keys.contains(op) && !not_validated.contains(op)) not_validated[op] = "no probe stated its parameters";
+  for (const backends::UnitOperationKey& op : backends::kUnitOperationKeys)
+    if (const std::string key(op.key); op.stated && !keys.contains(key) && !not_validated.contains(key))
+      not_validated[key] = "no probe stated its parameters";
   const auto out_with = [&](const char* op, const char* on, bool uses) {
     if (uses && not_validated.contains(on) && !not_validated.contains(op))
       not_validated[op] = fmt::format("runs on the {} left out", on);
@@ -226,7 +231,7 @@ Finding validate_scalar_profile(backends::Device& device, const model::Format& f
     if (not_validated.contains(op.name)) continue;
     const auto bad = mismatches_on(op, device, model_device, *unit, f, per_op, rng, out);
     if (!bad) {
-      out.status = Status::error;
+      out.status = status_of(bad.error());
       out.message = bad.error().message;
       return out;
     }

@@ -225,9 +225,7 @@ int instruction_unit(const DotArgs& args, Unit& u, std::ostream& err) {
   // The fused algorithms' parameters (those of the tree and sfma aside) name no instruction.
   bool misplaced = !args.a_format.empty() || !args.b_format.empty() || !args.c_format.empty() || !args.d_format.empty();
   for (const model::DotParameter& p : model::dot_parameters())
-    for (unsigned a = 0; a <= unsigned(model::MmaAlgorithm::ocfda); ++a)
-      misplaced = misplaced ||
-                  (p.taken_by(model::MmaAlgorithm(a)) && model::is_fused(model::MmaAlgorithm(a)) && given(args, p));
+    misplaced = misplaced || (p.taken_by_fused() && given(args, p));
   if (misplaced) {
     err << "gpuparanoia: --F, --block, --group, the format options and the fused algorithms' parameters belong to "
            "the "

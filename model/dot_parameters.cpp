@@ -123,6 +123,8 @@ std::string value_text(const DotParameterValue& v) {
 
 }  // namespace
 
+bool DotParameter::taken_by_fused() const { return (algorithms & kFused) != 0; }
+
 std::span<const DotParameter> dot_parameters() { return table; }
 
 const DotParameter* find_dot_parameter(std::string_view name) {

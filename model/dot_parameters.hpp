@@ -50,6 +50,8 @@ struct DotParameter {
   bool DotConfig::*boolean = nullptr;
 
   bool taken_by(MmaAlgorithm a) const { return (algorithms >> unsigned(a) & 1u) != 0; }
+  // Whether some fused algorithm (is_fused) takes it.
+  bool taken_by_fused() const;
   int max_for(MmaAlgorithm a) const { return fdrda_max != 0 && is_fdrda_family(a) ? fdrda_max : max; }
 };
 

@@ -90,7 +90,7 @@ class ExactProductsProbe final : public ProbeBase {
     if (&fa != &fd) refs.push_back({fmt::format("products rounded to {} first", fa.name), cs.rounded_a});
     audit::Finding f;
     auto out = observe(device, cfg, cs.cases, f);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     judge(matching(*out, refs), xa, p, pa + pb, f);
     return f;
   }
@@ -218,7 +218,7 @@ class OrderProbe final : public ProbeBase {
     const int K = cfg.k;
     const Format& fd = *cfg.d;
     auto kept = kept_bits(device, cfg);
-    if (!kept) return audit::failed(kept.error().message);
+    if (!kept) return audit::failed(kept.error());
     const Exact y = pow2(-(kept->F + 1));
     Exact exact = pow2(0);
     for (int k = 0; k < K; ++k) exact = add(exact, y);
@@ -239,7 +239,7 @@ class OrderProbe final : public ProbeBase {
     if (cases.empty()) return audit::unsupported("1 and " + show(y) + " cannot be expressed in these formats");
     audit::Finding f;
     auto out = observe(device, cfg, cases, f);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     std::vector<std::string> exact_at;
     for (std::size_t i = 0; i < cases.size(); ++i)
       if ((*out)[i] != one) exact_at.push_back(cases[i].note.substr(0, cases[i].note.find(',')));
@@ -288,7 +288,7 @@ class AccumulationRoundingProbe final : public ProbeBase {
     if (cases.size() < 2) return audit::unsupported("2 and 0.75 ulp(2) cannot be expressed in these formats");
     audit::Finding f;
     auto out = observe(device, cfg, cases, f);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     const Exact up = add(pow2(1), pow2(1 - fd.man_bits));
     const bool pos_up = (*out)[0] == *encode(fd, up);
     const bool neg_away = (*out)[1] == *encode(fd, neg(up));
@@ -353,7 +353,7 @@ class OutputRoundingProbe final : public ProbeBase {
     }
     audit::Finding f;
     auto out = observe(device, cfg, cases, f);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     std::vector<std::string> rows_out;
     for (std::size_t i = 0; i < cases.size(); ++i) rows_out.push_back(cases[i].note + " -> " + show(fd, (*out)[i]));
     const std::vector<std::string> modes = matching(*out, refs);
@@ -397,7 +397,7 @@ class AlignmentBitsProbe final : public ProbeBase {
     if (cases.empty()) return audit::unsupported("1 - 2^-t cannot be expressed in these formats");
     audit::Finding f;
     auto out = observe(device, cfg, cases, f);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     int kept = 0;
     std::size_t first_bad = cases.size();
     for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -445,7 +445,7 @@ class NormalizationProbe final : public ProbeBase {
     const int K = cfg.k;
     const Format &fc = *cfg.c, &fd = *cfg.d;
     auto kept = kept_bits(device, cfg);
-    if (!kept) return audit::failed(kept.error().message);
+    if (!kept) return audit::failed(kept.error());
     const int q = std::min(fc.precision(), kept->F + 1);
     const Exact c = {sub_, (std::uint64_t{1} << q) - 1, -q};  // +-(1 - 2^-q)
     std::vector<Exact> terms = {c};
@@ -483,7 +483,7 @@ class NormalizationProbe final : public ProbeBase {
       return audit::unsupported("normalized and unnormalized sums agree here (" + kept_note(*kept) + ")");
     audit::Finding f;
     auto outs = observe(device, cfg, {x}, f);
-    if (!outs) return audit::failed(outs.error().message);
+    if (!outs) return audit::failed(outs.error());
     const std::vector<std::string> as = matching(*outs, refs);
     const auto any_of = [&](std::string_view prefix) {
       return std::any_of(as.begin(), as.end(), [&](const std::string& n) { return n.starts_with(prefix); });
@@ -523,7 +523,7 @@ class CarryBitsProbe final : public ProbeBase {
     const Format &fc = *cfg.c, &fd = *cfg.d;
     if (K < 4) return audit::unsupported("the carry tests need four products");
     auto kept = kept_bits(device, cfg);
-    if (!kept) return audit::failed(kept.error().message);
+    if (!kept) return audit::failed(kept.error());
     std::vector<DotCase> cases;
     std::vector<std::uint64_t> exact;  // one per case
     // Two bits: c = 1 + 2^-(f-1) + 2^-f, products 1, 1, 1, 2^-f in every order: 4 + 2^-(f-2).
@@ -564,7 +564,7 @@ class CarryBitsProbe final : public ProbeBase {
     if (cases.empty()) return audit::unsupported("the carry sums cannot be expressed in these formats");
     audit::Finding f;
     auto out = observe(device, cfg, cases, f);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     int two_ok = 0, two_n = 0;
     std::optional<bool> three;
     for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -616,7 +616,7 @@ class MonotonicityProbe final : public ProbeBase {
     const int K = cfg.k;
     const Format &fa = *cfg.a, &fb = *cfg.b, &fc = *cfg.c, &fd = *cfg.d;
     auto kept = kept_bits(device, cfg);
-    if (!kept) return audit::failed(kept.error().message);
+    if (!kept) return audit::failed(kept.error());
     // Pairs (x, x') with x <= x' summand by summand; the sum is monotonic if d(x) <= d(x').
     std::vector<DotCase> cases;
     std::vector<std::string> labels;
@@ -668,7 +668,7 @@ class MonotonicityProbe final : public ProbeBase {
     if (cases.empty()) return audit::unsupported("the summands cannot be expressed in these formats");
     audit::Finding f;
     auto out = observe(device, cfg, cases, f);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     const auto& o = *out;
     std::vector<std::string> shown, held;
     for (std::size_t p = 0; p < labels.size(); ++p) {

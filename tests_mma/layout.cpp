@@ -172,7 +172,7 @@ audit::Finding LayoutCheck::run(backends::Device& device, const MmaConfig& cfg, 
   if (!letters) return audit::unsupported("the formats hold no exact products to check the layout with");
   const LayoutTiles l = build_layout_tiles(cfg, *letters, ctx.seed);
   auto d = device.mma({&cfg, l.a, l.b, l.c});
-  if (!d) return audit::failed("the layout check could not run: " + d.error().message);
+  if (!d) return audit::failed(d.error().retold("the layout check could not run: " + d.error().message));
   if (d->size() != l.c.size())
     return audit::failed(fmt::format("layout check failed: the device returned {} elements for {} tiles of {}x{}",
                                      d->size(), l.tiles, cfg.m, cfg.n));

@@ -100,7 +100,7 @@ class ElementsProbe final : public ProbeBase {
       for (std::size_t e = 0; e < M * N; ++e) c[t * M * N + e] = x.c;
     }
     auto d = device.mma({&cfg, a, b, c});
-    if (!d) return audit::failed(d.error().message);
+    if (!d) return audit::failed(d.error());
     if (d->size() != c.size()) return audit::failed("the device returned a D of the wrong size");
     audit::Finding f;
     int differing = 0;
@@ -209,7 +209,7 @@ class TreeProbe final : public ProbeBase {
       // The observations of the layout that describes the tree, else of the first.
       std::vector<audit::Observation> seen;
       auto tree = recover(device, cfg, *lay, seen);
-      if (!tree) return audit::failed(tree.error().message);
+      if (!tree) return audit::failed(tree.error());
       if (f.observations.empty() || *tree) f.observations = std::move(seen);
       tried.push_back(
           fmt::format("X = 2^{}, y_l from 2^{}, {} a case (below the rounding grid of sums of up to {} bits)", lay->ex,
@@ -310,7 +310,7 @@ class PrecisionProbe final : public ProbeBase {
     add_binary_series(cfg, cases, series);
     if (cases.empty()) return audit::unsupported("the formats cannot express the precision cases");
     auto out = mma::run(device, cfg, cases);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     audit::Finding f;
     const Reading r = read(cfg, cases, series, part_b, *out, f.observations);
     f.parameters["per_summand"] = r.per;
@@ -509,7 +509,7 @@ class FloorProbe final : public ProbeBase {
     if (series.empty())
       return audit::unsupported(fmt::format("the products cannot reach d's smallest numbers (2^{})", fd.quantum_min()));
     auto out = mma::run(device, cfg, cases);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     audit::Finding f;
     judge(read_reach(cfg, cases, series, *out, f.observations), f);
     return f;
@@ -631,7 +631,7 @@ class CAlignmentProbe final : public ProbeBase {
     const Format &fc = *cfg.c, &fd = *cfg.d;
     if (cfg.k < 2) return audit::unsupported("K = 1: no cancelling pair of products");
     auto cal = measure_kept_bits(device, cfg);
-    if (!cal) return audit::failed(cal.error().message);
+    if (!cal) return audit::failed(cal.error());
     const int F = cal->F ? *cal->F : fd.man_bits;
     const ProductRange pr = product_range(cfg);
     const int ex = std::min(pr.max_exp, fd.emax() - 1);
@@ -650,7 +650,7 @@ class CAlignmentProbe final : public ProbeBase {
     if (cases.empty()) return audit::unsupported("c cannot lie far below the products in these formats");
     audit::Finding f;
     auto out = observe(device, cfg, cases, f);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     // Rounded down: a negative c comes back larger in magnitude than it is.
     int down = 0, toward_zero = 0;
     std::string example;
@@ -712,11 +712,11 @@ class RoundingProbe final : public ProbeBase {
     const int K = cfg.k;
     audit::Finding f;
     auto cal = measure_kept_bits(device, cfg, &f.observations);
-    if (!cal) return audit::failed(cal.error().message);
+    if (!cal) return audit::failed(cal.error());
     const Scan scan = output_scan(cfg);
     if (scan.cases.empty()) return audit::unsupported("the formats cannot express 1 + 2^-j");
     auto out = mma::run(device, cfg, scan.cases);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     const auto [ob, ob_n] = output_bits(cfg, scan, *out, f.observations);
     f.parameters["out_fraction_bits"] = ob;
     if (ob == 0) {
@@ -736,7 +736,7 @@ class RoundingProbe final : public ProbeBase {
       return f;
     }
     auto outs = observe(device, cfg, cases, f);
-    if (!outs) return audit::failed(outs.error().message);
+    if (!outs) return audit::failed(outs.error());
     judge(cfg, n, ob, ob_n, cases, exact, *outs, f);
     return f;
   }

@@ -81,7 +81,7 @@ class SubnormalProbe final : public ProbeBase {
     std::vector<DotCase> cases;
     for (const Check& c : checks) cases.push_back(c.c);
     auto out = mma::run(device, cfg, cases);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     return judge_subnormals(cfg, checks, *out);
   }
 
@@ -234,7 +234,7 @@ class SpecialsProbe final : public ProbeBase {
     if (sc.cases.empty()) return audit::unsupported("no special case can be expressed in these formats");
     audit::Finding f;
     auto outputs = observe(device, cfg, sc.cases, f);
-    if (!outputs) return audit::failed(outputs.error().message);
+    if (!outputs) return audit::failed(outputs.error());
     judge_specials(*cfg.d, sc, *outputs, f);
     return f;
   }

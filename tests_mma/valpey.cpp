@@ -40,7 +40,7 @@ class TruncationProbe final : public ProbeBase {
   audit::Finding run(backends::Device& device, const MmaConfig& cfg, const audit::ProbeContext&) const override {
     const Format& fd = *cfg.d;
     auto cal = measure_kept_bits(device, cfg);
-    if (!cal) return audit::failed(cal.error().message);
+    if (!cal) return audit::failed(cal.error());
     const int F = cal->F ? *cal->F : fd.man_bits;
     // The small summand lies below the bits kept beside 2 (whose leading exponent is 1).
     std::vector<int> exps;
@@ -75,7 +75,7 @@ class TruncationProbe final : public ProbeBase {
     }
     audit::Finding f;
     auto out = observe(device, cfg, cases, f);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     const std::vector<std::string> as = matching(*out, {trunc, rz, rne});
     const auto has = [&](const Reference& r) { return std::find(as.begin(), as.end(), r.name) != as.end(); };
     const std::string example = cases.front().note;
@@ -133,7 +133,7 @@ class CarryOutProbe final : public ProbeBase {
     if (cases.empty()) return audit::unsupported("1.75 cannot be expressed in these formats, or K < 2");
     audit::Finding f;
     auto out = observe(device, cfg, cases, f);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     std::vector<std::string> parts;
     bool all = true;
     for (std::size_t i = 0; i < cases.size(); ++i) {

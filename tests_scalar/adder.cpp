@@ -265,7 +265,7 @@ class GuardBitsProbe final : public UnitProbe {
     audit::Finding finding;
     auto out = conclude(device, groups, candidates(device, f, adder_space(), unit_roundings()), question(), finding,
                         {keep_all(), keep_some(0, 16), keep_some(8, 8)});
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     // The paper's reading, a measurement: from which i on is 1.5 - 2^-i exactly 1.5?
     const std::vector<std::uint64_t>& paper_out = (*out)[0];
     int from = 0;
@@ -325,7 +325,7 @@ class CascadedProbe final : public UnitProbe {
     // The candidates: the single adders that reproduce the single additions, each with every first
     // adder of the model.
     auto singles = reproducing_adders(device, f, ctx);
-    if (!singles) return audit::failed(singles.error().message);
+    if (!singles) return audit::failed(singles.error());
     std::vector<model::ScalarUnit> units;
     for (const model::ScalarUnit& u : *singles) {
       units.push_back(u);
@@ -344,7 +344,7 @@ class CascadedProbe final : public UnitProbe {
       units = candidates(device, f, adder_space(), unit_roundings());
     }
     auto out = conclude(device, groups, units, question(), finding, {keep_all(), keep_some(0, 16), keep_some(8, 8)});
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     const std::vector<std::uint64_t>& paper_out = (*out)[0];
     int from = 0;
     for (int i = int(paper_out.size()); i >= 1; --i) {
@@ -378,8 +378,7 @@ static Expected<std::vector<model::ScalarUnit>> identify_adders(backends::Device
 
 Expected<std::vector<model::ScalarUnit>> reproducing_adders(backends::Device& device, const Format& f,
                                                             const audit::ProbeContext& ctx) {
-  return remembered<std::vector<model::ScalarUnit>>(ctx, "adders " + std::string(f.name),
-                                                    [&] { return identify_adders(device, f, ctx); });
+  return remembered(ctx, &audit::ProbeMemo::adders, f, [&] { return identify_adders(device, f, ctx); });
 }
 
 void add_adder_probes(std::vector<const audit::ScalarProbe*>& out) {

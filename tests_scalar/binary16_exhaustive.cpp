@@ -120,7 +120,7 @@ class Binary16ExhaustiveProbe final : public audit::ScalarProbe {
     std::vector<std::string> parts;
     for (Node op : {Node::add, Node::mul}) {
       auto t = tally(device, f, op, full, sampled, ctx.seed, fi);
-      if (!t) return audit::failed(t.error().message);
+      if (!t) return audit::failed(t.error());
       const auto alt = alternatives();
       nlohmann::json mm = nlohmann::json::object();
       std::size_t best = 0;

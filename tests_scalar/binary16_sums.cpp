@@ -69,13 +69,13 @@ class WiderSumsProbe final : public UnitProbe {
       cases.push_back({{a, b}, fmt::format("{} + {}", show(f, a), show(f, b))});
     }
     auto units = reproducing_adders(device, f, ctx);
-    if (!units) return audit::failed(units.error().message);
+    if (!units) return audit::failed(units.error());
     if (units->empty()) units->push_back(model::ieee_unit(f));  // no adder fits: nothing reproduces, said so
     audit::Finding finding;
     const Expr expr = backends::binary(Node::add, f);
     auto out =
         conclude(device, {{expr, paper}, {expr, cases}}, *units, question(), finding, {keep_all(), keep_some(8, 16)});
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     if (finding.parameters.value("conclusion", "") == "stated")
       finding.parameters["wider"] =
           finding.parameters.contains("registers") ? nlohmann::json(true) : nlohmann::json(nullptr);

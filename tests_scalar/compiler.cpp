@@ -170,7 +170,7 @@ audit::Finding ContractionCanary::run(backends::Device& device, const Format& f,
     products.push_back(
         {{random_normal(f, rng(), 0, rng() & 1, 0, 0), random_normal(f, rng(), 0, false, 0, 0)}, "a * b"});
   auto p = run_cases(device, single(Node::mul, f), products);
-  if (!p) return audit::failed(p.error().message);
+  if (!p) return audit::failed(p.error());
   audit::Finding fi;
   Compared total;
   // c is the device's own product: a*b + (-c) and a*b - c are 0 from two roundings of any unit.
@@ -186,9 +186,9 @@ audit::Finding ContractionCanary::run(backends::Device& device, const Format& f,
     }
     const Expr expr = compound(Node::mul, op, f);
     auto out = run_cases(device, expr, cases);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     auto stored = stepwise(device, f, Node::mul, op, cases);
-    if (!stored) return audit::failed(stored.error().message);
+    if (!stored) return audit::failed(stored.error());
     const Compared c = compare_outputs(expr, cases, *out, *stored, one, fi);
     total.differ += c.differ;
     total.single += c.single;
@@ -204,7 +204,7 @@ audit::Finding ContractionCanary::run(backends::Device& device, const Format& f,
     return fi;
   }
   auto wide = wider_registers(device, f, rng);
-  if (!wide) return audit::failed(wide.error().message);
+  if (!wide) return audit::failed(wide.error());
   fi.parameters["registers_differ"] = *wide;
   if (*wide) {
     fi.parameters["contracted"] = nullptr;
@@ -240,9 +240,9 @@ audit::Finding NarrowingCanary::run(backends::Device& device, const Format& f, c
   for (const Format* w : wider) {
     const NarrowingCases nc = narrowing_cases(f, *w, rng);
     const auto total = compare_narrowing(device, f, *w, nc, fi);
-    if (!total) return audit::failed(total.error().message);
+    if (!total) return audit::failed(total.error());
     auto line = say_narrowing(device, f, *w, *total, rng, fi.parameters["from"][w->name]);
-    if (!line) return audit::failed(line.error().message);
+    if (!line) return audit::failed(line.error());
     said.push_back(std::move(*line));
   }
   fi.verdict = "NARROWING: " + fmt::format("{}", fmt::join(said, "; "));

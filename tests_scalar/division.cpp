@@ -85,13 +85,13 @@ class DivisionMethodProbe final : public UnitProbe {
       ones.push_back({{one_of(f), y}, fmt::format("1 / {}", show(f, y))});
     }
     auto reproducing = division_candidates(device, f, ctx);
-    if (!reproducing) return audit::failed(reproducing.error().message);
+    if (!reproducing) return audit::failed(reproducing.error());
     std::vector<model::ScalarUnit> units = std::move(*reproducing);
     if (units.empty()) units = {model::ieee_unit(f)};  // no multiplier fits: nothing reproduces, said so
     audit::Finding out;
     auto got = conclude(device, {{q.done(), pairs}, {p.done(), triples}, {r.done(), ones}}, units, question(), out,
                         {keep_some(16, 0), keep_some(0, 4), keep_some(0, 4)});
-    if (!got) return audit::failed(got.error().message);
+    if (!got) return audit::failed(got.error());
     // No bit-exact candidate: the compiled division may be a sequence known by its bound.
     std::vector<Case> quotients = pairs;
     quotients.insert(quotients.end(), ones.begin(), ones.end());

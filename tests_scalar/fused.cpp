@@ -95,10 +95,10 @@ class FusedProbe final : public UnitProbe {
       random.push_back({{x, y, c.neg(p.bits)}, fmt::format(fmt::runtime(form), show(f, x), show(f, y), "-RN(x*y)")});
     }
     auto units = fusion_candidates(device, f, ctx);
-    if (!units) return audit::failed(units.error().message);
+    if (!units) return audit::failed(units.error());
     audit::Finding fi;
     auto out = conclude(device, {{e, items}, {e, random}}, *units, question(), fi, {keep_all(), keep_some(0, 8)});
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     // A measurement beside the verdict: how many bits below the precision the product keeps.
     int kept = 0;
     while (kept < P && (*out)[0][std::size_t(kept)] == c.v(1, s - P - kept - 1)) ++kept;  // the first P items

@@ -161,7 +161,7 @@ class InfinityProbe final : public UnitProbe {
       }
     audit::Finding finding;
     auto out = conclude(device, groups, units, question(), finding, {}, true);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     return finding;
   }
 };

@@ -54,13 +54,13 @@ class MadProbe final : public UnitProbe {
       cases.push_back({{x, y, negate(f, prod.bits)}, fmt::format("MAD({}, {}, -x*y)", show(f, x), show(f, y))});
     }
     auto units = fusion_candidates(device, f, ctx);
-    if (!units) return audit::failed(units.error().message);
+    if (!units) return audit::failed(units.error());
     audit::Finding finding;
     // And sums just above a tie: wider registers round them twice.
     auto out = conclude(
         device, {{backends::ternary(Node::mad, f), cases}, {backends::ternary(Node::mad, f), double_rounding_cases(f)}},
         *units, question(), finding);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     int zeros = 0;
     for (std::uint64_t o : (*out)[0]) zeros += model::classify(f, o) == model::Class::zero;
     finding.parameters["zero_results"] = zeros;

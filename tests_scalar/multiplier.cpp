@@ -541,7 +541,7 @@ class MultiplierProbe : public UnitProbe {
   audit::Finding conclude_on(backends::Device& device, const Format& f, std::vector<std::vector<Case>>& sets,
                              std::uint64_t seed, const Chunks& more, std::size_t head) const {
     auto id = identify(device, f, sets, seed, more);
-    if (!id) return audit::failed(id.error().message);
+    if (!id) return audit::failed(id.error());
     std::vector<Group> groups;
     std::vector<KeepFn> keep;
     for (std::size_t s = 0; s < sets.size(); ++s) {
@@ -552,7 +552,7 @@ class MultiplierProbe : public UnitProbe {
     keep.push_back(keep_some(0, 4));
     audit::Finding finding;
     auto out = conclude(device, groups, materialize(f, *id), question(), finding, keep);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     return finding;
   }
 
@@ -618,8 +618,7 @@ static Expected<std::vector<model::MultiplierParams>> identify_multipliers(backe
 
 Expected<std::vector<model::MultiplierParams>> reproducing_multipliers(backends::Device& device, const Format& f,
                                                                        const audit::ProbeContext& ctx) {
-  return remembered<std::vector<model::MultiplierParams>>(ctx, "multipliers " + std::string(f.name),
-                                                          [&] { return identify_multipliers(device, f, ctx); });
+  return remembered(ctx, &audit::ProbeMemo::multipliers, f, [&] { return identify_multipliers(device, f, ctx); });
 }
 
 void add_multiplier_probes(std::vector<const audit::ScalarProbe*>& out) {

@@ -228,13 +228,13 @@ class NanProbe final : public UnitProbe {
     };
     audit::Finding finding;
     auto out = conclude(device, groups, candidates(device, f, space), question(), finding);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     // The conversion to a wider format: a measurement against the model's IEEE conversion (the
     // payload and sign kept, quieted), the conversion's NaN being no question of f's unit.
     if (const Format* g = wider_on(device, f)) {
       const Group c = conversion_group(f, *g);
       auto outs = run_cases(device, c.expr, c.cases);
-      if (!outs) return audit::failed(outs.error().message);
+      if (!outs) return audit::failed(outs.error());
       bool as_ieee = true;
       for (std::size_t i = 0; i < c.cases.size(); ++i) {
         const std::uint64_t ieee = model::cvt(*g, f, model::Options{}, c.cases[i].operands[0]).bits;

@@ -824,7 +824,7 @@ class CommutativeProbe final : public ParanoiaProbe {
     operands.reserve(4 * pairs.size());
     for (const auto& [x, y] : pairs) operands.insert(operands.end(), {x, y, y, x});
     auto r = device.scalar({&mul, operands});
-    if (!r) return audit::failed(r.error().message);
+    if (!r) return audit::failed(r.error());
     if (r->size() != 2 * pairs.size()) return audit::failed("the device returned the wrong number of results");
     std::size_t fails = 0;
     for (std::size_t i = 0; i < pairs.size(); ++i) {

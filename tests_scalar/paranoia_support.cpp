@@ -12,7 +12,7 @@ audit::Finding guarded(const std::function<audit::Finding()>& body) {
   try {
     return body();
   } catch (const DeviceFailure& e) {
-    return audit::failed(e.what());
+    return audit::failed(e.error);
   }
 }
 
@@ -126,7 +126,7 @@ std::vector<u64> Bench::run(const std::vector<Item>& items, bool record) {
       operands.insert(operands.end(), items[i].x.begin(), items[i].x.end());
     }
     auto r = device_.scalar({e, operands});
-    if (!r) throw DeviceFailure(fmt::format("{}: {}", e->to_string(), r.error().message));
+    if (!r) throw DeviceFailure(r.error().retold(fmt::format("{}: {}", e->to_string(), r.error().message)));
     if (r->size() != idx.size())
       throw DeviceFailure(
           fmt::format("{}: the device returned {} results for {} cases", e->to_string(), r->size(), idx.size()));

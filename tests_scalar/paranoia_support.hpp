@@ -33,9 +33,12 @@ using u64 = std::uint64_t;
 // Whether the encoding x of f is a NaN.
 inline bool is_nan(const Format& f, u64 x) { return model::is_nan(model::classify(f, x)); }
 
-// A device batch that came back as an error; run() turns it into an `error` finding.
+// A device batch that came back as an error; guarded() turns it into the finding of that error
+// (audit::failed: `unsupported` where the device lacks something, else `error`).
 struct DeviceFailure : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit DeviceFailure(Error e) : std::runtime_error(e.message), error(std::move(e)) {}
+  explicit DeviceFailure(const std::string& message) : DeviceFailure(Error{message}) {}
+  Error error;
 };
 // Runs a probe body, turning DeviceFailure into audit::failed.
 audit::Finding guarded(const std::function<audit::Finding()>& body);

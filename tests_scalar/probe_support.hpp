@@ -168,17 +168,20 @@ class UnitProbe : public audit::ScalarProbe {
 // with it; the other `formats` compute in their IEEE units.
 std::unique_ptr<backends::Device> unit_device(const model::ScalarUnit& u, const std::vector<const Format*>& formats);
 
-// make()'s value under `key` in the device's memo (audit::ProbeContext), made once; errors are not kept.
+// make()'s value for format f in the device's memo (audit::ProbeMemo, the map `slot`), made once;
+// errors are not kept.
 template <class T, class Make>
-Expected<T> remembered(const audit::ProbeContext& ctx, const std::string& key, Make make) {
+Expected<T> remembered(const audit::ProbeContext& ctx, std::map<const Format*, T> audit::ProbeMemo::*slot,
+                       const Format& f, Make make) {
   {
     std::lock_guard<std::mutex> hold(ctx.memo->lock);
-    if (auto it = ctx.memo->values.find(key); it != ctx.memo->values.end()) return std::any_cast<T>(it->second);
+    const auto& values = (*ctx.memo).*slot;
+    if (auto it = values.find(&f); it != values.end()) return it->second;
   }
   Expected<T> v = make();
   if (v) {
     std::lock_guard<std::mutex> hold(ctx.memo->lock);
-    ctx.memo->values.emplace(key, *v);
+    ((*ctx.memo).*slot).emplace(&f, *v);
   }
   return v;
 }

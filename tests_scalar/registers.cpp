@@ -123,17 +123,17 @@ class RangeProbe final : public UnitProbe {
            {tiny, negate(f, tiny)}});
     }
     auto units = register_candidates(device, f, ctx);
-    if (!units) return audit::failed(units.error().message);
+    if (!units) return audit::failed(units.error());
     std::vector<Group> groups;
     for (const Shape& s : shapes) groups.push_back({compound(s.op1, s.op2, f), s.cases});
     audit::Finding finding;
     auto out = conclude(device, groups, shapes.size() > 2 ? keeping_or_flushing(*units) : *units, question(), finding);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     // Measurements beside the verdict: the outputs as stored step by step, and as the exact results.
     bool stored = true, exact = true;
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       auto same = as_stored(device, f, shapes[i].op1, shapes[i].op2, shapes[i].cases, (*out)[i]);
-      if (!same) return audit::failed(same.error().message);
+      if (!same) return audit::failed(same.error());
       stored = stored && *same;
       exact = exact && (*out)[i] == shapes[i].extended;
     }
@@ -182,12 +182,12 @@ class PrecisionProbe final : public UnitProbe {
                        k ? fmt::format("(1 + 2^-{0}) - 1 (times 2^{1})", i, k) : fmt::format("(1 + 2^-{0}) - 1", i)});
     }
     auto units = register_candidates(device, f, ctx);
-    if (!units) return audit::failed(units.error().message);
+    if (!units) return audit::failed(units.error());
     audit::Finding finding;
     auto out =
         conclude(device, {{compound(Node::sub, Node::add, f), paper}, {compound(Node::add, Node::sub, f), exact}},
                  *units, question(), finding, {keep_some(8, 16), keep_some(8, 16)});
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     // Measurements: (1 + 2^-i) - 1 == 2^-i for every i up to `held` (the register holds at least
     // held + 1 bits, whatever the rounding), and whether the sums equal steps stored one by one.
     int held = 0;
@@ -198,8 +198,8 @@ class PrecisionProbe final : public UnitProbe {
     finding.parameters["exact_sums_up_to_i"] = held;
     auto a = as_stored(device, f, Node::sub, Node::add, paper, (*out)[0]);
     auto b = as_stored(device, f, Node::add, Node::sub, exact, (*out)[1]);
-    if (!a) return audit::failed(a.error().message);
-    if (!b) return audit::failed(b.error().message);
+    if (!a) return audit::failed(a.error());
+    if (!b) return audit::failed(b.error());
     finding.parameters["as_stored"] = *a && *b;
     finding.verdict += fmt::format("; (1 + 2^-i) - 1 is exact up to i = {}", held);
     return finding;

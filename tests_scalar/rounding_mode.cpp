@@ -215,11 +215,11 @@ class RoundingProbe final : public UnitProbe {
     if (op_ == Node::div && f.has_subnormals() && f.man_bits + 2 <= f.emax())
       for (Case& c : quotient_tie_cases(f)) cases.push_back(std::move(c));
     auto units = mode_candidates(device, f, ctx);
-    if (!units) return audit::failed(units.error().message);
+    if (!units) return audit::failed(units.error());
     audit::Finding finding;
     finding.title = title_;
     auto out = conclude(device, {{expr, cases}}, *units, question(), finding);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     // No candidate: a compiled division or square root known by its bound (approximate.hpp). The
     // question does not apply to an approximate division (scalar.div.method says it); a square root
     // has no other probe of its method, and its profile fragment carries the bound.

@@ -102,7 +102,7 @@ class SignSymmetryProbe final : public UnitProbe {
                                      candidates(
                                          device, f, [](const Format&) { return Space{}; }, unit_roundings()),
                                      ctx);
-    if (!reproducing) return audit::failed(reproducing.error().message);
+    if (!reproducing) return audit::failed(reproducing.error());
     std::vector<model::ScalarUnit> units = std::move(*reproducing);
     // No multiplier of the model fits: the exact one in every rounding, which nothing reproduces.
     if (units.empty())
@@ -114,7 +114,7 @@ class SignSymmetryProbe final : public UnitProbe {
     for (std::size_t i = 0; i < groups.size(); ++i) keep.push_back(keep_some(8, 8));
     audit::Finding finding;
     auto out = conclude(device, groups, units, question(), finding, keep);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     // A measurement beside the verdict: the results that break the symmetry, from A*B's.
     std::size_t broken = 0;
     for (std::size_t v = 0; v < std::size(kVariants); ++v)

@@ -116,7 +116,7 @@ class TransferProbe final : public UnitProbe {
     audit::Finding finding;
     auto out = conclude(device, groups, candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)}),
                         question(), finding, {}, false);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     // Infinities: a measurement (every unit of the model keeps them).
     if (f.has_inf()) {
       const std::vector<std::uint64_t>& inf = out->back();
@@ -215,11 +215,11 @@ class OperationProbe final : public UnitProbe {
     };
     auto units = with_reproducing_multipliers(
         device, candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)}), ctx);
-    if (!units) return audit::failed(units.error().message);
+    if (!units) return audit::failed(units.error());
     if (units->empty()) units->push_back(model::ieee_unit(f));  // no multiplier fits: nothing reproduces, said so
     audit::Finding finding;
     auto out = conclude(device, groups, *units, question(), finding);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     // Infinities: a measurement (every unit of the model keeps them).
     for (const auto& [op, g] : infinities) {
       const std::vector<std::uint64_t>& inf = (*out)[g];

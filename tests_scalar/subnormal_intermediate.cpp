@@ -82,11 +82,11 @@ class IntermediateProbe final : public UnitProbe {
     };
     auto units = with_reproducing_multipliers(
         device, candidates(device, f, space, {model::UnitRounding::ieee(model::Rounding::rne)}), ctx);
-    if (!units) return audit::failed(units.error().message);
+    if (!units) return audit::failed(units.error());
     if (units->empty()) units->push_back(model::ieee_unit(f));  // no multiplier fits: nothing reproduces, said so
     audit::Finding out;
     auto got = conclude(device, groups, *units, question(), out);
-    if (!got) return audit::failed(got.error().message);
+    if (!got) return audit::failed(got.error());
     // The readings of the old verdict, from the answer when one is stated.
     if (out.parameters.value("conclusion", "") == "stated") {
       const nlohmann::json& p = out.parameters;

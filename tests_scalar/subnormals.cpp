@@ -289,7 +289,7 @@ class FlushProbe final : public UnitProbe {
       }
     audit::Finding finding;
     auto out = conclude(device, groups, units, question(), finding);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     return finding;
   }
 };

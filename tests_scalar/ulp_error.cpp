@@ -72,7 +72,7 @@ class UlpErrorProbe final : public audit::ScalarProbe {
       const std::size_t count = std::min(chunk, n - start);
       const std::span<const u64> ops(tuples.data() + start * k, count * k);
       auto r = device.scalar({&e, ops});
-      if (!r) throw DeviceFailure(r.error().message);
+      if (!r) throw DeviceFailure(r.error());
       if (r->size() != count) throw DeviceFailure("the device returned the wrong number of results");
       for (std::size_t i = 0; i < count; ++i) {
         const std::span<const u64> x(ops.data() + i * k, k);

@@ -112,7 +112,7 @@ class ZeroSignProbe final : public UnitProbe {
     };
     audit::Finding finding;
     auto out = conclude(device, groups, candidates(device, f, space), question(), finding);
-    if (!out) return audit::failed(out.error().message);
+    if (!out) return audit::failed(out.error());
     return finding;
   }
 };

@@ -110,6 +110,44 @@ TEST(MmaLayout, RandomUnitsOfTheModelPass) {
   }
 }
 
+// A backend whose every MMA batch fails with one error.
+class Refusing final : public backends::Device {
+ public:
+  Refusing(backends::Device& inner, Error e) : inner_(&inner), error_(std::move(e)) {}
+  const backends::DeviceInfo& info() const override { return inner_->info(); }
+  const backends::Capabilities& caps() const override { return inner_->caps(); }
+  Expected<std::vector<std::uint64_t>> scalar(const backends::ScalarBatch& b) override { return inner_->scalar(b); }
+  Expected<std::vector<std::uint64_t>> mma(const backends::MmaBatch&) override { return error_; }
+
+ private:
+  backends::Device* inner_;
+  Error error_;
+};
+
+// Every MMA probe and the layout check: a device that refuses what it cannot compute ends the probe
+// as `unsupported`, saying why; any other error as `error`.
+TEST(MmaLayout, UnsupportedErrorsBecomeUnsupportedFindings) {
+  Refusing lacking(device("ampere:HMMA.16816.F32"), Error{"the tile is too large here", ErrorKind::unsupported});
+  Refusing failing(device("ampere:HMMA.16816.F32"), Error{"the driver failed", ErrorKind::failed});
+  const backends::MmaConfig& cfg = lacking.caps().mma.front();
+  const audit::ProbeContext ctx{audit::Tier::quick, kSeed};
+  std::vector<const audit::MmaProbe*> all(mma::probes().begin(), mma::probes().end());
+  const mma::LayoutCheck layout;
+  all.push_back(&layout);
+  std::size_t checked = 0;
+  for (const audit::MmaProbe* p : all) {
+    if (!p->applies(cfg)) continue;
+    const audit::Finding a = p->run(lacking, cfg, ctx), b = p->run(failing, cfg, ctx);
+    // A probe these formats give nothing to measure says so before it runs anything.
+    if (a.status == audit::Status::unsupported && a.message == b.message) continue;
+    EXPECT_EQ(a.status, audit::Status::unsupported) << p->id() << ": " << a.message;
+    EXPECT_NE(a.message.find("too large here"), std::string::npos) << p->id() << ": " << a.message;
+    EXPECT_EQ(b.status, audit::Status::error) << p->id() << ": " << b.message;
+    ++checked;
+  }
+  EXPECT_GT(checked, all.size() / 2);
+}
+
 // A backend that misplaces elements: it hands the unit A with two K columns swapped (B as
 // given), or B with two columns swapped, or reads D transposed, or C shifted by one element.
 class Misplacing final : public backends::Device {

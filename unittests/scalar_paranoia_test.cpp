@@ -317,19 +317,23 @@ TEST(ScalarParanoia, RegisterPrecisionBeyondStorage) {
   EXPECT_TRUE(has(fi.verdict, "24 significant bits measured, the format has 11 (registers wider")) << fi.verdict;
 }
 
-// A probe reports a device error as an `error` finding, not a crash.
+// A probe reports a device error as a finding, not a crash: `error`, or `unsupported` where the
+// device lacks what the probe needs (audit::failed).
 class FailingDevice final : public backends::Device {
  public:
-  FailingDevice() {
+  explicit FailingDevice(Error e = Error{"lost device", ErrorKind::lost},
+                         std::vector<const Format*> formats = {&model::binary32})
+      : error_(std::move(e)) {
     info_.id = "test:failing";
-    caps_.formats = {&model::binary32};
+    caps_.formats = std::move(formats);
   }
   const backends::DeviceInfo& info() const override { return info_; }
   const backends::Capabilities& caps() const override { return caps_; }
-  Expected<std::vector<std::uint64_t>> scalar(const backends::ScalarBatch&) override { return Error{"lost device"}; }
-  Expected<std::vector<std::uint64_t>> mma(const backends::MmaBatch&) override { return Error{"no"}; }
+  Expected<std::vector<std::uint64_t>> scalar(const backends::ScalarBatch&) override { return error_; }
+  Expected<std::vector<std::uint64_t>> mma(const backends::MmaBatch&) override { return error_; }
 
  private:
+  Error error_;
   backends::DeviceInfo info_;
   backends::Capabilities caps_;
 };
@@ -342,6 +346,22 @@ TEST(ScalarParanoia, DeviceErrorsBecomeErrorFindings) {
     EXPECT_TRUE(has(fi.message, "lost device")) << id << ": " << fi.message;
   }
   EXPECT_EQ(probe("scalar.paranoia.radix").run(dev, model::binary16, {}).status, audit::Status::unsupported);
+}
+
+// Every scalar probe: a device that refuses an expression it cannot compute ends the probe as
+// `unsupported`, saying why; any other error as `error`.
+TEST(ScalarParanoia, UnsupportedErrorsBecomeUnsupportedFindings) {
+  const std::vector<const Format*> formats = {&model::binary16, &model::binary32, &model::binary64};
+  FailingDevice lacking(Error{"test:failing cannot compute this", ErrorKind::unsupported}, formats);
+  FailingDevice failing(Error{"the driver failed", ErrorKind::failed}, formats);
+  for (const audit::ScalarProbe* p : scalar::probes()) {
+    if (!p->applies(model::binary32)) continue;
+    const Finding a = p->run(lacking, model::binary32, audit::ProbeContext{Tier::quick, kSeed});
+    EXPECT_EQ(a.status, audit::Status::unsupported) << p->id() << ": " << a.message;
+    EXPECT_TRUE(has(a.message, "cannot compute this")) << p->id() << ": " << a.message;
+    const Finding b = p->run(failing, model::binary32, audit::ProbeContext{Tier::quick, kSeed});
+    EXPECT_EQ(b.status, audit::Status::error) << p->id() << ": " << b.message;
+  }
 }
 
 // The integer ulp arithmetic against host binary64 (exact for binary32 products, within 2^-29 ulp

@@ -192,7 +192,7 @@ Expected<bool> read_mma_entries(const json& mma, const std::string& at, Profile&
       continue;
     }
     auto dot = config_from_entry(m, e);
-    if (!dot) return Error{fmt::format("{}: {}", here, dot.error().message), ErrorKind::invalid};
+    if (!dot) return dot.error().retold(fmt::format("{}: {}", here, dot.error().message));
     const std::string key = mma_model_key(m);
     if (prof.models.count(key))
       return Error{fmt::format("{}.config: {} is listed twice", here, key), ErrorKind::invalid};

@@ -38,6 +38,9 @@ class Reader {
     return true;
   }
   Expected<bool> only(std::initializer_list<std::string_view> keys) const {
+    return only(std::vector<std::string_view>(keys));
+  }
+  Expected<bool> only(const std::vector<std::string_view>& keys) const {
     for (const auto& [k, v] : j_.items()) {
       if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
         std::string known;
@@ -185,8 +188,10 @@ Expected<model::ScalarUnit> unit_from_json(const model::Format& f, const json& j
   u.name = "";
   const Reader top(j, where);
   GP_TRY(top.check_object());
-  GP_TRY(top.only({"add", "add_cascaded", "sub", "mul", "div", "sqrt", "fma", "mad", "cvt", "subnormals", "nan",
-                   "registers", "validation"}));
+  std::vector<std::string_view> keys;
+  for (const UnitOperationKey& op : kUnitOperationKeys) keys.push_back(op.key);
+  keys.insert(keys.end(), {"subnormals", "nan", "registers", "validation"});
+  GP_TRY(top.only(keys));
   if (const json* v = top.find("add")) GP_TRY(read_adder(top.child(*v, "add"), u.add));
   if (const json* v = top.find("add_cascaded")) {
     // The first of two dependent additions, where it runs on an adder of its own; unset: `add`.

@@ -4,11 +4,26 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "backends/expected.hpp"
 #include "model/scalar_unit.hpp"
 
 namespace gp::backends {
+
+// The keys of profile.scalar.<format> that name an operation of the unit, in the schema's order
+// (then come subnormals, nan, registers and validation), with what each is to a profile's assembly
+// (audit/validation.hpp): `stated`, the validation runs it only where a probe stated its
+// parameters (a missing key is no finding, and the model's default would be a guess); `arithmetic`,
+// it computes in the unit's registers, so that a format computed in a wider one takes that one's key.
+struct UnitOperationKey {
+  std::string_view key;
+  bool stated, arithmetic;
+};
+inline constexpr UnitOperationKey kUnitOperationKeys[] = {
+    {"add", true, true}, {"add_cascaded", false, true}, {"sub", false, true},
+    {"mul", true, true}, {"div", true, true},           {"sqrt", true, true},
+    {"fma", true, true}, {"mad", true, true},           {"cvt", false, false}};
 
 // An adder as the keys of profile.scalar.<format>.add (and add_cascaded).
 nlohmann::json adder_json(const model::AdderParams& adder);

@@ -324,7 +324,7 @@ Finding none_fits(Search& search, const std::vector<Near>& near) {
   for (const Near& x : near)
     nearest.push_back(fmt::format("{} mispredicts {} of {}", describe(cfg, x.c), x.misses, search.pool.size()));
   if (!near.empty()) f.message = "the closest candidates: " + join(nearest, "; ", "; ");
-  if (auto t = compare_with_table(search.device, cfg, search.ctx, nullptr, f); !t) return failed(t.error().message);
+  if (auto t = compare_with_table(search.device, cfg, search.ctx, nullptr, f); !t) return failed(t.error());
   return f;
 }
 
@@ -361,7 +361,7 @@ Finding state_model(Search& search, std::vector<DotConfig>& survivors, Validatio
                           describe(cfg, named), search.pool.size(),
                           survivors.size() > 1 ? fmt::format(" ({} equivalent candidates)", survivors.size()) : "",
                           val.tiles, val.mismatches);
-  if (auto t = compare_with_table(search.device, cfg, search.ctx, &chosen, f); !t) return failed(t.error().message);
+  if (auto t = compare_with_table(search.device, cfg, search.ctx, &chosen, f); !t) return failed(t.error());
   return f;
 }
 
@@ -374,7 +374,7 @@ Finding identify(backends::Device& device, const backends::MmaConfig& cfg, std::
   f.source = "MMA-Sim (Xie et al. 2025), sections III, IV and V";
   Search search{device, cfg, ctx, f, cfg.k};
   const auto from_probes = seed_pool(search, readings);
-  if (!from_probes) return failed(from_probes.error().message);
+  if (!from_probes) return failed(from_probes.error());
   // Every candidate of the model: a verdict is a claim about all of them, so the search never
   // narrows the space to the ranges the probes measured (the probes' cases are observations).
   const Space space = full_space(cfg, measured_tree(readings));
@@ -384,7 +384,7 @@ Finding identify(backends::Device& device, const backends::MmaConfig& cfg, std::
   std::vector<Near> near;
   if (survivors.empty()) near = closest_candidates(cfg, space, search.pool, 3);
   auto val = search_and_validate(search, survivors);
-  if (!val) return failed(val.error().message);
+  if (!val) return failed(val.error());
   f.parameters["observations"] = {{"probes", *from_probes},
                                   {"random", 48 * std::size(all_gens)},
                                   {"separating_inputs", search.run_inputs},
