@@ -3,6 +3,7 @@
 // with each hypothesis' prediction from the model. It never knows which backend it runs on.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -59,9 +60,9 @@ class ScalarProbe {
   // For a probe that concludes from candidate units (tests_scalar/probe_support.hpp): its question
   // asked of a unit, the answer a device made of that unit must get (null: the question does not
   // apply to it); nullopt for a probe that measures and asks nothing. Tests hold verdicts to it.
-  virtual std::optional<nlohmann::json> ask(const model::ScalarUnit&) const { return std::nullopt; }
+  virtual std::optional<Answer> ask(const model::ScalarUnit&) const { return std::nullopt; }
   // The profile fragment a stated answer gives (Finding::profile).
-  virtual nlohmann::json profile_of(const nlohmann::json&) const { return nlohmann::json::object(); }
+  virtual nlohmann::json profile_of(const Answer&) const { return nlohmann::json::object(); }
 };
 
 // The question an MMA probe asks of a candidate model (verdict.hpp): the candidate's answer for
@@ -69,7 +70,7 @@ class ScalarProbe {
 // apply to that kind of unit (the carry-out bits of a fixed-point accumulator, asked of an FMA chain).
 struct MmaQuestion {
   Question question;
-  nlohmann::json (*answer)(const backends::MmaConfig& config, const model::DotConfig& candidate);
+  std::function<Answer(const backends::MmaConfig& config, const model::DotConfig& candidate)> answer;
 };
 
 // An MMA probe runs once per cooperative-matrix configuration the device offers, through

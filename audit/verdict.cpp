@@ -71,12 +71,12 @@ nlohmann::json listed_candidates(std::span<const Candidate> survivors) {
   std::set<std::string> seen;
   std::vector<const Candidate*> order;
   for (const Candidate& c : survivors)
-    if (seen.insert(c.model + '\n' + c.answer.dump()).second) order.push_back(&c);
+    if (seen.insert(c.model + '\n' + c.answer.fields().dump()).second) order.push_back(&c);
   for (const Candidate& c : survivors)
     if (order.size() < kListed && std::find(order.begin(), order.end(), &c) == order.end()) order.push_back(&c);
   nlohmann::json listed = nlohmann::json::array();
   for (const Candidate* c : order)
-    listed.push_back({{"model", c->model}, {"parameters", c->parameters}, {"answer", c->answer}});
+    listed.push_back({{"model", c->model}, {"parameters", c->parameters}, {"answer", c->answer.fields()}});
   return listed;
 }
 
@@ -102,12 +102,13 @@ std::string unexplained_verdict(const Question& q, std::span<const Miss> misses)
 
 // Several applicable answers: what they share and where they differ, and the models for which the
 // question does not apply.
-std::string inconclusive_verdict(const Question& q, const std::map<std::string, nlohmann::json>& answers,
+std::string inconclusive_verdict(const Question& q, const std::map<std::string, Answer>& answers,
                                  const std::vector<Candidate>& inapplicable) {
   std::vector<std::string> shared, differ;
   std::map<std::string, std::set<std::string>> values;
   std::set<std::string> keys;
-  for (const auto& [_, a] : answers) {
+  for (const auto& [_, answer] : answers) {
+    const nlohmann::json& a = answer.fields();
     if (!a.is_object()) {
       values["answer"].insert(value_text(a));
       keys.insert("answer");
@@ -117,7 +118,10 @@ std::string inconclusive_verdict(const Question& q, const std::map<std::string, 
   }
   for (const std::string& k : keys) {
     if (k == "answer") continue;
-    for (const auto& [_, a] : answers) values[k].insert(a.is_object() && a.contains(k) ? value_text(a[k]) : "none");
+    for (const auto& [_, answer] : answers) {
+      const nlohmann::json& a = answer.fields();
+      values[k].insert(a.is_object() && a.contains(k) ? value_text(a[k]) : "none");
+    }
   }
   for (const std::string& k : keys) {
     const auto& vs = values[k];
@@ -137,10 +141,10 @@ std::string inconclusive_verdict(const Question& q, const std::map<std::string, 
 
 }  // namespace
 
-std::string render(const nlohmann::json& answer) {
-  if (!answer.is_object()) return value_text(answer);
+std::string render(const nlohmann::json& fields) {
+  if (!fields.is_object()) return value_text(fields);
   std::vector<std::string> parts;
-  for (const auto& [k, v] : answer.items()) parts.push_back(k + " " + value_text(v));
+  for (const auto& [k, v] : fields.items()) parts.push_back(k + " " + value_text(v));
   return joined(parts);
 }
 
@@ -153,13 +157,13 @@ Judgement judge(const Question& q, std::span<const Candidate> survivors, std::sp
     j.verdict = unexplained_verdict(q, misses);
     return j;
   }
-  std::map<std::string, nlohmann::json> answers;  // distinct non-null answers
+  std::map<std::string, Answer> answers;  // distinct answers, by their fields
   std::vector<Candidate> inapplicable;
   for (const Candidate& c : survivors) {
-    if (c.answer.is_null())
+    if (!c.answer.applies())
       inapplicable.push_back(c);
     else
-      answers.emplace(c.answer.dump(), c.answer);
+      answers.emplace(c.answer.fields().dump(), c.answer);
   }
   if (answers.empty()) {
     j.conclusion = Conclusion::not_applicable;
@@ -184,8 +188,8 @@ void apply(const Judgement& j, Finding& f) {
   f.parameters["conclusion"] = kNames[int(j.conclusion)];
   f.parameters["candidates"] = j.candidates;
   f.parameters["survivors"] = j.survivors;
-  if (j.conclusion == Conclusion::stated && j.answer.is_object())
-    for (const auto& [k, v] : j.answer.items()) f.parameters[k] = v;
+  if (j.conclusion == Conclusion::stated && j.answer.fields().is_object())
+    for (const auto& [k, v] : j.answer.fields().items()) f.parameters[k] = v;
 }
 
 }  // namespace gp::audit

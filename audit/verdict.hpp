@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "audit/answer.hpp"
 #include "audit/finding.hpp"
 
 namespace gp::audit {
@@ -28,9 +29,9 @@ namespace gp::audit {
 struct Candidate {
   std::string model;          // the model's name: "fda", "ieee", "chopped adder"
   nlohmann::json parameters;  // the model's parameters, as the profile writes them
-  // The probe's question asked of this candidate: an object of named values ({"carry_bits": 3}),
-  // or null when the question does not apply to this kind of unit.
-  nlohmann::json answer;
+  // The probe's question asked of this candidate (answer.hpp), none when the question does not
+  // apply to this kind of unit.
+  Answer answer;
 };
 
 // Where the closest candidates went wrong, for the verdict when none is left.
@@ -44,7 +45,7 @@ enum class Conclusion { stated, inconclusive, not_applicable, unexplained };
 
 struct Judgement {
   Conclusion conclusion = Conclusion::unexplained;
-  nlohmann::json answer;  // the one answer (stated), else null
+  Answer answer;  // the one answer (stated), else none
   std::string verdict;
   nlohmann::json candidates = nlohmann::json::array();
   std::size_t survivors = 0;  // how many candidates reproduce every observation (candidates lists some)
@@ -52,11 +53,12 @@ struct Judgement {
 
 // `question` names what the probe asks ("CARRIES", "the carry-out bits of a fixed-point
 // accumulator"): the first is the verdict's head, the second the not-applicable/inconclusive
-// wording. `say` renders one answer in the probe's voice ("every carry kept up to 5 summands").
+// wording. `say` renders one answer in the probe's voice ("every carry kept up to 5 summands"),
+// from the answer's own type (answer.hpp, typed).
 struct Question {
   std::string head;   // "CARRIES"
   std::string about;  // "the carry-out bits of a fixed-point accumulator"
-  std::function<std::string(const nlohmann::json&)> say;
+  std::function<std::string(const Answer&)> say;
 };
 
 // The verdict from the survivors (candidates that reproduce every observation). `misses` are
@@ -67,7 +69,9 @@ Judgement judge(const Question& q, std::span<const Candidate> survivors, std::sp
 // parameters.conclusion, and the stated answer's values as parameters (only when one answer is left).
 void apply(const Judgement& j, Finding& f);
 
-// The values of an answer as "key value, key value" (strings bare, others as JSON).
-std::string render(const nlohmann::json& answer);
+// The values of a record as "key value, key value" (strings bare, others as JSON): an answer's
+// fields, a candidate's parameters.
+std::string render(const nlohmann::json& fields);
+inline std::string render(const Answer& answer) { return render(answer.fields()); }
 
 }  // namespace gp::audit

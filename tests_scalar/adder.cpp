@@ -165,7 +165,7 @@ AdderParams canonical_adder(const Format& reg, const Format& f, AdderParams a) {
   return a;
 }
 
-nlohmann::json adder_answer(const model::ScalarUnit& u, const AdderParams& unit_adder) {
+AdderAnswer adder_answer(const model::ScalarUnit& u, const AdderParams& unit_adder) {
   const Format& f = u.storage_format();
   const int p = f.precision(), pr = u.format->precision(), d = pr - p;
   AdderParams a = canonical_adder(*u.format, f, unit_adder);
@@ -191,35 +191,39 @@ nlohmann::json adder_answer(const model::ScalarUnit& u, const AdderParams& unit_
     }
     if (!registers) a = canonical_adder(f, f, a);
   }
-  nlohmann::json j = nlohmann::json::object();
-  if (registers) j["registers"] = u.format->name;
-  j["rounding"] = model::name(a.rounding);
-  j["guard_bits"] = a.guard_bits ? nlohmann::json(*a.guard_bits) : nlohmann::json(nullptr);
-  j["sticky"] = a.sticky;
+  AdderAnswer answer{a, registers ? u.format : nullptr, {}};
   // With no guard bit, the class of roundings that add alike, overflow included (probe_support.hpp).
   if (a.guard_bits == 0)
-    if (nlohmann::json names = rounding_class(model::name(a.rounding), true); names.size() > 1)
-      j["equivalent_roundings"] = names;
+    if (std::vector<std::string> names = rounding_class(model::name(a.rounding), true); names.size() > 1)
+      answer.equivalent_roundings = std::move(names);
+  return answer;
+}
+
+}  // namespace
+
+nlohmann::json answer_fields(const AdderAnswer& a) {
+  nlohmann::json j = nlohmann::json::object();
+  if (a.registers) j["registers"] = a.registers->name;
+  j["rounding"] = model::name(a.adder.rounding);
+  j["guard_bits"] = a.adder.guard_bits ? nlohmann::json(*a.adder.guard_bits) : nlohmann::json(nullptr);
+  j["sticky"] = a.adder.sticky;
+  if (!a.equivalent_roundings.empty()) j["equivalent_roundings"] = a.equivalent_roundings;
   return j;
 }
 
-std::string say_adder(const nlohmann::json& a) {
-  AdderParams p;
-  p.rounding = a["rounding"] == "chop" ? UnitRounding::chopped()
-                                       : UnitRounding::ieee(*model::find_rounding(a["rounding"].get<std::string>()));
-  if (a["guard_bits"].is_number()) p.guard_bits = a["guard_bits"].get<int>();
-  p.sticky = a["sticky"].get<bool>();
-  const std::string regs =
-      a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
-  return describe_adder(p) + or_equivalently(a) + regs;
+std::string say_adder(const AdderAnswer& a) {
+  const std::string regs = a.registers ? fmt::format(" (in {} registers)", a.registers->name) : "";
+  return describe_adder(a.adder) + or_equivalently(a.equivalent_roundings) + regs;
 }
+
+namespace {
 
 // The profile keys of an answer. With no guard bit a to-nearest mode adds as a directed one: the
 // fused operations, which round with the adder's mode and see every rest, choose between the two
 // when the profile is assembled (add.equivalent_roundings, audit/validation.cpp).
-nlohmann::json adder_profile(const nlohmann::json& a) {
-  nlohmann::json add = {{"rounding", a["rounding"]}, {"guard_bits", a["guard_bits"]}, {"sticky", a["sticky"]}};
-  if (a.contains("equivalent_roundings")) add["equivalent_roundings"] = a["equivalent_roundings"];
+nlohmann::json adder_profile(const AdderAnswer& a) {
+  nlohmann::json add = answer_fields(a);
+  add.erase("registers");
   return {{"add", add}};
 }
 
@@ -242,9 +246,9 @@ std::vector<Group> adder_groups(const Format& f, const audit::ProbeContext& ctx)
 }  // namespace
 
 const UnitQuestion& adder_question() {
-  static const UnitQuestion q{{"ADDITION", "the guard bits and rounding of the adder", say_adder},
-                              [](const model::ScalarUnit& u) { return adder_answer(u, u.add); },
-                              adder_profile};
+  static const UnitQuestion q{{"ADDITION", "the guard bits and rounding of the adder", audit::typed(say_adder)},
+                              [](const model::ScalarUnit& u) { return audit::Answer(adder_answer(u, u.add)); },
+                              audit::typed(adder_profile)};
   return q;
 }
 
@@ -280,16 +284,33 @@ class GuardBitsProbe final : public UnitProbe {
 };
 
 // The cascade's answer: the first adder's, and whether it is the single addition's.
-nlohmann::json cascaded_answer(const model::ScalarUnit& u) {
-  nlohmann::json j = adder_answer(u, u.add_cascaded.value_or(u.add));
-  j["same_as_single"] = j == adder_answer(u, u.add);
+struct CascadedAnswer {
+  AdderAnswer first;
+  bool same_as_single = true;
+};
+
+nlohmann::json answer_fields(const CascadedAnswer& a) {
+  nlohmann::json j = answer_fields(a.first);
+  j["same_as_single"] = a.same_as_single;
   return j;
 }
 
-std::string say_cascaded(const nlohmann::json& a) {
-  return a["same_as_single"].get<bool>()
-             ? "as a single addition: " + say_adder(a)
-             : "the first of two dependent additions differs from a single one: " + say_adder(a);
+audit::Answer cascaded_answer(const model::ScalarUnit& u) {
+  const AdderAnswer first = adder_answer(u, u.add_cascaded.value_or(u.add));
+  return audit::Answer(CascadedAnswer{first, answer_fields(first) == answer_fields(adder_answer(u, u.add))});
+}
+
+std::string say_cascaded(const CascadedAnswer& a) {
+  return a.same_as_single ? "as a single addition: " + say_adder(a.first)
+                          : "the first of two dependent additions differs from a single one: " + say_adder(a.first);
+}
+
+// The profile's adder for the first of two dependent additions, where it is not `add`.
+nlohmann::json cascaded_profile(const CascadedAnswer& a) {
+  if (a.same_as_single) return nlohmann::json::object();
+  nlohmann::json add = adder_profile(a.first)["add"];
+  add.erase("equivalent_roundings");  // the single adder's question
+  return {{"add_cascaded", add}};
 }
 
 class CascadedProbe final : public UnitProbe {
@@ -299,15 +320,10 @@ class CascadedProbe final : public UnitProbe {
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.3"; }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 2 && f.has_zero(); }
   const UnitQuestion& question() const override {
-    // The profile's adder for the first of two dependent additions, where it is not `add`.
-    static const UnitQuestion q{{"CASCADED ADDITION", "the first of two dependent additions", say_cascaded},
-                                cascaded_answer,
-                                [](const nlohmann::json& a) {
-                                  if (a["same_as_single"].get<bool>()) return nlohmann::json::object();
-                                  nlohmann::json add = adder_profile(a)["add"];
-                                  add.erase("equivalent_roundings");  // the single adder's question
-                                  return nlohmann::json{{"add_cascaded", add}};
-                                }};
+    static const UnitQuestion q{
+        {"CASCADED ADDITION", "the first of two dependent additions", audit::typed(say_cascaded)},
+        cascaded_answer,
+        audit::typed(cascaded_profile)};
     return q;
   }
 
@@ -369,7 +385,7 @@ static Expected<std::vector<model::ScalarUnit>> identify_adders(backends::Device
   std::set<std::string> seen;
   // One per answer and rounding: adders that add alike may still round a fused operation apart.
   for (const model::ScalarUnit& u : *all)
-    if (seen.insert(std::string(u.format->name) + adder_answer(u, u.add).dump() +
+    if (seen.insert(std::string(u.format->name) + answer_fields(adder_answer(u, u.add)).dump() +
                     std::string(model::name(u.add.rounding.effective())))
             .second)
       out.push_back(u);

@@ -20,13 +20,12 @@
 namespace gp::scalar {
 namespace {
 
-std::string say_wider(const nlohmann::json& a) {
-  const std::string adder = adder_question().question.say(a);
-  if (a.contains("registers")) return "computed wider, then rounded: " + adder;
+std::string say_wider(const AdderAnswer& a) {
+  const std::string adder = say_adder(a);
+  if (a.registers) return "computed wider, then rounded: " + adder;
   // g guard bits: sums to 11 + g bits, then rounded to 11 (as [DGD]'s 26 bits chopped to 11 read).
-  const std::string bits = a["guard_bits"].is_number()
-                               ? fmt::format("sums to {} bits, then rounded to 11; ", 11 + a["guard_bits"].get<int>())
-                               : "";
+  const std::string bits =
+      a.adder.guard_bits ? fmt::format("sums to {} bits, then rounded to 11; ", 11 + *a.adder.guard_bits) : "";
   return fmt::format("the sums of a binary16 adder: {} ({}a wider sum rounded to binary16 may give the same)", adder,
                      bits);
 }
@@ -39,9 +38,9 @@ class WiderSumsProbe final : public UnitProbe {
   bool applies(const Format& f) const override { return &f == &model::binary16; }
   // The adder's answer; the profile is the guard-bits probe's.
   const UnitQuestion& question() const override {
-    static const UnitQuestion q{{"BINARY16 SUMS", "how binary16 sums are computed", say_wider},
+    static const UnitQuestion q{{"BINARY16 SUMS", "how binary16 sums are computed", audit::typed(say_wider)},
                                 adder_question().ask,
-                                [](const nlohmann::json&) { return nlohmann::json::object(); }};
+                                [](const audit::Answer&) { return nlohmann::json::object(); }};
     return q;
   }
 

@@ -42,6 +42,15 @@ std::vector<model::AdderParams> adder_hypotheses(int gmax);
 // The question of scalar.add.guard_bits (tests_scalar/adder.cpp): the adder of f that computes the
 // same sums of values of f as the unit, or its wider registers' adder where none does.
 const UnitQuestion& adder_question();
+// Its answer: that adder, the registers' format where it is theirs, and with no guard bit the
+// roundings that add alike (rounding_class, the adder's first), else none.
+struct AdderAnswer {
+  model::AdderParams adder;
+  const Format* registers = nullptr;
+  std::vector<std::string> equivalent_roundings;
+};
+nlohmann::json answer_fields(const AdderAnswer& a);
+std::string say_adder(const AdderAnswer& a);
 // The answer of scalar.mul.truncated_columns (tests_scalar/multiplier.cpp): the multiplier of f
 // that computes the same products as the unit ({rounding, truncated_columns}), or its wider
 // registers' multiplier ({registers, ...}) where none does.

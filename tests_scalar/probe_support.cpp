@@ -185,8 +185,8 @@ std::optional<model::Rounding> tie_directed(model::Rounding nearest) {
   }
 }
 
-nlohmann::json rounding_class(std::string_view directed, bool overflow) {
-  nlohmann::json names = nlohmann::json::array({std::string(directed)});
+std::vector<std::string> rounding_class(std::string_view directed, bool overflow) {
+  std::vector<std::string> names = {std::string(directed)};
   const auto d = model::find_unit_rounding(directed);
   for (model::Rounding r : model::all_roundings)
     if (d && tie_directed(r) == d->effective() && (!overflow || r == model::Rounding::rna))
@@ -194,12 +194,15 @@ nlohmann::json rounding_class(std::string_view directed, bool overflow) {
   return names;
 }
 
+std::string or_equivalently(const std::vector<std::string>& equivalent_roundings) {
+  if (equivalent_roundings.empty()) return "";
+  return ", or equivalently " +
+         join(std::vector<std::string>(equivalent_roundings.begin() + 1, equivalent_roundings.end()), " or ");
+}
+
 std::string or_equivalently(const nlohmann::json& answer) {
   if (!answer.is_object() || !answer.contains("equivalent_roundings")) return "";
-  std::vector<std::string> others;
-  for (std::size_t i = 1; i < answer["equivalent_roundings"].size(); ++i)
-    others.push_back(answer["equivalent_roundings"][i].get<std::string>());
-  return ", or equivalently " + join(others, " or ");
+  return or_equivalently(answer["equivalent_roundings"].get<std::vector<std::string>>());
 }
 
 std::unique_ptr<backends::Device> unit_device(const model::ScalarUnit& u, const std::vector<const Format*>& formats) {
@@ -520,7 +523,7 @@ Expected<Challenge> challenge(backends::Device& device, std::vector<Group>& grou
   std::mt19937_64 rng(0x6368616c6c656e67ULL);
   for (int round = 0; round < 6; ++round) {
     std::map<std::string, std::vector<const model::ScalarUnit*>> by_answer;
-    for (const model::ScalarUnit& u : alive) by_answer[q.ask(u).dump()].push_back(&u);
+    for (const model::ScalarUnit& u : alive) by_answer[q.ask(u).fields().dump()].push_back(&u);
     if (by_answer.size() <= 1) return report;
     const ChallengeReps reps = challenge_representatives(by_answer);
     std::vector<Group> drawn;
@@ -620,9 +623,9 @@ Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& dev
   std::vector<const model::ScalarUnit*> shown;  // one unit per distinct answer, for the observations
   std::map<std::string, bool> answers_seen;
   for (const model::ScalarUnit& u : alive) {
-    const nlohmann::json a = q.ask(u);
-    survivors.push_back({unit_label(u), unit_parameters(u), a});
-    if (answers_seen.emplace(a.dump(), true).second && shown.size() < 4) shown.push_back(&u);
+    audit::Answer a = q.ask(u);
+    if (answers_seen.emplace(a.fields().dump(), true).second && shown.size() < 4) shown.push_back(&u);
+    survivors.push_back({unit_label(u), unit_parameters(u), std::move(a)});
   }
   std::vector<audit::Miss> misses;
   if (survivors.empty()) {
@@ -636,10 +639,11 @@ Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& dev
                      [](const auto& a, const auto& b) { return a.first.count < b.first.count; });
     for (std::size_t i = 0; i < all.size() && i < 3; ++i) {
       // Named by its answer, or by its parameters where the question does not apply to it.
-      const nlohmann::json answer = q.ask(*all[i].second);
-      const nlohmann::json named = answer.is_null() ? unit_parameters(*all[i].second) : answer;
-      misses.push_back({fmt::format("{} ({})", unit_label(*all[i].second), audit::render(named)), all[i].first.count,
-                        all[i].first.first});
+      const audit::Answer answer = q.ask(*all[i].second);
+      const std::string named =
+          answer.applies() ? audit::render(answer) : audit::render(unit_parameters(*all[i].second));
+      misses.push_back(
+          {fmt::format("{} ({})", unit_label(*all[i].second), named), all[i].first.count, all[i].first.first});
       shown.push_back(all[i].second);
     }
   }
@@ -656,8 +660,8 @@ Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& dev
       auto p = Interpreter(*u, all_groups).run(g, 0, g.cases.size());
       if (!p) return p.error();
       predictions.push_back(std::move(*p));
-      const nlohmann::json a = q.ask(*u);
-      names.push_back(a.is_null() ? unit_label(*u) : audit::render(a));
+      const audit::Answer a = q.ask(*u);
+      names.push_back(a.applies() ? audit::render(a) : unit_label(*u));
     }
     // "Differs" from the first candidate (the IEEE unit where the space starts with it).
     auto reference = Interpreter(candidates.front(), all_groups).run(g, 0, g.cases.size());

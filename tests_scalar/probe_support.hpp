@@ -114,15 +114,17 @@ Expected<std::vector<model::ScalarUnit>> with_reproducing_multipliers(backends::
 std::optional<model::Rounding> tie_directed(model::Rounding nearest);
 // The class of a directed answer ("chop", "ra", ...): its name and the nearest modes whose tie rule
 // names it, only rna with `overflow` (see above); a single name when nothing merges into it.
-nlohmann::json rounding_class(std::string_view directed, bool overflow);
-// ", or equivalently rna" for an answer with `equivalent_roundings`, else "".
+std::vector<std::string> rounding_class(std::string_view directed, bool overflow);
+// ", or equivalently rna" for a class of roundings (rounding_class: the representative first), else "".
+std::string or_equivalently(const std::vector<std::string>& equivalent_roundings);
+// The same for an answer record with `equivalent_roundings`.
 std::string or_equivalently(const nlohmann::json& answer);
 
 // A probe's question (audit::Question) and how a unit answers it, from its parameters alone.
 struct UnitQuestion {
   audit::Question question;
-  std::function<nlohmann::json(const model::ScalarUnit&)> ask;   // null: does not apply to the unit
-  std::function<nlohmann::json(const nlohmann::json&)> profile;  // a stated answer's profile fragment
+  std::function<audit::Answer(const model::ScalarUnit&)> ask;   // none: does not apply to the unit
+  std::function<nlohmann::json(const audit::Answer&)> profile;  // a stated answer's profile fragment
 };
 
 // What the challenge did (conclude): inputs searched and run, whether the search covered every
@@ -157,8 +159,8 @@ Expected<std::vector<model::ScalarUnit>> survivors(backends::Device& device, con
 // A scalar probe that concludes from candidate units: its question, for the tests (audit::ScalarProbe::ask).
 class UnitProbe : public audit::ScalarProbe {
  public:
-  std::optional<nlohmann::json> ask(const model::ScalarUnit& u) const override { return question().ask(u); }
-  nlohmann::json profile_of(const nlohmann::json& answer) const override {
+  std::optional<audit::Answer> ask(const model::ScalarUnit& u) const override { return question().ask(u); }
+  nlohmann::json profile_of(const audit::Answer& answer) const override {
     return question().profile ? question().profile(answer) : nlohmann::json::object();
   }
   virtual const UnitQuestion& question() const = 0;

@@ -2,6 +2,7 @@
 // the wording of what the survivors share and where they differ, and the listing of every answer.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,11 +14,19 @@ namespace {
 
 using nlohmann::json;
 
-const audit::Question kCarries{"CARRIES", "the carry-out bits",
-                               [](const json& a) { return "carry bits " + a["carry_bits"].dump(); }};
+// An answer in a type of its own, as the probes' are (audit/answer.hpp).
+struct Carries {
+  std::optional<int> bits;
+};
+json answer_fields(const Carries& c) {
+  return {{"carry_bits", c.bits ? json(*c.bits) : json(nullptr)}, {"rounding", "rz"}};
+}
+std::string say_carries(const Carries& c) { return "carry bits " + (c.bits ? std::to_string(*c.bits) : "none"); }
+
+const audit::Question kCarries{"CARRIES", "the carry-out bits", audit::typed(say_carries)};
 
 audit::Candidate carry(int bits, std::string model = "fda") {
-  return {model, {{"F", bits}}, {{"carry_bits", bits}, {"rounding", "rz"}}};
+  return {model, {{"F", bits}}, audit::Answer(Carries{bits})};
 }
 
 TEST(Judge, OneAnswerIsStated) {
@@ -54,7 +63,7 @@ TEST(Judge, ListsSomeSurvivorsAndCountsAll) {
 TEST(Judge, SeveralAnswersAreInconclusiveWithRanges) {
   std::vector<audit::Candidate> c;
   for (int b : {3, 5, 6, 7, 8, 11}) c.push_back(carry(b));
-  c.push_back({"fda", {}, {{"carry_bits", nullptr}, {"rounding", "rz"}}});
+  c.push_back({"fda", {}, audit::Answer(Carries{std::nullopt})});
   const audit::Judgement j = audit::judge(kCarries, c);
   EXPECT_EQ(j.conclusion, audit::Conclusion::inconclusive);
   EXPECT_EQ(j.verdict,
@@ -63,7 +72,7 @@ TEST(Judge, SeveralAnswersAreInconclusiveWithRanges) {
 }
 
 TEST(Judge, NoApplicableAnswerIsNotApplicable) {
-  const std::vector<audit::Candidate> c = {{"fma chain", {}, nullptr}};
+  const std::vector<audit::Candidate> c = {{"fma chain", {}, audit::Answer()}};
   const audit::Judgement j = audit::judge(kCarries, c);
   EXPECT_EQ(j.conclusion, audit::Conclusion::not_applicable);
   EXPECT_EQ(j.verdict.rfind("not applicable: the carry-out bits is not a property", 0), 0u) << j.verdict;

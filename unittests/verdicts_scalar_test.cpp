@@ -38,12 +38,12 @@ audit::Finding check_probe(backends::ReferenceDevice& device, const model::Scala
   ctx.tier = audit::Tier::quick;
   ctx.seed = 1;
   const model::Format& f = unit.storage_format();
-  const std::optional<nlohmann::json> truth = probe.ask(unit);
+  const std::optional<audit::Answer> truth = probe.ask(unit);
   if (!truth || !probe.applies(f)) return audit::unsupported("not asked");
   const audit::Finding finding = probe.run(device, f, ctx);
   const std::string where =
       fmt::format("seed {} (GPUPARANOIA_SEED), device {}, format {}, probe {}\n  verdict: {}\n  true answer: {}",
-                  verdicts_seed(), label, f.name, probe.id(), finding.verdict, truth->dump());
+                  verdicts_seed(), label, f.name, probe.id(), finding.verdict, truth->fields().dump());
   // A probe that reads a format the device lacks (a conversion's source) claims nothing.
   if (finding.status == audit::Status::unsupported && finding.message.starts_with("the device does not compute in"))
     return finding;
@@ -54,10 +54,10 @@ audit::Finding check_probe(backends::ReferenceDevice& device, const model::Scala
   EXPECT_NE(conclusion, "unexplained") << where << ": the true unit reproduces the outputs, yet no candidate does";
   std::set<std::string> answers;
   for (const nlohmann::json& c : par.value("candidates", nlohmann::json::array())) answers.insert(c["answer"].dump());
-  EXPECT_TRUE(answers.count(truth->dump())) << where << "\n  survivors' answers: " << par["candidates"].dump();
+  EXPECT_TRUE(answers.count(truth->fields().dump())) << where << "\n  survivors' answers: " << par["candidates"].dump();
   if (conclusion == "stated") {
-    EXPECT_EQ(answers, std::set<std::string>{truth->dump()}) << where;
-    if (!truth->is_null()) {
+    EXPECT_EQ(answers, std::set<std::string>{truth->fields().dump()}) << where;
+    if (truth->applies()) {
       // An approximate operation's bound is measured, not part of the answer: no more than the unit's.
       nlohmann::json fragment = finding.profile;
       for (const char* op : {"div", "sqrt"})
