@@ -50,15 +50,25 @@ DotConfig fused(const MmaConfig& cfg, int F, Rounding r) {
   return c;
 }
 
+// The products: exact, or rounded to a format (GPS: binary32, its subnormal products flushed).
+struct Products {
+  const Format* rounded_to = nullptr;  // none: exact
+  bool subnormals_flushed = false;
+};
+
+std::string say_products(const Products& p) {
+  if (!p.rounded_to) return "exact";
+  return fmt::format("rounded to {}{}", p.rounded_to->name, p.subnormals_flushed ? ", subnormal products flushed" : "");
+}
+json answer_fields(const Products& p) { return {{"products", say_products(p)}}; }
+
 MmaQuestion exact_products_question() {
-  return {{"PRODUCTS", "whether products are exact", [](const json& a) { return a["products"].get<std::string>(); }},
-          [](const MmaConfig&, const DotConfig& c) -> json {
+  return {{"PRODUCTS", "whether products are exact", audit::typed(say_products)},
+          [](const MmaConfig&, const DotConfig& c) {
             switch (unchained(c.algorithm)) {
-              case MmaAlgorithm::gps: return {{"products", "rounded to binary32, subnormal products flushed"}};
-              case MmaAlgorithm::tree:
-                return {{"products", c.tree->product_format ? fmt::format("rounded to {}", c.tree->product_format->name)
-                                                            : "exact"}};
-              default: return {{"products", "exact"}};
+              case MmaAlgorithm::gps: return audit::Answer(Products{&model::binary32, true});
+              case MmaAlgorithm::tree: return audit::Answer(Products{c.tree->product_format});
+              default: return audit::Answer(Products{});
             }
           }};
 }
@@ -191,20 +201,27 @@ class ExactProductsProbe final : public ProbeBase {
   }
 };
 
+// How often the accumulation rounds: its shape (questions.hpp) in words.
+struct Roundings {
+  Accumulation accumulation;
+};
+
+std::string say_roundings(const Roundings& r) {
+  const Accumulation& a = r.accumulation;
+  switch (a.algorithm) {
+    case MmaAlgorithm::sfma: return "one per product (an FMA chain)";
+    case MmaAlgorithm::gps: return "one per product and per sum (binary32)";
+    case MmaAlgorithm::tree: return "one per sum of the tree " + a.tree->text();
+    default:
+      return a.block == a.k ? std::string("one, of the fused sum")
+                            : fmt::format("one per fused block of {} products", a.block);
+  }
+}
+json answer_fields(const Roundings& r) { return {{"roundings", say_roundings(r)}}; }
+
 MmaQuestion order_question() {
-  return {{"ROUNDINGS", "how often the accumulation rounds",
-           [](const json& a) { return a["roundings"].get<std::string>(); }},
-          [](const MmaConfig& cfg, const DotConfig& c) -> json {
-            const int K = cfg.k, block = model::effective_block(c, K);
-            switch (unchained(c.algorithm)) {
-              case MmaAlgorithm::sfma: return {{"roundings", "one per product (an FMA chain)"}};
-              case MmaAlgorithm::gps: return {{"roundings", "one per product and per sum (binary32)"}};
-              case MmaAlgorithm::tree: return {{"roundings", "one per sum of the tree " + c.tree->text()}};
-              default:
-                return {{"roundings", block == K ? std::string("one, of the fused sum")
-                                                 : fmt::format("one per fused block of {} products", block)}};
-            }
-          }};
+  return {{"ROUNDINGS", "how often the accumulation rounds", audit::typed(say_roundings)},
+          [](const MmaConfig& cfg, const DotConfig& c) { return audit::Answer(Roundings{accumulation(cfg, c)}); }};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -595,14 +612,20 @@ class CarryBitsProbe final : public ProbeBase {
   }
 };
 
+// Whether the dot product is monotone: guaranteed unless a fused sum drops bits at alignment.
+struct Monotone {
+  bool guaranteed = true;
+};
+
+std::string say_monotone(const Monotone& m) {
+  return m.guaranteed ? "yes: every step is a monotone rounding"
+                      : "not guaranteed: bits shifted out at alignment depend on the largest summand";
+}
+json answer_fields(const Monotone& m) { return {{"monotone", say_monotone(m)}}; }
+
 MmaQuestion monotonicity_question() {
-  return {{"MONOTONICITY", "the monotonicity of the dot product",
-           [](const json& a) { return a["monotone"].get<std::string>(); }},
-          [](const MmaConfig&, const DotConfig& c) -> json {
-            if (is_fused(c.algorithm))
-              return {{"monotone", "not guaranteed: bits shifted out at alignment depend on the largest summand"}};
-            return {{"monotone", "yes: every step is a monotone rounding"}};
-          }};
+  return {{"MONOTONICITY", "the monotonicity of the dot product", audit::typed(say_monotone)},
+          [](const MmaConfig&, const DotConfig& c) { return audit::Answer(Monotone{!is_fused(c.algorithm)}); }};
 }
 
 class MonotonicityProbe final : public ProbeBase {

@@ -65,12 +65,14 @@ std::vector<int> positions(int K) {
 // and those around the change (the others repeat them).
 bool near_edge(int t, int edge) { return t == 0 || std::abs(t - edge) <= 2; }
 
+// Every candidate computes each element of D alike: the model's only answer.
+struct ElementsAlike {};
+json answer_fields(const ElementsAlike&) { return {{"elements", "alike"}}; }
+std::string say_elements(const ElementsAlike&) { return "every element of D computed the same way"; }
+
 MmaQuestion elements_question() {
-  return {{"ELEMENTS", "whether every element of D is computed alike",
-           [](const json&) { return std::string("every element of D computed the same way"); }},
-          [](const MmaConfig&, const DotConfig&) -> json {
-            return {{"elements", "alike"}};
-          }};
+  return {{"ELEMENTS", "whether every element of D is computed alike", audit::typed(say_elements)},
+          [](const MmaConfig&, const DotConfig&) { return audit::Answer(ElementsAlike{}); }};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -130,28 +132,30 @@ class ElementsProbe final : public ProbeBase {
   }
 };
 
+// The order of the summation: the accumulation's shape (questions.hpp) in words.
+struct SummationOrder {
+  Accumulation accumulation;
+};
+
+std::string say_order(const SummationOrder& o) {
+  const Accumulation& a = o.accumulation;
+  switch (a.algorithm) {
+    case MmaAlgorithm::sfma: return "sequential FMA chain from c";
+    case MmaAlgorithm::gps:
+      return fmt::format("pairwise sums of groups of {} products, each group added to the running sum from c", a.group);
+    case MmaAlgorithm::tree: return "summation tree " + a.tree->text();
+    case MmaAlgorithm::gdfs:
+      return fmt::format("exact sums of groups of {} products, then one fused sum with c", a.group);
+    default:
+      return a.block == a.k ? fmt::format("one fused sum of c and the {} products", a.k)
+                            : fmt::format("fused blocks of {} products, each block's result the next one's c", a.block);
+  }
+}
+json answer_fields(const SummationOrder& o) { return {{"order", say_order(o)}}; }
+
 MmaQuestion summation_tree_question() {
-  return {
-      {"ORDER", "the order of the summation", [](const json& a) { return a["order"].get<std::string>(); }},
-      [](const MmaConfig& cfg, const DotConfig& c) -> json {
-        const int K = cfg.k, block = model::effective_block(c, K);
-        switch (unchained(c.algorithm)) {
-          case MmaAlgorithm::sfma: return {{"order", "sequential FMA chain from c"}};
-          case MmaAlgorithm::gps:
-            return {{"order",
-                     fmt::format("pairwise sums of groups of {} products, each group added to the running sum from c",
-                                 std::min(c.group, K))}};
-          case MmaAlgorithm::tree: return {{"order", "summation tree " + c.tree->text()}};
-          case MmaAlgorithm::gdfs:
-            return {{"order", fmt::format("exact sums of groups of {} products, then one fused sum with c",
-                                          std::min(c.group, K))}};
-          default:
-            return {{"order",
-                     block == K
-                         ? fmt::format("one fused sum of c and the {} products", K)
-                         : fmt::format("fused blocks of {} products, each block's result the next one's c", block)}};
-        }
-      }};
+  return {{"ORDER", "the order of the summation", audit::typed(say_order)},
+          [](const MmaConfig& cfg, const DotConfig& c) { return audit::Answer(SummationOrder{accumulation(cfg, c)}); }};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -480,16 +484,21 @@ class PrecisionProbe final : public ProbeBase {
 // summand is tiny, are they aligned to the largest of them, or to a fixed lowest exponent? A
 // leading summand 2^e (or a tie just above it) meets 2^(e-t) on either side; the largest t whose
 // summand still changes the output is F while e lies above the floor, and F - (floor - e) below.
+// The floor a fused sum aligns to, none where it never binds (at or below every summand).
+struct AlignmentFloor {
+  std::optional<int> floor;
+};
+json answer_fields(const AlignmentFloor& a) { return {{"align_floor", a.floor ? json(*a.floor) : json(nullptr)}}; }
+std::string say_floor(const AlignmentFloor& a) {
+  return a.floor ? fmt::format("summands are aligned to 2^{} at the lowest", *a.floor)
+                 : std::string("none: tiny sums keep F bits below their own largest summand");
+}
+
 MmaQuestion alignment_floor_question() {
-  return {{"ALIGNMENT FLOOR", "the lowest exponent a fused sum aligns to",
-           [](const json& a) {
-             return a["align_floor"].is_null()
-                        ? std::string("none: tiny sums keep F bits below their own largest summand")
-                        : fmt::format("summands are aligned to 2^{} at the lowest", a["align_floor"].get<int>());
-           }},
+  return {{"ALIGNMENT FLOOR", "the lowest exponent a fused sum aligns to", audit::typed(say_floor)},
           [](const MmaConfig& cfg, const DotConfig& c) {
             const bool binds = c.align_floor > lowest_summand_exponent(cfg);
-            return fused_only(c, {{"align_floor", binds ? json(c.align_floor) : json(nullptr)}});
+            return fused_only(c, AlignmentFloor{binds ? std::optional(c.align_floor) : std::nullopt});
           }};
 }
 
@@ -615,10 +624,11 @@ class FloorProbe final : public ProbeBase {
 // 2048 * 2048 - 2048 * 2048 - 0.000001 gives -0.25; the FP8 instructions round c toward zero
 // when it lies more than 25 binades below. Here: X - X + c for c of both signs and a full
 // significand, from just below X's kept bits to far below.
+std::string say_c_alignment(const CAlignmentAnswer& a) { return "c is " + std::string(describe(a.how)); }
+
 MmaQuestion c_alignment_question() {
-  return {{"C ALIGNMENT", "how c is aligned in a fused sum",
-           [](const json& a) { return "c is " + a["c_alignment"].get<std::string>(); }},
-          c_alignment_answer};
+  return {{"C ALIGNMENT", "how c is aligned in a fused sum", audit::typed(say_c_alignment)},
+          [](const MmaConfig&, const DotConfig& c) { return fused_only(c, c_alignment_answer(c)); }};
 }
 
 class CAlignmentProbe final : public ProbeBase {
@@ -693,13 +703,13 @@ std::string describe(model::Rounding r) {
   return "?";
 }
 
+std::string say_output_precision(const RoundingAnswer& a) {
+  return fmt::format("{} fraction bits, rounded {}", a.fraction_bits, model::name(a.rounding));
+}
+
 MmaQuestion output_precision_question() {
-  return {{"ROUNDING", "the precision and rounding of the output",
-           [](const json& a) {
-             return fmt::format("{} fraction bits, rounded {}", a["fraction_bits"].get<int>(),
-                                a["rounding"].get<std::string>());
-           }},
-          rounding_answer};
+  return {{"ROUNDING", "the precision and rounding of the output", audit::typed(say_output_precision)},
+          [](const MmaConfig& cfg, const DotConfig& c) { return audit::Answer(rounding_answer(cfg, c)); }};
 }
 
 class RoundingProbe final : public ProbeBase {

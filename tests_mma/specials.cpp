@@ -5,6 +5,10 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "model/ops.hpp"
 #include "tests_mma/families.hpp"
@@ -34,35 +38,67 @@ std::optional<int> scale_into(const Format& fb, const Format& d, int x) {
   return best;
 }
 
+// What becomes of a subnormal: kept, flushed, or flushed to +0 whatever its sign.
+enum class Subnormal { kept, flushed, flushed_to_plus_zero };
+
+std::string_view describe(Subnormal s) {
+  switch (s) {
+    case Subnormal::kept: return "kept";
+    case Subnormal::flushed: return "flushed";
+    case Subnormal::flushed_to_plus_zero: return "flushed to +0";
+  }
+  return "?";
+}
+
+// Where subnormals are kept or flushed: inputs, c, products (none for a tree, whose products'
+// format is the products question's) and sums.
+struct SubnormalsAnswer {
+  Subnormal inputs = Subnormal::kept, c = Subnormal::kept;
+  std::optional<Subnormal> products = Subnormal::kept;
+  Subnormal sums = Subnormal::kept;
+};
+
+// The places and what happens there, in the order of the answer's field names.
+std::vector<std::pair<std::string_view, Subnormal>> places(const SubnormalsAnswer& s) {
+  std::vector<std::pair<std::string_view, Subnormal>> v = {{"a and b", s.inputs}, {"c", s.c}};
+  if (s.products) v.emplace_back("products", *s.products);
+  v.emplace_back("sums", s.sums);
+  return v;
+}
+
+json answer_fields(const SubnormalsAnswer& s) {
+  json j = json::object();
+  for (const auto& [where, what] : places(s)) j[std::string(where)] = std::string(describe(what));
+  return j;
+}
+
+// The places grouped by what happens there: "flushed in a and b, c; kept in products, sums".
+std::string say_subnormals(const SubnormalsAnswer& s) {
+  std::map<std::string_view, std::vector<std::string_view>> where;  // what happens -> where
+  for (const auto& [k, v] : places(s)) where[describe(v)].push_back(k);
+  std::vector<std::string> parts;
+  for (const auto& [what, keys] : where) parts.push_back(fmt::format("{} in {}", what, fmt::join(keys, ", ")));
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
 MmaQuestion subnormals_question() {
-  return {
-      {"SUBNORMALS", "the handling of subnormals",
-       [](const json& a) {
-         std::map<std::string, std::vector<std::string>> where;  // what happens -> where
-         for (const auto& [k, v] : a.items()) where[v.get<std::string>()].push_back(k);
-         std::vector<std::string> parts;
-         for (const auto& [what, keys] : where) parts.push_back(fmt::format("{} in {}", what, fmt::join(keys, ", ")));
-         return fmt::format("{}", fmt::join(parts, "; "));
-       }},
-      [](const MmaConfig&, const DotConfig& c) -> json {
-        switch (unchained(c.algorithm)) {
-          // MMA-Sim IV-B: subnormal inputs read as +0, subnormal products and sums keep their sign.
-          case MmaAlgorithm::gps:
-            return {{"a and b", "flushed to +0"}, {"c", "flushed to +0"}, {"products", "flushed"}, {"sums", "flushed"}};
-          case MmaAlgorithm::tree: {
-            const model::SummationTree& t = *c.tree;
-            return {{"a and b", t.flush_inputs ? "flushed" : "kept"},
-                    {"c", t.flush_c ? "flushed" : "kept"},
-                    {"sums", t.flush_sums ? "flushed" : "kept"}};
-          }
-          case MmaAlgorithm::ocfda:
-            return {{"a and b", c.flush_inputs ? "flushed" : "kept"},
-                    {"c", "kept"},
-                    {"products", "kept"},
-                    {"sums", "kept"}};
-          default: return {{"a and b", "kept"}, {"c", "kept"}, {"products", "kept"}, {"sums", "kept"}};
-        }
-      }};
+  return {{"SUBNORMALS", "the handling of subnormals", audit::typed(say_subnormals)},
+          [](const MmaConfig&, const DotConfig& c) {
+            const auto flushed = [](bool f) { return f ? Subnormal::flushed : Subnormal::kept; };
+            switch (unchained(c.algorithm)) {
+              // MMA-Sim IV-B: subnormal inputs read as +0, subnormal products and sums keep their sign.
+              case MmaAlgorithm::gps:
+                return audit::Answer(SubnormalsAnswer{Subnormal::flushed_to_plus_zero, Subnormal::flushed_to_plus_zero,
+                                                      Subnormal::flushed, Subnormal::flushed});
+              case MmaAlgorithm::tree: {
+                const model::SummationTree& t = *c.tree;
+                return audit::Answer(
+                    SubnormalsAnswer{flushed(t.flush_inputs), flushed(t.flush_c), std::nullopt, flushed(t.flush_sums)});
+              }
+              case MmaAlgorithm::ocfda: return audit::Answer(SubnormalsAnswer{.inputs = flushed(c.flush_inputs)});
+              default: return audit::Answer(SubnormalsAnswer{});
+            }
+          }};
 }
 
 class SubnormalProbe final : public ProbeBase {
@@ -208,13 +244,26 @@ class SubnormalProbe final : public ProbeBase {
   }
 };
 
+// The NaN a fused sum delivers in d; the FMA chain's and GPS's follow the scalar operations' rules,
+// whose payloads the model does not follow.
+struct NanResults {
+  std::optional<model::MmaNan> nan;  // none: payloads not modelled
+  const Format* d = nullptr;
+};
+
+std::string say_nan(const NanResults& n) {
+  if (!n.nan) return "a NaN (payloads not modelled)";
+  return *n.nan == model::MmaNan::nvidia ? "NVIDIA's, every magnitude bit set"
+                                         : fmt::format("{}'s canonical quiet NaN", n.d->name);
+}
+json answer_fields(const NanResults& n) { return {{"nan", say_nan(n)}}; }
+std::string say_specials(const NanResults& n) { return "NaN results: " + say_nan(n); }
+
 MmaQuestion specials_question() {
-  return {{"SPECIALS", "the NaN a result takes",
-           [](const json& a) { return "NaN results: " + a["nan"].get<std::string>(); }},
-          [](const MmaConfig& cfg, const DotConfig& c) -> json {
-            if (!is_fused(c.algorithm)) return {{"nan", "a NaN (payloads not modelled)"}};
-            return {{"nan", c.nan == model::MmaNan::nvidia ? "NVIDIA's, every magnitude bit set"
-                                                           : fmt::format("{}'s canonical quiet NaN", cfg.d->name)}};
+  return {{"SPECIALS", "the NaN a result takes", audit::typed(say_specials)},
+          [](const MmaConfig& cfg, const DotConfig& c) {
+            if (!is_fused(c.algorithm)) return audit::Answer(NanResults{});
+            return audit::Answer(NanResults{c.nan, cfg.d});
           }};
 }
 

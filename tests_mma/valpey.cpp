@@ -18,17 +18,22 @@ using model::Rounding;
 
 constexpr const char* kValpey = "Valpey, Li, Pai, Gopalakrishnan 2025, section ";
 
+// A fused sum truncates the products' bits shifted out at alignment; how c joins it varies.
+struct Truncation {
+  CAlignmentAnswer c;
+};
+json answer_fields(const Truncation& t) {
+  json j = answer_fields(t.c);
+  j["products"] = "truncated";
+  return j;
+}
+std::string say_truncation(const Truncation& t) {
+  return fmt::format("products' bits shifted out are truncated; c is {}", describe(t.c.how));
+}
+
 MmaQuestion truncation_question() {
-  return {{"ALIGNMENT", "what a fused sum does with the bits shifted out at alignment",
-           [](const json& a) {
-             return fmt::format("products' bits shifted out are truncated; c is {}",
-                                a["c_alignment"].get<std::string>());
-           }},
-          [](const MmaConfig& cfg, const DotConfig& c) -> json {
-            json a = c_alignment_answer(cfg, c);
-            if (!a.is_null()) a["products"] = "truncated";
-            return a;
-          }};
+  return {{"ALIGNMENT", "what a fused sum does with the bits shifted out at alignment", audit::typed(say_truncation)},
+          [](const MmaConfig&, const DotConfig& c) { return fused_only(c, Truncation{c_alignment_answer(c)}); }};
 }
 
 class TruncationProbe final : public ProbeBase {
