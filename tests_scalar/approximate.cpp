@@ -43,7 +43,7 @@ std::optional<model::UlpBound> measured_bound(const model::Format& f, model::Op 
 std::optional<model::UlpBound> conclude_approximate(backends::Device& device, const model::Format& f,
                                                     const audit::ProbeContext& ctx, model::Op op,
                                                     std::span<const Case> cases, std::span<const std::uint64_t> outputs,
-                                                    const audit::Question& q, const nlohmann::json& answer,
+                                                    const audit::Question& q, const audit::Answer& answer,
                                                     audit::Finding& finding) {
   if (finding.parameters.value("conclusion", "") != "unexplained") return std::nullopt;
   std::vector<Case> all(cases.begin(), cases.end());
@@ -82,7 +82,7 @@ std::optional<model::UlpBound> conclude_approximate(backends::Device& device, co
       fmt::format("the compiled {} is not correctly rounded: errors of at most {} ulp on {} results{}", what,
                   model::to_string(*bound), all.size(),
                   allowance ? fmt::format("; {}'s allowance: {}", allowance->api, allowance->text) : std::string());
-  finding.verdict = answer.is_null() ? fmt::format("{}; {}", j.verdict, said) : fmt::format("{}: {}", q.head, said);
+  finding.verdict = !answer.applies() ? fmt::format("{}; {}", j.verdict, said) : fmt::format("{}: {}", q.head, said);
   return bound;
 }
 

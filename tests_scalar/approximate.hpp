@@ -27,14 +27,14 @@ std::optional<model::UlpBound> measured_bound(const model::Format& f, model::Op 
 // moderate exponents: a sample wide enough that the bound is the operation's, which validation then
 // tests) have a measured_bound, the finding is judged
 // again with the one candidate "approximate" of that bound, whose answer to the probe's question is
-// `answer` (null: the question does not apply to it). The verdict says that the compiled operation is
+// `answer` (none: the question does not apply to it). The verdict says that the compiled operation is
 // not correctly rounded, its measured largest error and the device's API allowance
 // (backends/api_accuracy.hpp); parameters.max_ulps is the bound. Returns it, or nullopt with the
 // finding untouched.
 std::optional<model::UlpBound> conclude_approximate(backends::Device& device, const model::Format& f,
                                                     const audit::ProbeContext& ctx, model::Op op,
                                                     std::span<const Case> cases, std::span<const std::uint64_t> outputs,
-                                                    const audit::Question& q, const nlohmann::json& answer,
+                                                    const audit::Question& q, const audit::Answer& answer,
                                                     audit::Finding& finding);
 
 }  // namespace gp::scalar

@@ -104,17 +104,27 @@ Expected<std::vector<model::ScalarUnit>> division_candidates(backends::Device& d
                                       ctx);
 }
 
-nlohmann::json fusion_answer(const model::ScalarUnit& u, bool fused) {
+nlohmann::json answer_fields(const FusionAnswer& a) {
+  nlohmann::json j = {{"fused", a.fused}};
+  if (a.registers) j["registers"] = a.registers->name;
+  return j;
+}
+
+FusionAnswer fusion_answer(const model::ScalarUnit& u, bool fused) {
   const Format& f = u.storage_format();
-  if (u.format == &f) return {{"fused", fused}};
+  if (u.format == &f) return {fused, nullptr};
   using model::Rounding;
   const Rounding r = u.add.rounding.effective(), s = u.convert.effective();
   const bool exact_product = u.format->precision() >= 2 * f.precision() && !u.mul.truncated_columns;
   const bool correctly_rounded = !u.add.guard_bits || (u.add.sticky && *u.add.guard_bits >= 2);
   const bool directed = s == Rounding::rz || s == Rounding::ru || s == Rounding::rd || s == Rounding::ra;
   if ((fused || exact_product) && correctly_rounded && (r == Rounding::ro || (r == s && directed)))
-    return {{"fused", true}};
-  return {{"registers", u.format->name}, {"fused", fused}};
+    return {true, nullptr};
+  return {fused, u.format};
+}
+
+std::string in_registers(const Format* registers) {
+  return registers ? fmt::format(" (in {} registers)", registers->name) : "";
 }
 
 std::vector<Case> double_rounding_cases(const Format& f) {

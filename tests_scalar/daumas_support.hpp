@@ -51,10 +51,20 @@ struct AdderAnswer {
 };
 nlohmann::json answer_fields(const AdderAnswer& a);
 std::string say_adder(const AdderAnswer& a);
-// The answer of scalar.mul.truncated_columns (tests_scalar/multiplier.cpp): the multiplier of f
-// that computes the same products as the unit ({rounding, truncated_columns}), or its wider
-// registers' multiplier ({registers, ...}) where none does.
-nlohmann::json truncation_answer(const model::ScalarUnit& u);
+// The answer of the multiplier probes (tests_scalar/multiplier.cpp): the multiplier of f that
+// computes the same products as the unit, or its wider registers' multiplier where none does, and
+// with one column kept the roundings that multiply alike (rounding_class), else none.
+// scalar.mul.correction asks its constant too (`with_correction`: the fields hold `correction`),
+// scalar.mul.truncated_columns does not (multipliers that differ only there answer alike).
+struct MultiplierAnswer {
+  model::MultiplierParams mul;
+  const Format* registers = nullptr;
+  std::vector<std::string> equivalent_roundings;
+  bool with_correction = false;
+};
+nlohmann::json answer_fields(const MultiplierAnswer& a);
+// The answer of scalar.mul.truncated_columns.
+MultiplierAnswer truncation_answer(const model::ScalarUnit& u);
 Expected<std::vector<model::ScalarUnit>> reproducing_adders(backends::Device& device, const Format& f,
                                                             const audit::ProbeContext& ctx);
 Expected<std::vector<model::MultiplierParams>> reproducing_multipliers(backends::Device& device, const Format& f,
@@ -70,13 +80,20 @@ Expected<std::vector<model::ScalarUnit>> fusion_candidates(backends::Device& dev
 Expected<std::vector<model::ScalarUnit>> division_candidates(backends::Device& device, const Format& f,
                                                              const audit::ProbeContext& ctx);
 
-// The fusion probes' answer for a unit whose a*b+c (fma() or MAD) is `fused` or not: {"fused"},
-// with the registers' format for a unit of wider registers, unless those compute the function of
-// a fused operation of f: registers of at least 2p bits hold the exact product, a correctly
+// The fusion probes' answer for a unit whose a*b+c (fma() or MAD) is `fused` or not: whether it
+// is, with the registers' format for a unit of wider registers, unless those compute the function
+// of a fused operation of f: registers of at least 2p bits hold the exact product, a correctly
 // rounded register adder then rounds the exact a*b+c once, and that rounding followed by the
 // store's is the store's alone when the adder rounds to odd (Boldo and Melquiond: p' >= p + 2) or
 // in the store's directed mode.
-nlohmann::json fusion_answer(const model::ScalarUnit& u, bool fused);
+struct FusionAnswer {
+  bool fused = false;
+  const Format* registers = nullptr;
+};
+nlohmann::json answer_fields(const FusionAnswer& a);
+FusionAnswer fusion_answer(const model::ScalarUnit& u, bool fused);
+// " (in binary32 registers)" for an answer of wider registers, else "".
+std::string in_registers(const Format* registers);
 
 // a*b+c cases whose exact value lies just off a tie of f, by less than half an ulp of any format
 // of at least 2p + 2 bits: a = A 2^(1-2p), b = B 2^(1-p) with A = 2^(p-1) + k + 1, B = 2^(p-1) - k

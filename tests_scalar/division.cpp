@@ -22,15 +22,40 @@ using model::Rounding;
 // quotient or reciprocal of values of f is a tie only when exact, so the nearest modes divide
 // alike (answered as rne); chop is rz. A unit of wider registers answers for its registers.
 // An approximate division is known by its method alone: its bound is measured (approximate.hpp).
-nlohmann::json division_answer(const model::ScalarUnit& u) {
-  nlohmann::json j = nlohmann::json::object();
-  if (u.div.method == model::DivMethod::approximate) return {{"method", "approximate"}};
-  if (u.format != &u.storage_format()) j["registers"] = u.format->name;
-  j["method"] = model::name(u.div.method);
-  const Rounding r = u.div.rounding.effective();
-  const std::string_view n = model::name(r);
-  j["rounding"] = n.starts_with("rn") ? std::string("rne") : std::string(n);
+struct DivisionAnswer {
+  model::DivMethod method = model::DivMethod::correctly_rounded;
+  Rounding rounding = Rounding::rne;
+  const Format* registers = nullptr;
+};
+
+nlohmann::json answer_fields(const DivisionAnswer& a) {
+  if (a.method == model::DivMethod::approximate) return {{"method", model::name(a.method)}};
+  nlohmann::json j = {{"method", model::name(a.method)}, {"rounding", model::name(a.rounding)}};
+  if (a.registers) j["registers"] = a.registers->name;
   return j;
+}
+
+const DivisionAnswer approximate_division{model::DivMethod::approximate, Rounding::rne, nullptr};
+
+audit::Answer division_answer(const model::ScalarUnit& u) {
+  if (u.div.method == model::DivMethod::approximate) return audit::Answer(approximate_division);
+  const Rounding r = u.div.rounding.effective();
+  return audit::Answer(DivisionAnswer{u.div.method, model::name(r).starts_with("rn") ? Rounding::rne : r,
+                                      u.format != &u.storage_format() ? u.format : nullptr});
+}
+
+std::string say_division(const DivisionAnswer& a) {
+  if (a.method == model::DivMethod::approximate) return "approximate";
+  const std::string regs = in_registers(a.registers);
+  const std::string r = a.rounding == Rounding::rne ? std::string("to nearest") : std::string(model::name(a.rounding));
+  return a.method == model::DivMethod::reciprocal
+             ? fmt::format("x * (1/y), the reciprocal correctly rounded ({}), then the multiplier{}", r, regs)
+             : fmt::format("correctly rounded ({}){}", r, regs);
+}
+
+// The profile's "div": the method, and the rounding of an exact one; none for registers' answers.
+nlohmann::json division_profile(const DivisionAnswer& a) {
+  return a.registers ? nlohmann::json::object() : nlohmann::json{{"div", answer_fields(a)}};
 }
 
 class DivisionMethodProbe final : public UnitProbe {
@@ -41,24 +66,9 @@ class DivisionMethodProbe final : public UnitProbe {
     return "Daumas, da Graca, Defour 2006, section 1.3; appendix A (division lacks a guard digit)";
   }
   const UnitQuestion& question() const override {
-    static const UnitQuestion q{
-        {"DIVISION", "the method of the division",
-         [](const nlohmann::json& a) {
-           if (a["method"] == "approximate") return std::string("approximate");
-           const std::string regs =
-               a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
-           const std::string r = a["rounding"] == "rne" ? std::string("to nearest") : a["rounding"].get<std::string>();
-           return a["method"] == "reciprocal"
-                      ? fmt::format("x * (1/y), the reciprocal correctly rounded ({}), then the multiplier{}", r, regs)
-                      : fmt::format("correctly rounded ({}){}", r, regs);
-         }},
-        division_answer,
-        [](const nlohmann::json& a) {
-          if (a["method"] == "approximate") return nlohmann::json{{"div", {{"method", "approximate"}}}};
-          return a.contains("registers")
-                     ? nlohmann::json::object()
-                     : nlohmann::json{{"div", {{"method", a["method"]}, {"rounding", a["rounding"]}}}};
-        }};
+    static const UnitQuestion q{{"DIVISION", "the method of the division", audit::typed(say_division)},
+                                division_answer,
+                                audit::typed(division_profile)};
     return q;
   }
 
@@ -98,7 +108,7 @@ class DivisionMethodProbe final : public UnitProbe {
     std::vector<std::uint64_t> outputs = (*got)[0];
     outputs.insert(outputs.end(), (*got)[2].begin(), (*got)[2].end());
     if (const auto bound = conclude_approximate(device, f, ctx, model::Op::div, quotients, outputs, question().question,
-                                                {{"method", "approximate"}}, out))
+                                                audit::Answer(approximate_division), out))
       out.profile = {{"div", {{"method", "approximate"}, {"max_ulps", model::ulps(*bound)}}}};
     // A measurement beside the verdict: how often x / y == x * (1 / y) on the device.
     std::size_t same = 0;

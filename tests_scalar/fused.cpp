@@ -23,6 +23,19 @@ namespace gp::scalar {
 namespace paranoia {
 namespace {
 
+std::string say_fused(Node op, const FusionAnswer& a) {
+  const std::string what = op == Node::fma ? "fma(a, b, c)" : "a*b+c";
+  return (a.fused ? fmt::format("{} is fused: one rounding, the exact error of the product comes back", what)
+                  : fmt::format("{} is not fused: the product is rounded before the addition", what)) +
+         in_registers(a.registers);
+}
+
+// The profile's "fma" or "mad": {"fused"}, unless the answer is its registers'.
+nlohmann::json fused_profile(Node op, const FusionAnswer& a) {
+  return a.registers ? nlohmann::json::object()
+                     : nlohmann::json{{op == Node::fma ? "fma" : "mad", {{"fused", a.fused}}}};
+}
+
 class FusedProbe final : public UnitProbe {
  public:
   FusedProbe(Node op, std::string_view id, std::string_view title)
@@ -30,24 +43,12 @@ class FusedProbe final : public UnitProbe {
         id_(id),
         title_(title),
         q_{{op == Node::fma ? "FMA" : "MAD", op == Node::fma ? "the fusion of fma()" : "the fusion of a*b+c",
-            [op](const nlohmann::json& a) {
-              const std::string what = op == Node::fma ? "fma(a, b, c)" : "a*b+c";
-              const std::string regs =
-                  a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
-              return a["fused"].get<bool>()
-                         ? fmt::format("{} is fused: one rounding, the exact error of the product comes back{}", what,
-                                       regs)
-                         : fmt::format("{} is not fused: the product is rounded before the addition{}", what, regs);
-            }},
+            [op](const audit::Answer& a) { return say_fused(op, a.as<FusionAnswer>()); }},
            // fma() of a unit without one is its MAD: fused either way when the MAD is.
            [op](const model::ScalarUnit& u) {
-             return fusion_answer(u, op == Node::fma ? u.fma_fused || u.mad_fused : u.mad_fused);
+             return audit::Answer(fusion_answer(u, op == Node::fma ? u.fma_fused || u.mad_fused : u.mad_fused));
            },
-           [op](const nlohmann::json& a) {
-             return a.contains("registers")
-                        ? nlohmann::json::object()
-                        : nlohmann::json{{op == Node::fma ? "fma" : "mad", {{"fused", a["fused"]}}}};
-           }} {}
+           [op](const audit::Answer& a) { return fused_profile(op, a.as<FusionAnswer>()); }} {}
   std::string_view id() const override { return id_; }
   std::string_view title() const override { return title_; }
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.1 (MAD(x, y, -x*y))"; }

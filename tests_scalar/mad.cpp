@@ -15,6 +15,12 @@
 namespace gp::scalar {
 namespace {
 
+std::string say_mad(const FusionAnswer& a) {
+  return (a.fused ? "fused: MAD(x, y, -x*y) returns the exact error of the product"
+                  : "not fused: the product is rounded by the multiplier before the addition") +
+         in_registers(a.registers);
+}
+
 class MadProbe final : public UnitProbe {
  public:
   std::string_view id() const override { return "scalar.mad.extra_precision"; }
@@ -22,17 +28,9 @@ class MadProbe final : public UnitProbe {
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.1"; }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 2 && f.has_subnormals(); }
   const UnitQuestion& question() const override {
-    static const UnitQuestion q{
-        {"MAD", "the fusion of the MAD",
-         [](const nlohmann::json& a) {
-           const std::string regs =
-               a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
-           return a["fused"].get<bool>()
-                      ? "fused: MAD(x, y, -x*y) returns the exact error of the product" + regs
-                      : "not fused: the product is rounded by the multiplier before the addition" + regs;
-         }},
-        [](const model::ScalarUnit& u) { return fusion_answer(u, u.mad_fused); },
-        nullptr};
+    static const UnitQuestion q{{"MAD", "the fusion of the MAD", audit::typed(say_mad)},
+                                [](const model::ScalarUnit& u) { return audit::Answer(fusion_answer(u, u.mad_fused)); },
+                                nullptr};
     return q;
   }
 

@@ -423,7 +423,7 @@ std::vector<model::ScalarUnit> materialize(const Format& f, const Identification
 //     of 2^(2d) when the array generates column 2d and the constant is less than 2^(2d) there, and
 //     so is its rounding to p' bits (one ulp of the register is at most 2^(2d-1)); chopping that
 //     to f chops the exact product. Other register units answer with their registers' format.
-nlohmann::json multiplier_answer(const model::ScalarUnit& u, bool with_correction) {
+MultiplierAnswer multiplier_answer(const model::ScalarUnit& u, bool with_correction) {
   const Format& f = u.storage_format();
   const int p = f.precision(), pr = u.format->precision(), d = pr - p;
   model::MultiplierParams m = u.mul;
@@ -483,35 +483,33 @@ nlohmann::json multiplier_answer(const model::ScalarUnit& u, bool with_correctio
   // other pairs of tie_directed (rnz gives inf where chop gives MAX), which the probe's products
   // at the top of the range show.
   const bool flushed = model::flushing(u, model::FlushOp::mul).flush_output || u.subnormals.flush_transfer;
-  if (!registers && flushed && m.truncated_columns == 0 && m.correction < 4 &&
-      m.rounding == UnitRounding::ieee(Rounding::rna))
-    m.rounding = UnitRounding::ieee(Rounding::ra);
-  nlohmann::json j = nlohmann::json::object();
-  if (registers) j["registers"] = u.format->name;
-  j["rounding"] = model::name(m.rounding);
-  j["truncated_columns"] = m.truncated_columns ? nlohmann::json(*m.truncated_columns) : nlohmann::json(nullptr);
-  if (with_correction) j["correction"] = m.correction;
-  if (!registers && flushed && m.truncated_columns == 0 && m.correction < 4 &&
-      m.rounding == UnitRounding::ieee(Rounding::ra))
-    j["equivalent_roundings"] = rounding_class("ra", true);
-  return j;
+  if (!registers && flushed && m.truncated_columns == 0 && m.correction < 4) {
+    if (m.rounding == UnitRounding::ieee(Rounding::rna)) m.rounding = UnitRounding::ieee(Rounding::ra);
+    if (m.rounding == UnitRounding::ieee(Rounding::ra))
+      return {m, nullptr, rounding_class("ra", true), with_correction};
+  }
+  return {m, registers ? u.format : nullptr, {}, with_correction};
 }
 
-std::string say_multiplier(const nlohmann::json& a) {
+std::string say_multiplier(const MultiplierAnswer& a) {
   const std::string r =
-      (a["rounding"] == "chop" ? std::string("chopped") : "rounded " + a["rounding"].get<std::string>()) +
-      or_equivalently(a);
-  const std::string regs =
-      a.contains("registers") ? fmt::format(" (in {} registers)", a["registers"].get<std::string>()) : "";
-  if (a["truncated_columns"].is_null())
+      (a.mul.rounding.chop ? std::string("chopped") : fmt::format("rounded {}", model::name(a.mul.rounding))) +
+      or_equivalently(a.equivalent_roundings);
+  const std::string regs = in_registers(a.registers);
+  if (!a.mul.truncated_columns)
     return fmt::format("every partial product generated (no truncated columns), {}{}", r, regs);
-  const int t = a["truncated_columns"].get<int>();
-  std::string c;
-  if (a.contains("correction")) {
-    const std::uint64_t k = a["correction"].get<std::uint64_t>();
-    c = fmt::format(", correction {} ({:#x}) in units of the last kept column", k, k);
-  }
-  return fmt::format("truncated, {} columns kept below the LSB{}, {}{}", t, c, r, regs);
+  const std::string c = a.with_correction ? fmt::format(", correction {} ({:#x}) in units of the last kept column",
+                                                        a.mul.correction, a.mul.correction)
+                                          : "";
+  return fmt::format("truncated, {} columns kept below the LSB{}, {}{}", *a.mul.truncated_columns, c, r, regs);
+}
+
+// The profile's "mul": the constant, or the columns and rounding (with the class of roundings).
+nlohmann::json multiplier_profile(const MultiplierAnswer& a) {
+  if (a.with_correction) return {{"mul", {{"correction", a.mul.correction}}}};
+  nlohmann::json m = answer_fields(a);
+  m.erase("registers");
+  return {{"mul", m}};
 }
 
 class MultiplierProbe : public UnitProbe {
@@ -520,16 +518,9 @@ class MultiplierProbe : public UnitProbe {
       : correction_(correction),
         q_{{"MULTIPLICATION",
             correction ? "the correction constant of the multiplier" : "the truncated columns of the multiplier",
-            say_multiplier},
-           [correction](const model::ScalarUnit& u) { return multiplier_answer(u, correction); },
-           [correction](const nlohmann::json& a) {
-             nlohmann::json m = correction ? nlohmann::json{{"correction", a["correction"]}}
-                                           : nlohmann::json{{"truncated_columns", a["truncated_columns"]},
-                                                            {"rounding", a["rounding"]}};
-             if (!correction && a.contains("equivalent_roundings"))
-               m["equivalent_roundings"] = a["equivalent_roundings"];
-             return nlohmann::json{{"mul", m}};
-           }} {}
+            audit::typed(say_multiplier)},
+           [correction](const model::ScalarUnit& u) { return audit::Answer(multiplier_answer(u, correction)); },
+           audit::typed(multiplier_profile)} {}
   std::string_view source() const override {
     return "Daumas, da Graca, Defour 2006, section 2.2; Schulte and Swartzlander 1993";
   }
@@ -600,7 +591,17 @@ class CorrectionProbe final : public MultiplierProbe {
 
 }  // namespace
 
-nlohmann::json truncation_answer(const model::ScalarUnit& u) { return multiplier_answer(u, false); }
+nlohmann::json answer_fields(const MultiplierAnswer& a) {
+  nlohmann::json j = nlohmann::json::object();
+  if (a.registers) j["registers"] = a.registers->name;
+  j["rounding"] = model::name(a.mul.rounding);
+  j["truncated_columns"] = a.mul.truncated_columns ? nlohmann::json(*a.mul.truncated_columns) : nlohmann::json(nullptr);
+  if (a.with_correction) j["correction"] = a.mul.correction;
+  if (!a.equivalent_roundings.empty()) j["equivalent_roundings"] = a.equivalent_roundings;
+  return j;
+}
+
+MultiplierAnswer truncation_answer(const model::ScalarUnit& u) { return multiplier_answer(u, false); }
 
 static Expected<std::vector<model::MultiplierParams>> identify_multipliers(backends::Device& device, const Format& f,
                                                                            const audit::ProbeContext& ctx) {

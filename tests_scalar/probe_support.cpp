@@ -200,11 +200,6 @@ std::string or_equivalently(const std::vector<std::string>& equivalent_roundings
          join(std::vector<std::string>(equivalent_roundings.begin() + 1, equivalent_roundings.end()), " or ");
 }
 
-std::string or_equivalently(const nlohmann::json& answer) {
-  if (!answer.is_object() || !answer.contains("equivalent_roundings")) return "";
-  return or_equivalently(answer["equivalent_roundings"].get<std::vector<std::string>>());
-}
-
 std::unique_ptr<backends::Device> unit_device(const model::ScalarUnit& u, const std::vector<const Format*>& formats) {
   backends::Profile p{"candidate", "candidate unit", "model", "", {u}, {}, {}, {}};
   for (const Format* f : formats)

@@ -117,8 +117,6 @@ std::optional<model::Rounding> tie_directed(model::Rounding nearest);
 std::vector<std::string> rounding_class(std::string_view directed, bool overflow);
 // ", or equivalently rna" for a class of roundings (rounding_class: the representative first), else "".
 std::string or_equivalently(const std::vector<std::string>& equivalent_roundings);
-// The same for an answer record with `equivalent_roundings`.
-std::string or_equivalently(const nlohmann::json& answer);
 
 // A probe's question (audit::Question) and how a unit answers it, from its parameters alone.
 struct UnitQuestion {

@@ -37,31 +37,49 @@ struct ResultClass {
   int index() const { return (rest - 1) * 4 + neg * 2 + odd; }  // 12 classes
 };
 
-// An approximate square root's answer (its bound is measured: approximate.hpp).
-const nlohmann::json approximate_sqrt = {{"approximate", true}};
+// The rounding of an operation correctly rounded in f: its mode; for a square root the class of
+// modes that give the same results (`equivalent_roundings`, stated by its first); for fma whether
+// it is fused or the product and the sum each rounded in that mode. An approximate square root is
+// known by that alone (its bound is measured: approximate.hpp).
+struct RoundingAnswer {
+  Rounding rounding = Rounding::rne;
+  std::vector<std::string> equivalent_roundings;
+  std::optional<bool> fused;
+  bool approximate = false;
+};
 
-std::string unit_rounding_name(const model::UnitRounding& r) { return std::string(model::name(r.effective())); }
-
-// The rounding of a canonical adder or multiplier answer that is correctly rounded in f.
-std::optional<std::string> canonical_rounding_of(const nlohmann::json& a, const char* key) {
-  if (a.contains("registers") || !a[key].is_null()) return std::nullopt;
-  return unit_rounding_name(*model::find_unit_rounding(a["rounding"].get<std::string>()));
+nlohmann::json answer_fields(const RoundingAnswer& a) {
+  if (a.approximate) return {{"approximate", true}};
+  nlohmann::json j = {{"rounding", model::name(a.rounding)}};
+  if (!a.equivalent_roundings.empty()) j["equivalent_roundings"] = a.equivalent_roundings;
+  if (a.fused) j["fused"] = *a.fused;
+  return j;
 }
 
-nlohmann::json adder_mode_answer(const model::ScalarUnit& u) {
-  if (const auto r = canonical_rounding_of(adder_question().ask(u), "guard_bits")) return {{"rounding", *r}};
-  return nullptr;
+const RoundingAnswer approximate_sqrt{Rounding::rne, {}, std::nullopt, true};
+
+// The mode of an adder or multiplier answer that is correctly rounded in f: no registers' answer,
+// no bits dropped (guard bits, truncated columns).
+std::optional<Rounding> correctly_rounded_in_f(const Format* registers, std::optional<int> dropping,
+                                               const model::UnitRounding& r) {
+  if (registers || dropping) return std::nullopt;
+  return r.effective();
 }
 
-nlohmann::json multiplier_mode_answer(const model::ScalarUnit& u) {
-  const nlohmann::json m = truncation_answer(u);
-  if (const auto r = canonical_rounding_of(m, "truncated_columns")) return {{"rounding", *r}};
+std::optional<Rounding> adder_mode(const model::ScalarUnit& u) {
+  const AdderAnswer a = adder_question().ask(u).as<AdderAnswer>();
+  return correctly_rounded_in_f(a.registers, a.adder.guard_bits, a.adder.rounding);
+}
+
+std::optional<Rounding> multiplier_mode(const model::ScalarUnit& u) {
+  const MultiplierAnswer m = truncation_answer(u);
+  if (const auto r = correctly_rounded_in_f(m.registers, m.mul.truncated_columns, m.mul.rounding)) return r;
   // Registers of 2p bits and the range of every product of f hold it exactly: the store rounds it once.
   const Format &f = u.storage_format(), &reg = *u.format;
-  if (&reg != &f && m["truncated_columns"].is_null() && reg.precision() >= 2 * f.precision() &&
+  if (&reg != &f && !m.mul.truncated_columns && reg.precision() >= 2 * f.precision() &&
       reg.emax() >= 2 * f.emax() + 1 && reg.emin() <= 2 * f.quantum_min())
-    return {{"rounding", unit_rounding_name(u.convert)}};
-  return nullptr;
+    return u.convert.effective();
+  return std::nullopt;
 }
 
 // The one rounding of a correctly rounded div or sqrt. Wider registers: a quotient or square root
@@ -81,17 +99,15 @@ std::optional<Rounding> once_through_registers(const model::ScalarUnit& u, const
   return u.convert.effective();
 }
 
-nlohmann::json division_mode_answer(const model::ScalarUnit& u) {
-  if (u.div.method != model::DivMethod::correctly_rounded) return nullptr;
-  const std::optional<Rounding> once = once_through_registers(u, u.div.rounding, true);
-  if (!once) return nullptr;
-  return {{"rounding", std::string(model::name(*once))}};
+std::optional<Rounding> division_mode(const model::ScalarUnit& u) {
+  if (u.div.method != model::DivMethod::correctly_rounded) return std::nullopt;
+  return once_through_registers(u, u.div.rounding, true);
 }
 
-nlohmann::json sqrt_mode_answer(const model::ScalarUnit& u) {
-  if (u.sqrt_max_error) return approximate_sqrt;
+audit::Answer sqrt_mode_answer(const model::ScalarUnit& u) {
+  if (u.sqrt_max_error) return audit::Answer(approximate_sqrt);
   const std::optional<Rounding> once = once_through_registers(u, u.sqrt, false);
-  if (!once) return nullptr;
+  if (!once) return {};
   // A square root is never a tie (x = m^2 / 4 with m odd has more bits than f holds) nor
   // negative but -0 (exact): the nearest modes, rz and rd, ra and ru give the same results
   // on every input. Each class is stated by its first name.
@@ -102,50 +118,52 @@ nlohmann::json sqrt_mode_answer(const model::ScalarUnit& u) {
       {Rounding::ra, Rounding::ru}};
   for (const auto& c : classes)
     if (std::find(c.begin(), c.end(), r) != c.end()) {
-      nlohmann::json names = nlohmann::json::array();
+      std::vector<std::string> names;
       for (Rounding n : c) names.push_back(std::string(model::name(n)));
-      return {{"rounding", names[0]}, {"equivalent_roundings", names}};
+      return audit::Answer(RoundingAnswer{c[0], std::move(names), std::nullopt, false});
     }
-  return {{"rounding", std::string(model::name(r))}};
+  return audit::Answer(RoundingAnswer{r, {}, std::nullopt, false});
 }
 
-nlohmann::json fma_mode_answer(const model::ScalarUnit& u) {
+audit::Answer fma_mode_answer(const model::ScalarUnit& u) {
+  const auto stated = [](Rounding r, bool fused) { return audit::Answer(RoundingAnswer{r, {}, fused, false}); };
   if (u.format != &u.storage_format()) {
     // Registers that round a*b+c once and then the store's rounding alone (the fusion probes'
     // answer: round to odd, Boldo and Melquiond) are a fused fma of f in the store's mode.
-    const nlohmann::json fa = fusion_answer(u, u.fma_fused || u.mad_fused);
-    if (fa.contains("registers")) return nullptr;
-    return {{"fused", true}, {"rounding", unit_rounding_name(u.convert)}};
+    if (fusion_answer(u, u.fma_fused || u.mad_fused).registers) return {};
+    return stated(u.convert.effective(), true);
   }
   // A fused fma (or an unfused one that is the unit's fused MAD) is the exact a*b+c rounded
   // once in the adder's mode, whatever its guard bits.
-  if (u.fma_fused || u.mad_fused) return {{"fused", true}, {"rounding", unit_rounding_name(u.add.rounding)}};
+  if (u.fma_fused || u.mad_fused) return stated(u.add.rounding.effective(), true);
   // Unfused: the product and the sum, each correctly rounded in one mode.
-  if (const auto a = adder_mode_answer(u), m = multiplier_mode_answer(u); !a.is_null() && a == m)
-    return {{"fused", false}, {"rounding", a["rounding"]}};
-  return nullptr;
+  if (const auto a = adder_mode(u); a && a == multiplier_mode(u)) return stated(*a, false);
+  return {};
 }
 
-// The operation's rounding where the unit computes it correctly rounded in f, else null. The adder
+// The operation's rounding where the unit computes it correctly rounded in f, else none. The adder
 // and the multiplier are read as the guard-bit and truncated-column probes read them: as the adder
 // or multiplier of f that no input tells apart from the unit's (an adder with a sticky bit and
 // enough guard bits is correctly rounded, tests_scalar/adder.cpp).
-nlohmann::json rounding_answer(Node op, const model::ScalarUnit& u) {
+audit::Answer rounding_answer(Node op, const model::ScalarUnit& u) {
+  const auto in_mode = [](std::optional<Rounding> r) {
+    return r ? audit::Answer(RoundingAnswer{*r, {}, std::nullopt, false}) : audit::Answer();
+  };
   switch (op) {
     // A conversion into the storage format rounds once, by the store's rounding, whatever the registers.
-    case Node::cvt: return {{"rounding", unit_rounding_name(u.convert)}};
+    case Node::cvt: return in_mode(u.convert.effective());
     case Node::add:
-    case Node::sub: return adder_mode_answer(u);
-    case Node::mul: return multiplier_mode_answer(u);
-    case Node::div: return division_mode_answer(u);
+    case Node::sub: return in_mode(adder_mode(u));
+    case Node::mul: return in_mode(multiplier_mode(u));
+    case Node::div: return in_mode(division_mode(u));
     case Node::sqrt: return sqrt_mode_answer(u);
     case Node::fma: return fma_mode_answer(u);
-    default: return nullptr;
+    default: return {};
   }
 }
 
-std::string describe(const std::string& mode) {
-  switch (*model::find_rounding(mode)) {
+std::string describe(Rounding mode) {
+  switch (mode) {
     case Rounding::rne: return "to nearest, ties to even (IEEE default)";
     case Rounding::rna: return "to nearest, ties away from zero";
     case Rounding::rnz: return "to nearest, ties toward zero";
@@ -158,19 +176,25 @@ std::string describe(const std::string& mode) {
     case Rounding::ra: return "away from zero";
     case Rounding::ro: return "to odd";
   }
-  return mode;
+  return std::string(model::name(mode));
 }
 
-std::string say_rounding(const nlohmann::json& a) {
-  if (a.contains("approximate")) return "approximate";
-  const std::string r = a["rounding"].get<std::string>();
-  const std::string how =
-      a.contains("equivalent_roundings") && r == "rne"
-          ? "to nearest (ties never occur: " + join(a["equivalent_roundings"].get<std::vector<std::string>>(), " or ") +
-                ")"
-          : describe(r) + or_equivalently(a);
-  if (a.contains("fused") && !a["fused"].get<bool>()) return "not fused: the product and the sum each rounded " + how;
+std::string say_rounding(const RoundingAnswer& a) {
+  if (a.approximate) return "approximate";
+  const std::string how = !a.equivalent_roundings.empty() && a.rounding == Rounding::rne
+                              ? "to nearest (ties never occur: " + join(a.equivalent_roundings, " or ") + ")"
+                              : describe(a.rounding) + or_equivalently(a.equivalent_roundings);
+  if (a.fused && !*a.fused) return "not fused: the product and the sum each rounded " + how;
   return "rounds " + how;
+}
+
+// The profile's fragment under `key`: the rounding (with its class); an approximate square root's
+// special results are IEEE's (rne), and run() adds its bound.
+nlohmann::json rounding_profile(const std::string& key, const RoundingAnswer& a) {
+  if (a.approximate) return {{key, {{"rounding", "rne"}}}};
+  nlohmann::json k = answer_fields(a);
+  k.erase("fused");
+  return {{key, k}};
 }
 
 class RoundingProbe final : public UnitProbe {
@@ -178,14 +202,10 @@ class RoundingProbe final : public UnitProbe {
   RoundingProbe(Node op, std::string id)
       : op_(op),
         id_(std::move(id)),
-        q_{{std::string(shout(op)), fmt::format("the rounding of {}", shout(op)), say_rounding},
+        q_{{std::string(shout(op)), fmt::format("the rounding of {}", shout(op)), audit::typed(say_rounding)},
            [op](const model::ScalarUnit& u) { return rounding_answer(op, u); },
-           [key = std::string(key())](const nlohmann::json& a) {
-             // An approximate square root's special results are IEEE's (rne); run() adds its bound.
-             if (a.contains("approximate")) return nlohmann::json{{key, {{"rounding", "rne"}}}};
-             nlohmann::json k = {{"rounding", a["rounding"]}};
-             if (a.contains("equivalent_roundings")) k["equivalent_roundings"] = a["equivalent_roundings"];
-             return nlohmann::json{{key, k}};
+           [key = std::string(key())](const audit::Answer& a) {
+             return rounding_profile(key, a.as<RoundingAnswer>());
            }} {}
   std::string_view id() const override { return id_; }
   std::string_view title() const override { return title_; }
@@ -225,9 +245,9 @@ class RoundingProbe final : public UnitProbe {
     // has no other probe of its method, and its profile fragment carries the bound.
     if (op_ == Node::div || op_ == Node::sqrt) {
       const bool is_sqrt = op_ == Node::sqrt;
-      const auto bound =
-          conclude_approximate(device, f, ctx, is_sqrt ? model::Op::sqrt : model::Op::div, cases, (*out)[0],
-                               question().question, is_sqrt ? approximate_sqrt : nlohmann::json(), finding);
+      const auto bound = conclude_approximate(device, f, ctx, is_sqrt ? model::Op::sqrt : model::Op::div, cases,
+                                              (*out)[0], question().question,
+                                              is_sqrt ? audit::Answer(approximate_sqrt) : audit::Answer(), finding);
       if (bound && is_sqrt) finding.profile = {{"sqrt", {{"rounding", "rne"}, {"max_ulps", model::ulps(*bound)}}}};
     }
     return finding;
