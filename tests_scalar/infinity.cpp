@@ -33,7 +33,7 @@ Overflow overflow_of(const model::UnitRounding& r) {
   }
 }
 
-std::string_view words(Overflow o) {
+std::string_view overflow_words(Overflow o) {
   switch (o) {
     case Overflow::max: return "MAX";
     case Overflow::infinity_up: return "infinity up, MAX down";
@@ -58,9 +58,9 @@ constexpr std::pair<const char*, Overflow OverflowAnswer::*> kOverflowOps[] = {{
                                                                                {"mul", &OverflowAnswer::mul}};
 
 nlohmann::json answer_fields(const OverflowAnswer& a) {
-  if (a.alike()) return {{"overflow", words(a.add)}};
+  if (a.alike()) return {{"overflow", overflow_words(a.add)}};
   nlohmann::json per = nlohmann::json::object();
-  for (const auto& [op, o] : kOverflowOps) per[op] = words(a.*o);
+  for (const auto& [op, o] : kOverflowOps) per[op] = overflow_words(a.*o);
   return {{"overflow", per}};
 }
 
@@ -84,10 +84,10 @@ std::string say_overflow(const OverflowAnswer& a) {
       return "as IEEE 754: inf - inf, 0 * inf, 0 / 0 are NaN, x / 0 is a signed infinity, overflow gives infinity";
     if (a.add == Overflow::max)
       return "as IEEE 754 rounding toward zero: infinities propagate, overflow gives MAX (chopped)";
-    return fmt::format("infinities as IEEE 754; overflow gives {}", words(a.add));
+    return fmt::format("infinities as IEEE 754; overflow gives {}", overflow_words(a.add));
   }
   std::vector<std::string> each;
-  for (const auto& [op, o] : kOverflowOps) each.push_back(fmt::format("{} {}", op, words(a.*o)));
+  for (const auto& [op, o] : kOverflowOps) each.push_back(fmt::format("{} {}", op, overflow_words(a.*o)));
   return fmt::format("infinities as IEEE 754; overflow: {}", join(each, ", "));
 }
 

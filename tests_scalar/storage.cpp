@@ -70,8 +70,8 @@ std::vector<Category> categories(const Format& f, const std::vector<std::uint64_
   return out;
 }
 
-// A subnormal class's word in the answers and the profile.
-const char* key(bool flush) { return flush ? "flush" : "preserve"; }
+// The answers' and the profile's word for what loads, stores and operations do to subnormals.
+const char* subnormals_key(bool flush) { return flush ? "flush" : "preserve"; }
 
 // The transfer policy's answer, for the classes of values f has (none: f has no such values).
 struct TransferAnswer {
@@ -81,7 +81,7 @@ struct TransferAnswer {
 
 nlohmann::json answer_fields(const TransferAnswer& a) {
   nlohmann::json j = nlohmann::json::object();
-  if (a.subnormals_flushed) j["subnormals"] = key(*a.subnormals_flushed);
+  if (a.subnormals_flushed) j["subnormals"] = subnormals_key(*a.subnormals_flushed);
   if (a.nans_quieted) j["nan"] = *a.nans_quieted ? "quiet" : "preserve";
   return j;
 }
@@ -103,7 +103,7 @@ std::string say_transfer(const TransferAnswer& a) {
 
 nlohmann::json transfer_profile(const TransferAnswer& a) {
   nlohmann::json p = nlohmann::json::object();
-  if (a.subnormals_flushed) p["subnormals"]["transfer"] = key(*a.subnormals_flushed);
+  if (a.subnormals_flushed) p["subnormals"]["transfer"] = subnormals_key(*a.subnormals_flushed);
   if (a.nans_quieted) p["nan"]["quiet_on_transfer"] = *a.nans_quieted;
   return p;
 }
@@ -177,7 +177,7 @@ nlohmann::json answer_fields(const OperationAnswer& a) {
   for (std::size_t i = 0; i < std::size(neutral_ops); ++i) {
     const NeutralAnswer& n = a.ops[i];
     nlohmann::json o = nlohmann::json::object();
-    if (n.subnormals_flushed) o["subnormals"] = key(*n.subnormals_flushed);
+    if (n.subnormals_flushed) o["subnormals"] = subnormals_key(*n.subnormals_flushed);
     if (n.nans_canonical) o["nan"] = *n.nans_canonical ? "canonical" : "quiet";
     j[neutral_ops[i].key] = o;
   }

@@ -171,7 +171,7 @@ struct FlushAnswer {
 };
 
 // What the answer says of an operation whose flushing transfers hide.
-std::string hidden(model::FlushOp op) {
+std::string hidden_by_loads(model::FlushOp op) {
   return op == model::FlushOp::sqrt ? "unobservable (loads flush)"
                                     : "flush (inputs, outputs or both: which is unobservable)";
 }
@@ -183,7 +183,7 @@ nlohmann::json answer_fields(const FlushAnswer& a) {
   for (std::size_t i = 0; i < std::size(kOps); ++i) {
     const std::optional<model::OpFlush>& x = a.ops[i];
     if (!x)
-      j[op_name(kOps[i])] = hidden(kOps[i]);
+      j[op_name(kOps[i])] = hidden_by_loads(kOps[i]);
     else if (kOps[i] == model::FlushOp::sqrt)
       j[op_name(kOps[i])] = {{"input", key(x->flush_input)}};
     else
@@ -217,7 +217,7 @@ std::string say_flush(const FlushAnswer& a) {
   for (std::size_t i = 0; i < std::size(kOps); ++i) {
     const std::optional<model::OpFlush>& x = a.ops[i];
     const std::string what =
-        !x ? hidden(kOps[i])
+        !x ? hidden_by_loads(kOps[i])
            : fmt::format("inputs {}{}", word(x->flush_input),
                          kOps[i] == model::FlushOp::sqrt ? "" : fmt::format(", outputs {}", word(x->flush_output)));
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == what; });
