@@ -9,6 +9,8 @@
 // (to MAX in every rounding) is none of them.
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "tests_scalar/daumas_support.hpp"
 #include "tests_scalar/families.hpp"
 #include "tests_scalar/probe_support.hpp"
@@ -19,12 +21,23 @@ namespace {
 using model::Rounding;
 
 // Where a rounding takes an overflow (model/rounding.hpp): infinity, MAX, or one of each by sign.
-std::string overflow_of(const model::UnitRounding& r) {
+enum class Overflow { infinity, max, infinity_up, infinity_down };
+
+Overflow overflow_of(const model::UnitRounding& r) {
   switch (r.effective()) {
     case Rounding::rz:
-    case Rounding::ro: return "MAX";
-    case Rounding::ru: return "infinity up, MAX down";
-    case Rounding::rd: return "MAX up, infinity down";
+    case Rounding::ro: return Overflow::max;
+    case Rounding::ru: return Overflow::infinity_up;
+    case Rounding::rd: return Overflow::infinity_down;
+    default: return Overflow::infinity;
+  }
+}
+
+std::string_view overflow_words(Overflow o) {
+  switch (o) {
+    case Overflow::max: return "MAX";
+    case Overflow::infinity_up: return "infinity up, MAX down";
+    case Overflow::infinity_down: return "MAX up, infinity down";
     default: return "infinity";
   }
 }
@@ -33,31 +46,48 @@ std::string overflow_of(const model::UnitRounding& r) {
 // multiplier), a quotient (its rounding, or the multiplier's for x * (1/y)) and fma(x, y, 0) (the
 // adder's rounding when fused, the multiplier's when it returns the product or is an unfused MAD).
 // Registers wider in range than the storage overflow in the store (its rounding) instead.
-nlohmann::json overflow_answer(const model::ScalarUnit& u) {
-  const Format& f = u.storage_format();
-  if (u.format != &f) {
-    if (u.format->emax() <= 2 * f.emax() + 1) return nullptr;  // MAX * MAX may overflow either
-    return {{"overflow", overflow_of(u.convert)}};
-  }
-  const bool fused = u.fma_zero_addend == model::ZeroAddend::ieee && (u.fma_fused || u.mad_fused);
-  const nlohmann::json per = {
-      {"add", overflow_of(u.add.rounding)},
-      {"mul", overflow_of(u.mul.rounding)},
-      {"div", overflow_of(u.div.method == model::DivMethod::reciprocal ? u.mul.rounding : u.div.rounding)},
-      {"fma", overflow_of(fused ? u.add.rounding : u.mul.rounding)}};
-  for (const auto& [op, v] : per.items())
-    if (v != per["add"]) return {{"overflow", per}};
-  return {{"overflow", per["add"]}};
+struct OverflowAnswer {
+  Overflow add, mul, div, fma;
+  bool alike() const { return mul == add && div == add && fma == add; }
+};
+
+// The operations as the answer names them, in the record's (alphabetical) order.
+constexpr std::pair<const char*, Overflow OverflowAnswer::*> kOverflowOps[] = {{"add", &OverflowAnswer::add},
+                                                                               {"div", &OverflowAnswer::div},
+                                                                               {"fma", &OverflowAnswer::fma},
+                                                                               {"mul", &OverflowAnswer::mul}};
+
+nlohmann::json answer_fields(const OverflowAnswer& a) {
+  if (a.alike()) return {{"overflow", overflow_words(a.add)}};
+  nlohmann::json per = nlohmann::json::object();
+  for (const auto& [op, o] : kOverflowOps) per[op] = overflow_words(a.*o);
+  return {{"overflow", per}};
 }
 
-std::string say_overflow(const nlohmann::json& a) {
-  const nlohmann::json& o = a["overflow"];
-  if (o == "infinity")
-    return "as IEEE 754: inf - inf, 0 * inf, 0 / 0 are NaN, x / 0 is a signed infinity, overflow gives infinity";
-  if (o == "MAX") return "as IEEE 754 rounding toward zero: infinities propagate, overflow gives MAX (chopped)";
-  if (o.is_string()) return fmt::format("infinities as IEEE 754; overflow gives {}", o.get<std::string>());
+audit::Answer overflow_answer(const model::ScalarUnit& u) {
+  const Format& f = u.storage_format();
+  if (u.format != &f) {
+    if (u.format->emax() <= 2 * f.emax() + 1) return audit::Answer();  // MAX * MAX may overflow either
+    const Overflow store = overflow_of(u.convert);
+    return audit::Answer(OverflowAnswer{store, store, store, store});
+  }
+  const bool fused = u.fma_zero_addend == model::ZeroAddend::ieee && (u.fma_fused || u.mad_fused);
+  return audit::Answer(
+      OverflowAnswer{overflow_of(u.add.rounding), overflow_of(u.mul.rounding),
+                     overflow_of(u.div.method == model::DivMethod::reciprocal ? u.mul.rounding : u.div.rounding),
+                     overflow_of(fused ? u.add.rounding : u.mul.rounding)});
+}
+
+std::string say_overflow(const OverflowAnswer& a) {
+  if (a.alike()) {
+    if (a.add == Overflow::infinity)
+      return "as IEEE 754: inf - inf, 0 * inf, 0 / 0 are NaN, x / 0 is a signed infinity, overflow gives infinity";
+    if (a.add == Overflow::max)
+      return "as IEEE 754 rounding toward zero: infinities propagate, overflow gives MAX (chopped)";
+    return fmt::format("infinities as IEEE 754; overflow gives {}", overflow_words(a.add));
+  }
   std::vector<std::string> each;
-  for (const auto& [op, v] : o.items()) each.push_back(fmt::format("{} {}", op, v.get<std::string>()));
+  for (const auto& [op, o] : kOverflowOps) each.push_back(fmt::format("{} {}", op, overflow_words(a.*o)));
   return fmt::format("infinities as IEEE 754; overflow: {}", join(each, ", "));
 }
 
@@ -130,7 +160,7 @@ class InfinityProbe final : public UnitProbe {
   bool applies(const Format& f) const override { return f.has_inf() && f.has_nan() && f.has_sign() && f.man_bits >= 1; }
   const UnitQuestion& question() const override {
     static const UnitQuestion q{
-        {"INFINITY", "arithmetic with infinities and overflow", say_overflow}, overflow_answer, nullptr};
+        {"INFINITY", "arithmetic with infinities and overflow", audit::typed(say_overflow)}, overflow_answer, nullptr};
     return q;
   }
 

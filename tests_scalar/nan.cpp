@@ -43,53 +43,73 @@ std::string_view describe(model::DefaultNan d) {
 // quiets signalling NaNs hides whether the operation would); it and fma_order are asked only where
 // f has signalling NaNs (payloads that tell operands apart). fma_order is there only where the fma's
 // order is not the propagation rule's (an order "abc" with first is the unit without one).
-nlohmann::json nan_answer(const model::ScalarUnit& u) {
+struct NanAnswer {
+  const Format* format = nullptr;                    // the storage format: the default NaN's bits
+  std::optional<model::NanPropagation> propagation;  // none: every NaN result is canonical
+  std::optional<bool> quiet;
+  bool sub_flips = false;
+  std::optional<model::FmaNanOrder> fma_order;
+  model::DefaultNan default_nan = model::DefaultNan::quiet;  // the first of f with its bits (distinct)
+};
+
+std::string default_nan_bits(const NanAnswer& a) {
+  return hex(*a.format, model::default_nan(*a.format, a.default_nan));
+}
+
+nlohmann::json answer_fields(const NanAnswer& a) {
+  nlohmann::json j = nlohmann::json::object();
+  j["propagation"] = a.propagation ? std::string(model::name(*a.propagation)) : "canonical";
+  if (a.propagation) {
+    if (a.quiet) j["quiet"] = *a.quiet;
+    j["sub_flips"] = a.sub_flips;
+    if (a.fma_order) j["fma_order"] = model::name(*a.fma_order);
+  }
+  j["default_nan"] = model::name(a.default_nan);
+  j["default_nan_bits"] = default_nan_bits(a);
+  return j;
+}
+
+NanAnswer nan_answer(const model::ScalarUnit& u) {
   const Format& f = u.storage_format();
   const model::NanPolicy& p = u.nan;
-  nlohmann::json a = nlohmann::json::object();
-  a["propagation"] = p.canonical ? "canonical" : std::string(model::name(p.propagation));
+  NanAnswer a;
+  a.format = &f;
   if (!p.canonical) {
-    if (ieee_nans(f)) a["quiet"] = p.quiet || p.quiet_on_transfer;
-    a["sub_flips"] = p.sub_flips;
-    if (ieee_nans(f) && p.fma_order && p.fma_order != model::fma_order_of(p.propagation))
-      a["fma_order"] = model::name(*p.fma_order);
+    a.propagation = p.propagation;
+    if (ieee_nans(f)) a.quiet = p.quiet || p.quiet_on_transfer;
+    a.sub_flips = p.sub_flips;
+    if (ieee_nans(f) && p.fma_order && p.fma_order != model::fma_order_of(p.propagation)) a.fma_order = p.fma_order;
   }
-  const model::DefaultNan d = distinct(f, p.default_nan);
-  a["default_nan"] = model::name(d);
-  a["default_nan_bits"] = hex(f, model::default_nan(f, d));
+  a.default_nan = distinct(f, p.default_nan);
   return a;
 }
 
-std::string say(const nlohmann::json& a) {
+std::string say(const NanAnswer& a) {
   std::string s;
-  const std::string prop = a.value("propagation", "");
-  if (prop == "canonical") {
+  if (!a.propagation) {
     s = "every NaN result is the canonical NaN";
   } else {
-    s = prop == "first"  ? "the first NaN operand comes out"
-        : prop == "last" ? "the last NaN operand comes out"
-                         : "the NaN operand with the larger payload comes out";
-    if (a.contains("quiet")) s += a["quiet"].get<bool>() ? ", quieted" : ", signalling ones unchanged";
-    s += a.value("sub_flips", false) ? "; a - NaN flips the NaN's sign" : "; a - NaN keeps the NaN's sign";
-    if (const auto o = model::find_fma_nan_order(a.value("fma_order", "")))
-      s += "; fma takes its NaN operands in the order " + model::words(*o);
+    s = *a.propagation == model::NanPropagation::first  ? "the first NaN operand comes out"
+        : *a.propagation == model::NanPropagation::last ? "the last NaN operand comes out"
+                                                        : "the NaN operand with the larger payload comes out";
+    if (a.quiet) s += *a.quiet ? ", quieted" : ", signalling ones unchanged";
+    s += a.sub_flips ? "; a - NaN flips the NaN's sign" : "; a - NaN keeps the NaN's sign";
+    if (a.fma_order) s += "; fma takes its NaN operands in the order " + model::words(*a.fma_order);
   }
-  const auto d = model::find_default_nan(a.value("default_nan", ""));
-  return fmt::format("{}; invalid operations give the {} ({})", s, d ? describe(*d) : "?",
-                     a.value("default_nan_bits", ""));
+  return fmt::format("{}; invalid operations give the {} ({})", s, describe(a.default_nan), default_nan_bits(a));
 }
 
 // The answer's profile keys: those the IEEE unit does not have, and `canonical` always.
-nlohmann::json nan_profile(const nlohmann::json& a) {
+nlohmann::json nan_profile(const NanAnswer& a) {
   nlohmann::json n = nlohmann::json::object();
-  n["canonical"] = a.value("propagation", "") == "canonical";
-  if (!n["canonical"].get<bool>()) {
-    if (a["propagation"] != "first") n["propagation"] = a["propagation"];
-    if (a.contains("quiet") && !a["quiet"].get<bool>()) n["quiet"] = false;
-    if (a.value("sub_flips", false)) n["sub_flips"] = true;
-    if (a.contains("fma_order")) n["fma_order"] = a["fma_order"];
+  n["canonical"] = !a.propagation;
+  if (a.propagation) {
+    if (*a.propagation != model::NanPropagation::first) n["propagation"] = model::name(*a.propagation);
+    if (a.quiet == false) n["quiet"] = false;
+    if (a.sub_flips) n["sub_flips"] = true;
+    if (a.fma_order) n["fma_order"] = model::name(*a.fma_order);
   }
-  if (a.value("default_nan", "quiet") != "quiet") n["default"] = a["default_nan"];
+  if (a.default_nan != model::DefaultNan::quiet) n["default"] = model::name(a.default_nan);
   return {{"nan", n}};
 }
 
@@ -213,7 +233,9 @@ class NanProbe final : public UnitProbe {
   std::string_view source() const override { return "IEEE 754-2019 section 6.2"; }
   bool applies(const Format& f) const override { return f.has_nan() && f.man_bits >= 1; }
   const UnitQuestion& question() const override {
-    static const UnitQuestion q{{"NaN", "the NaN results of arithmetic", say}, nan_answer, nan_profile};
+    static const UnitQuestion q{{"NaN", "the NaN results of arithmetic", audit::typed(say)},
+                                [](const model::ScalarUnit& u) { return audit::Answer(nan_answer(u)); },
+                                audit::typed(nan_profile)};
     return q;
   }
 

@@ -68,6 +68,48 @@ Expected<bool> as_stored(backends::Device& device, const Format& f, Node op1, No
   return *stored == outputs;
 }
 
+// The range probe's answer: the registers' format where its exponent range is wider than memory's.
+struct RangeAnswer {
+  const Format* registers = nullptr;  // none: no extended range
+};
+
+nlohmann::json answer_fields(const RangeAnswer& a) {
+  nlohmann::json j = {{"extended_range", a.registers != nullptr}};
+  if (a.registers) j["registers"] = a.registers->name;
+  return j;
+}
+
+RangeAnswer range_answer(const model::ScalarUnit& u) {
+  return {u.format->emax() > u.storage_format().emax() ? u.format : nullptr};
+}
+
+std::string say_range(const RangeAnswer& a) {
+  return a.registers ? fmt::format("extended exponent range ({} registers)", a.registers->name)
+                     : std::string("no extended exponent range");
+}
+
+// The precision probe's answer: the registers' format and whether it is more precise than memory's.
+struct PrecisionAnswer {
+  const Format* registers = nullptr;
+  bool extended = false;
+};
+
+nlohmann::json answer_fields(const PrecisionAnswer& a) {
+  nlohmann::json j = {{"extended_precision", a.extended}, {"register_bits", a.registers->precision()}};
+  if (a.extended) j["registers"] = a.registers->name;
+  return j;
+}
+
+PrecisionAnswer precision_answer(const model::ScalarUnit& u) {
+  return {u.format, u.format->precision() > u.storage_format().precision()};
+}
+
+std::string say_precision(const PrecisionAnswer& a) {
+  return a.extended
+             ? fmt::format("extended precision, {} bits ({} registers)", a.registers->precision(), a.registers->name)
+             : fmt::format("no extra precision: {} bits as in memory", a.registers->precision());
+}
+
 struct Shape {
   Node op1, op2;
   std::vector<Case> cases;
@@ -81,20 +123,9 @@ class RangeProbe final : public UnitProbe {
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.1"; }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 1 && f.has_zero(); }
   const UnitQuestion& question() const override {
-    static const UnitQuestion q{{"REGISTERS", "the exponent range of the registers",
-                                 [](const nlohmann::json& a) {
-                                   return a["extended_range"].get<bool>()
-                                              ? fmt::format("extended exponent range ({} registers)",
-                                                            a["registers"].get<std::string>())
-                                              : std::string("no extended exponent range");
-                                 }},
-                                [](const model::ScalarUnit& u) {
-                                  const bool wider = u.format->emax() > u.storage_format().emax();
-                                  nlohmann::json j = {{"extended_range", wider}};
-                                  if (wider) j["registers"] = u.format->name;
-                                  return j;
-                                },
-                                [](const nlohmann::json&) { return nlohmann::json::object(); }};
+    static const UnitQuestion q{{"REGISTERS", "the exponent range of the registers", audit::typed(say_range)},
+                                [](const model::ScalarUnit& u) { return audit::Answer(range_answer(u)); },
+                                [](const audit::Answer&) { return nlohmann::json::object(); }};
     return q;
   }
 
@@ -151,21 +182,9 @@ class PrecisionProbe final : public UnitProbe {
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.1"; }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 2 && f.has_zero(); }
   const UnitQuestion& question() const override {
-    static const UnitQuestion q{
-        {"REGISTERS", "the precision of the registers",
-         [](const nlohmann::json& a) {
-           return a["extended_precision"].get<bool>()
-                      ? fmt::format("extended precision, {} bits ({} registers)", a["register_bits"].get<int>(),
-                                    a["registers"].get<std::string>())
-                      : fmt::format("no extra precision: {} bits as in memory", a["register_bits"].get<int>());
-         }},
-        [](const model::ScalarUnit& u) {
-          const bool wider = u.format->precision() > u.storage_format().precision();
-          nlohmann::json j = {{"extended_precision", wider}, {"register_bits", u.format->precision()}};
-          if (wider) j["registers"] = u.format->name;
-          return j;
-        },
-        [](const nlohmann::json&) { return nlohmann::json::object(); }};
+    static const UnitQuestion q{{"REGISTERS", "the precision of the registers", audit::typed(say_precision)},
+                                [](const model::ScalarUnit& u) { return audit::Answer(precision_answer(u)); },
+                                [](const audit::Answer&) { return nlohmann::json::object(); }};
     return q;
   }
 

@@ -49,19 +49,25 @@ bool symmetric(const model::UnitRounding& r) {
   return m != Rounding::ru && m != Rounding::rd && m != Rounding::rnu && m != Rounding::rnd;
 }
 
+// Whether a unit's products are sign symmetric.
+struct SymmetryAnswer {
+  bool symmetric = true;
+};
+
+nlohmann::json answer_fields(const SymmetryAnswer& a) { return {{"symmetric", a.symmetric}}; }
+
 // A unit's multiplier is symmetric when the roundings its products go through are: the
 // multiplier's (unless registers of 2p bits or more hold the exact product) and the store's.
-nlohmann::json symmetry_answer(const model::ScalarUnit& u) {
+SymmetryAnswer symmetry_answer(const model::ScalarUnit& u) {
   const Format& f = u.storage_format();
   const bool wide = u.format != &f;
   const bool exact = wide && u.format->precision() >= 2 * f.precision() && !u.mul.truncated_columns;
-  return {{"symmetric", (exact || symmetric(u.mul.rounding)) && (!wide || symmetric(u.convert))}};
+  return {(exact || symmetric(u.mul.rounding)) && (!wide || symmetric(u.convert))};
 }
 
-std::string say_symmetry(const nlohmann::json& a) {
-  return a["symmetric"].get<bool>()
-             ? "sign symmetric: A*B = (-A)*(-B) = -(A*(-B)), (-A)*B = A*(-B) = -(A*B)"
-             : "NOT sign symmetric: its products round by their sign (toward an infinity, or ties toward one)";
+std::string say_symmetry(const SymmetryAnswer& a) {
+  return a.symmetric ? "sign symmetric: A*B = (-A)*(-B) = -(A*(-B)), (-A)*B = A*(-B) = -(A*B)"
+                     : "NOT sign symmetric: its products round by their sign (toward an infinity, or ties toward one)";
 }
 
 class SignSymmetryProbe final : public UnitProbe {
@@ -71,8 +77,9 @@ class SignSymmetryProbe final : public UnitProbe {
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.2"; }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 1; }
   const UnitQuestion& question() const override {
-    static const UnitQuestion q{
-        {"MULTIPLICATION", "the sign symmetry of the multiplier", say_symmetry}, symmetry_answer, nullptr};
+    static const UnitQuestion q{{"MULTIPLICATION", "the sign symmetry of the multiplier", audit::typed(say_symmetry)},
+                                [](const model::ScalarUnit& u) { return audit::Answer(symmetry_answer(u)); },
+                                nullptr};
     return q;
   }
 

@@ -8,6 +8,9 @@
 // infinities, which every unit keeps, are a measurement beside it.
 #include <fmt/format.h>
 
+#include <array>
+#include <optional>
+
 #include "tests_scalar/daumas_support.hpp"
 #include "tests_scalar/families.hpp"
 
@@ -67,14 +70,42 @@ std::vector<Category> categories(const Format& f, const std::vector<std::uint64_
   return out;
 }
 
-// The transfer policy's answer, for the classes of values f has.
-nlohmann::json transfer_answer(const model::ScalarUnit& u) {
-  const Format& f = u.storage_format();
+// The answers' and the profile's word for what loads, stores and operations do to subnormals.
+const char* subnormals_key(bool flush) { return flush ? "flush" : "preserve"; }
+
+// The transfer policy's answer, for the classes of values f has (none: f has no such values).
+struct TransferAnswer {
+  std::optional<bool> subnormals_flushed;
+  std::optional<bool> nans_quieted;  // signalling NaNs
+};
+
+nlohmann::json answer_fields(const TransferAnswer& a) {
   nlohmann::json j = nlohmann::json::object();
-  if (f.has_subnormals() && f.man_bits > 0) j["subnormals"] = u.subnormals.flush_transfer ? "flush" : "preserve";
-  if (f.has_nan() && f.nan == model::NanStyle::ieee && f.man_bits >= 2)
-    j["nan"] = u.nan.quiet_on_transfer ? "quiet" : "preserve";
+  if (a.subnormals_flushed) j["subnormals"] = subnormals_key(*a.subnormals_flushed);
+  if (a.nans_quieted) j["nan"] = *a.nans_quieted ? "quiet" : "preserve";
   return j;
+}
+
+TransferAnswer transfer_answer(const model::ScalarUnit& u) {
+  const Format& f = u.storage_format();
+  TransferAnswer a;
+  if (f.has_subnormals() && f.man_bits > 0) a.subnormals_flushed = u.subnormals.flush_transfer;
+  if (f.has_nan() && f.nan == model::NanStyle::ieee && f.man_bits >= 2) a.nans_quieted = u.nan.quiet_on_transfer;
+  return a;
+}
+
+std::string say_transfer(const TransferAnswer& a) {
+  std::vector<std::string> parts;
+  if (a.subnormals_flushed) parts.push_back(*a.subnormals_flushed ? "subnormals: flushed to zero" : "subnormals: kept");
+  if (a.nans_quieted) parts.push_back(*a.nans_quieted ? "NaNs: signalling ones quieted" : "NaNs: kept");
+  return parts.empty() ? std::string("nothing to transfer but normal numbers") : join(parts);
+}
+
+nlohmann::json transfer_profile(const TransferAnswer& a) {
+  nlohmann::json p = nlohmann::json::object();
+  if (a.subnormals_flushed) p["subnormals"]["transfer"] = subnormals_key(*a.subnormals_flushed);
+  if (a.nans_quieted) p["nan"]["quiet_on_transfer"] = *a.nans_quieted;
+  return p;
 }
 
 class TransferProbe final : public UnitProbe {
@@ -84,21 +115,9 @@ class TransferProbe final : public UnitProbe {
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.1"; }
   const UnitQuestion& question() const override {
     static const UnitQuestion q{
-        {"TRANSFER (load and store, no operation)", "the transfer of special values",
-         [](const nlohmann::json& a) {
-           std::vector<std::string> parts;
-           if (a.contains("subnormals"))
-             parts.push_back(a["subnormals"] == "flush" ? "subnormals: flushed to zero" : "subnormals: kept");
-           if (a.contains("nan")) parts.push_back(a["nan"] == "quiet" ? "NaNs: signalling ones quieted" : "NaNs: kept");
-           return parts.empty() ? std::string("nothing to transfer but normal numbers") : join(parts);
-         }},
-        transfer_answer,
-        [](const nlohmann::json& a) {
-          nlohmann::json p = nlohmann::json::object();
-          if (a.contains("subnormals")) p["subnormals"]["transfer"] = a["subnormals"];
-          if (a.contains("nan")) p["nan"]["quiet_on_transfer"] = a["nan"] == "quiet";
-          return p;
-        }};
+        {"TRANSFER (load and store, no operation)", "the transfer of special values", audit::typed(say_transfer)},
+        [](const model::ScalarUnit& u) { return audit::Answer(transfer_answer(u)); },
+        audit::typed(transfer_profile)};
     return q;
   }
 
@@ -143,34 +162,53 @@ constexpr NeutralOp neutral_ops[] = {{Node::mul, model::FlushOp::mul, "x*1", "mu
 // (a zero of its sign, or +0 + -0) when the load flushes it, when the operation flushes its input or
 // its (subnormal) output, unless the registers hold f's subnormals as normal numbers (then only the
 // transfer flushes); a NaN operand comes out quieted (model/rounding.hpp), or canonical. A
-// signalling NaN quieted on transfer comes out quieted either way.
-nlohmann::json operation_answer(const model::ScalarUnit& u) {
-  const Format& f = u.storage_format();
-  const bool wide = u.format != &f && u.format->emin() <= f.quantum_min();
+// signalling NaN quieted on transfer comes out quieted either way. Per operation of neutral_ops,
+// for the classes of values f has (none: f has no such values).
+struct NeutralAnswer {
+  std::optional<bool> subnormals_flushed;
+  std::optional<bool> nans_canonical;
+};
+struct OperationAnswer {
+  std::array<NeutralAnswer, std::size(neutral_ops)> ops;
+};
+
+nlohmann::json answer_fields(const OperationAnswer& a) {
   nlohmann::json j = nlohmann::json::object();
-  for (const NeutralOp& op : neutral_ops) {
+  for (std::size_t i = 0; i < std::size(neutral_ops); ++i) {
+    const NeutralAnswer& n = a.ops[i];
     nlohmann::json o = nlohmann::json::object();
-    if (f.has_subnormals() && f.man_bits > 0) {
-      const model::OpFlush x = wide ? model::OpFlush{} : model::flushing(u, op.flush);
-      o["subnormals"] = u.subnormals.flush_transfer || x.flush_input || x.flush_output ? "flush" : "preserve";
-    }
-    if (f.has_nan() && f.nan == model::NanStyle::ieee && f.man_bits >= 2)
-      o["nan"] = u.nan.canonical ? "canonical" : "quiet";
-    j[op.key] = o;
+    if (n.subnormals_flushed) o["subnormals"] = subnormals_key(*n.subnormals_flushed);
+    if (n.nans_canonical) o["nan"] = *n.nans_canonical ? "canonical" : "quiet";
+    j[neutral_ops[i].key] = o;
   }
   return j;
 }
 
-std::string say_operation(const nlohmann::json& a) {
+OperationAnswer operation_answer(const model::ScalarUnit& u) {
+  const Format& f = u.storage_format();
+  const bool wide = u.format != &f && u.format->emin() <= f.quantum_min();
+  OperationAnswer a;
+  for (std::size_t i = 0; i < std::size(neutral_ops); ++i) {
+    if (f.has_subnormals() && f.man_bits > 0) {
+      const model::OpFlush x = wide ? model::OpFlush{} : model::flushing(u, neutral_ops[i].flush);
+      a.ops[i].subnormals_flushed = u.subnormals.flush_transfer || x.flush_input || x.flush_output;
+    }
+    if (f.has_nan() && f.nan == model::NanStyle::ieee && f.man_bits >= 2) a.ops[i].nans_canonical = u.nan.canonical;
+  }
+  return a;
+}
+
+std::string say_operation(const OperationAnswer& a) {
   std::vector<std::string> ops;
-  for (const NeutralOp& op : neutral_ops) {
-    const nlohmann::json& o = a[op.key];
+  for (std::size_t i = 0; i < std::size(neutral_ops); ++i) {
+    const NeutralAnswer& n = a.ops[i];
     std::vector<std::string> parts;
-    if (o.contains("subnormals"))
-      parts.push_back(o["subnormals"] == "flush" ? "subnormals: flushed to zero" : "subnormals: kept");
-    if (o.contains("nan"))
-      parts.push_back(o["nan"] == "canonical" ? "NaNs: made canonical" : "NaNs: kept, signalling ones quieted");
-    ops.push_back(fmt::format("{}: {}", op.name, parts.empty() ? std::string("normal numbers only") : join(parts)));
+    if (n.subnormals_flushed)
+      parts.push_back(*n.subnormals_flushed ? "subnormals: flushed to zero" : "subnormals: kept");
+    if (n.nans_canonical)
+      parts.push_back(*n.nans_canonical ? "NaNs: made canonical" : "NaNs: kept, signalling ones quieted");
+    ops.push_back(
+        fmt::format("{}: {}", neutral_ops[i].name, parts.empty() ? std::string("normal numbers only") : join(parts)));
   }
   return join(ops, "; ");
 }
@@ -184,9 +222,9 @@ class OperationProbe final : public UnitProbe {
   // this probe restates them through two operations.
   const UnitQuestion& question() const override {
     static const UnitQuestion q{
-        {"OPERATIONS THAT CHANGE NOTHING", "what x*1 and x+(-0) do to special values", say_operation},
-        operation_answer,
-        [](const nlohmann::json&) { return nlohmann::json::object(); }};
+        {"OPERATIONS THAT CHANGE NOTHING", "what x*1 and x+(-0) do to special values", audit::typed(say_operation)},
+        [](const model::ScalarUnit& u) { return audit::Answer(operation_answer(u)); },
+        [](const audit::Answer&) { return nlohmann::json::object(); }};
     return q;
   }
 

@@ -13,34 +13,43 @@ namespace {
 
 constexpr const char *mul_chain = "(x*y)*z", *add_chain = "(x*y)+z";
 
-// Whether the subnormal x * y reaches the next operation, from the unit's parameters: the product
-// is flushed by the multiplier's output flushing or by the next operation's input flushing, never
-// in registers that hold f's subnormals as normal numbers; and whether transfers flush.
-nlohmann::json intermediate_answer(const model::ScalarUnit& u) {
+// Whether the subnormal x * y reaches the next operation of each chain, and whether transfers flush.
+struct IntermediateAnswer {
+  bool mul_flushes = false, add_flushes = false, transfer_flushes = false;
+};
+
+nlohmann::json answer_fields(const IntermediateAnswer& a) {
+  return {{mul_chain, a.mul_flushes ? "flush" : "keep"},
+          {add_chain, a.add_flushes ? "flush" : "keep"},
+          {"transfer", a.transfer_flushes ? "flush" : "preserve"}};
+}
+
+// From the unit's parameters: the product is flushed by the multiplier's output flushing or by the
+// next operation's input flushing, never in registers that hold f's subnormals as normal numbers.
+IntermediateAnswer intermediate_answer(const model::ScalarUnit& u) {
   const Format& f = u.storage_format();
   const bool wide = u.format != &f && u.format->emin() <= f.quantum_min();
   const auto flush = [&](model::FlushOp op) { return wide ? model::OpFlush{} : model::flushing(u, op); };
   const bool product = flush(model::FlushOp::mul).flush_output;
-  return {{mul_chain, product || flush(model::FlushOp::mul).flush_input ? "flush" : "keep"},
-          {add_chain, product || flush(model::FlushOp::add).flush_input ? "flush" : "keep"},
-          {"transfer", u.subnormals.flush_transfer ? "flush" : "preserve"}};
+  return {product || flush(model::FlushOp::mul).flush_input, product || flush(model::FlushOp::add).flush_input,
+          u.subnormals.flush_transfer};
 }
 
-std::string say_intermediate(const nlohmann::json& a) {
-  const std::string t = a["transfer"] == "flush" ? "loads and stores flush" : "loads and stores keep subnormals";
-  if (a[mul_chain] == a[add_chain])
-    return fmt::format(
-        "a subnormal intermediate result {} ({})",
-        a[mul_chain] == "flush" ? "is flushed to zero before the next operation" : "reaches the next operation", t);
+std::string say_intermediate(const IntermediateAnswer& a) {
+  const std::string t = a.transfer_flushes ? "loads and stores flush" : "loads and stores keep subnormals";
+  if (a.mul_flushes == a.add_flushes)
+    return fmt::format("a subnormal intermediate result {} ({})",
+                       a.mul_flushes ? "is flushed to zero before the next operation" : "reaches the next operation",
+                       t);
   return fmt::format("a subnormal product is {} by a multiplication and {} by an addition ({})",
-                     a[mul_chain] == "flush" ? "flushed" : "kept", a[add_chain] == "flush" ? "flushed" : "kept", t);
+                     a.mul_flushes ? "flushed" : "kept", a.add_flushes ? "flushed" : "kept", t);
 }
 
 // Only where loads and stores flush does this decide the profile: otherwise single operations
 // (scalar.subnormals.flush) tell a flushed result from a flushed operand, which this cannot.
-nlohmann::json intermediate_profile(const nlohmann::json& a) {
-  if (a["transfer"] != "flush" || a[mul_chain] != a[add_chain]) return nlohmann::json::object();
-  if (a[mul_chain] == "flush") return {{"subnormals", {{"output", "flush"}}}};
+nlohmann::json intermediate_profile(const IntermediateAnswer& a) {
+  if (!a.transfer_flushes || a.mul_flushes != a.add_flushes) return nlohmann::json::object();
+  if (a.mul_flushes) return {{"subnormals", {{"output", "flush"}}}};
   return {{"subnormals", {{"output", "preserve"}, {"input", "preserve"}}}};
 }
 
@@ -53,8 +62,9 @@ class IntermediateProbe final : public UnitProbe {
   }
   bool applies(const Format& f) const override { return f.has_subnormals() && f.man_bits >= 4; }
   const UnitQuestion& question() const override {
-    static const UnitQuestion q{
-        {"SUBNORMALS", "subnormal intermediate results", say_intermediate}, intermediate_answer, intermediate_profile};
+    static const UnitQuestion q{{"SUBNORMALS", "subnormal intermediate results", audit::typed(say_intermediate)},
+                                [](const model::ScalarUnit& u) { return audit::Answer(intermediate_answer(u)); },
+                                audit::typed(intermediate_profile)};
     return q;
   }
 

@@ -14,7 +14,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <optional>
 
 #include "tests_scalar/daumas_support.hpp"
 #include "tests_scalar/families.hpp"
@@ -160,63 +162,88 @@ std::string op_name(model::FlushOp op) { return std::string(model::flush_op_name
 // reaches an operation only from a load or from another operation's output), and a square root's
 // input flushing altogether (it has no subnormal results to chain): those units answer alike.
 // Registers whose range holds the subnormals of f as normal numbers never flush them in operations.
-nlohmann::json flush_answer(const model::ScalarUnit& u) {
-  const Format& f = u.storage_format();
-  const bool wide = u.format != &f && u.format->emin() <= f.quantum_min();
-  const bool transfer = u.subnormals.flush_transfer;
+struct FlushAnswer {
+  bool transfer = false;              // loads and stores flush
+  const Format* registers = nullptr;  // registers too narrow in range to hold f's subnormals
+  // Per operation of kOps: its flushing (a square root's input only), none where loads hide it.
+  std::array<std::optional<model::OpFlush>, std::size(kOps)> ops;
+  model::ZeroAddend zero_addend = model::ZeroAddend::ieee;
+};
+
+// What the answer says of an operation whose flushing transfers hide.
+std::string hidden_by_loads(model::FlushOp op) {
+  return op == model::FlushOp::sqrt ? "unobservable (loads flush)"
+                                    : "flush (inputs, outputs or both: which is unobservable)";
+}
+
+nlohmann::json answer_fields(const FlushAnswer& a) {
   nlohmann::json j = nlohmann::json::object();
-  j["transfer"] = key(transfer);
-  // Registers too narrow in range to hold f's subnormals flush them themselves: say where.
-  if (u.format != &f && !wide) j["registers"] = u.format->name;
-  for (model::FlushOp op : kOps) {
-    const model::OpFlush x = wide ? model::OpFlush{} : model::flushing(u, op);
-    const bool sqrt = op == model::FlushOp::sqrt;
-    if (transfer && (sqrt || x.flush_input || x.flush_output))
-      j[op_name(op)] = sqrt ? "unobservable (loads flush)" : "flush (inputs, outputs or both: which is unobservable)";
-    else if (sqrt)
-      j[op_name(op)] = {{"input", key(x.flush_input)}};
+  j["transfer"] = key(a.transfer);
+  if (a.registers) j["registers"] = a.registers->name;
+  for (std::size_t i = 0; i < std::size(kOps); ++i) {
+    const std::optional<model::OpFlush>& x = a.ops[i];
+    if (!x)
+      j[op_name(kOps[i])] = hidden_by_loads(kOps[i]);
+    else if (kOps[i] == model::FlushOp::sqrt)
+      j[op_name(kOps[i])] = {{"input", key(x->flush_input)}};
     else
-      j[op_name(op)] = {{"input", key(x.flush_input)}, {"output", key(x.flush_output)}};
+      j[op_name(kOps[i])] = {{"input", key(x->flush_input)}, {"output", key(x->flush_output)}};
   }
   // The zero addend cases show it whatever the flushing (zeros are never flushed).
-  if (u.fma_zero_addend != model::ZeroAddend::ieee) j["fma.zero_addend"] = model::name(u.fma_zero_addend);
+  if (a.zero_addend != model::ZeroAddend::ieee) j["fma.zero_addend"] = model::name(a.zero_addend);
   return j;
 }
 
-std::string say_flush(const nlohmann::json& a) {
-  const auto word = [](const nlohmann::json& v) { return v == "flush" ? "flushed" : "kept"; };
+FlushAnswer flush_answer(const model::ScalarUnit& u) {
+  const Format& f = u.storage_format();
+  const bool wide = u.format != &f && u.format->emin() <= f.quantum_min();
+  FlushAnswer a;
+  a.transfer = u.subnormals.flush_transfer;
+  if (u.format != &f && !wide) a.registers = u.format;
+  for (std::size_t i = 0; i < std::size(kOps); ++i) {
+    model::OpFlush x = wide ? model::OpFlush{} : model::flushing(u, kOps[i]);
+    const bool sqrt = kOps[i] == model::FlushOp::sqrt;
+    if (sqrt) x.flush_output = false;  // no subnormal results
+    if (!(a.transfer && (sqrt || x.flush_input || x.flush_output))) a.ops[i] = x;
+  }
+  a.zero_addend = u.fma_zero_addend;
+  return a;
+}
+
+std::string say_flush(const FlushAnswer& a) {
+  const auto word = [](bool flush) { return flush ? "flushed" : "kept"; };
   // Operations that answer alike are named together: "add, mul, div: inputs kept, outputs kept".
   std::vector<std::pair<std::string, std::vector<std::string>>> groups;
-  for (model::FlushOp op : kOps) {
-    const nlohmann::json& v = a[op_name(op)];
-    std::string what = v.is_string()
-                           ? v.get<std::string>()
-                           : fmt::format("inputs {}{}", word(v["input"]),
-                                         v.contains("output") ? fmt::format(", outputs {}", word(v["output"])) : "");
+  for (std::size_t i = 0; i < std::size(kOps); ++i) {
+    const std::optional<model::OpFlush>& x = a.ops[i];
+    const std::string what =
+        !x ? hidden_by_loads(kOps[i])
+           : fmt::format("inputs {}{}", word(x->flush_input),
+                         kOps[i] == model::FlushOp::sqrt ? "" : fmt::format(", outputs {}", word(x->flush_output)));
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == what; });
     if (it == groups.end())
-      groups.push_back({what, {op_name(op)}});
+      groups.push_back({what, {op_name(kOps[i])}});
     else
-      it->second.push_back(op_name(op));
+      it->second.push_back(op_name(kOps[i]));
   }
-  std::string s = fmt::format("{} on transfer", word(a["transfer"]));
+  std::string s = fmt::format("{} on transfer", word(a.transfer));
   for (const auto& [what, ops] : groups) s += fmt::format("; {}: {}", join(ops, ", "), what);
-  if (a.contains("fma.zero_addend")) s += "; fma with a zero addend: the product a*b";
-  if (a.contains("registers")) s += fmt::format(" (in {} registers)", a["registers"].get<std::string>());
+  if (a.zero_addend != model::ZeroAddend::ieee) s += "; fma with a zero addend: the product a*b";
+  if (a.registers) s += fmt::format(" (in {} registers)", a.registers->name);
   return s;
 }
 
 // The profile keys of an answer: the unit's flushing (the one most operations share) and the
 // operations that differ from it; of units that answer alike, the one that flushes everything.
-nlohmann::json flush_profile(const nlohmann::json& a) {
-  if (a.contains("registers")) return nlohmann::json::object();
+nlohmann::json flush_profile(const FlushAnswer& a) {
+  if (a.registers) return nlohmann::json::object();
   std::vector<std::pair<model::FlushOp, std::pair<std::string, std::string>>> seen;  // op -> (input, output)
-  for (model::FlushOp op : kOps) {
-    const nlohmann::json& v = a[op_name(op)];
-    if (v.is_string()) {
+  for (std::size_t i = 0; i < std::size(kOps); ++i) {
+    const model::FlushOp op = kOps[i];
+    if (!a.ops[i]) {
       if (op != model::FlushOp::sqrt) seen.push_back({op, {"flush", "flush"}});
     } else {
-      seen.push_back({op, {v["input"], v.value("output", std::string())}});
+      seen.push_back({op, {key(a.ops[i]->flush_input), op == model::FlushOp::sqrt ? "" : key(a.ops[i]->flush_output)}});
     }
   }
   // The unit's: the most common (input, output) of the operations with an output.
@@ -227,13 +254,13 @@ nlohmann::json flush_profile(const nlohmann::json& a) {
   int best = 0;
   for (const auto& [io, n] : count)
     if (n > best) best = n, unit = io;
-  nlohmann::json p = {{"subnormals", {{"transfer", a["transfer"]}, {"input", unit.first}, {"output", unit.second}}}};
+  nlohmann::json p = {{"subnormals", {{"transfer", key(a.transfer)}, {"input", unit.first}, {"output", unit.second}}}};
   for (const auto& [op, io] : seen) {
     const std::string out = io.second.empty() ? unit.second : io.second;
     if (io.first != unit.first || out != unit.second)
       p[op_name(op)]["subnormals"] = {{"input", io.first}, {"output", out}};
   }
-  if (a.contains("fma.zero_addend")) p["fma"]["zero_addend"] = a["fma.zero_addend"];
+  if (a.zero_addend != model::ZeroAddend::ieee) p["fma"]["zero_addend"] = model::name(a.zero_addend);
   return p;
 }
 
@@ -248,7 +275,9 @@ class FlushProbe final : public UnitProbe {
     return f.has_subnormals() && f.has_sign() && f.man_bits >= 1 && f.has_zero();
   }
   const UnitQuestion& question() const override {
-    static const UnitQuestion q{{"SUBNORMALS", "the flushing of subnormals", say_flush}, flush_answer, flush_profile};
+    static const UnitQuestion q{{"SUBNORMALS", "the flushing of subnormals", audit::typed(say_flush)},
+                                [](const model::ScalarUnit& u) { return audit::Answer(flush_answer(u)); },
+                                audit::typed(flush_profile)};
     return q;
   }
 

@@ -20,22 +20,31 @@ using model::Rounding;
 
 // What a unit's parameters say about zeros: the sign of an exact cancellation (its adder's
 // rounding) and whether fma(a, b, zero) is the product a*b.
-nlohmann::json zero_answer(const model::ScalarUnit& u) {
-  nlohmann::json j = {{"x_minus_x", u.add.rounding.effective() == Rounding::rd ? "-0" : "+0"}};
-  if (u.fma_zero_addend != model::ZeroAddend::ieee) j["fma.zero_addend"] = model::name(u.fma_zero_addend);
+struct ZeroAnswer {
+  bool x_minus_x_negative = false;
+  model::ZeroAddend zero_addend = model::ZeroAddend::ieee;
+};
+
+nlohmann::json answer_fields(const ZeroAnswer& a) {
+  nlohmann::json j = {{"x_minus_x", a.x_minus_x_negative ? "-0" : "+0"}};
+  if (a.zero_addend != model::ZeroAddend::ieee) j["fma.zero_addend"] = model::name(a.zero_addend);
   return j;
 }
 
-std::string say_zero(const nlohmann::json& a) {
-  std::string s = a["x_minus_x"] == "-0" ? "as IEEE 754 rounding down: -0 kept, x - x = -0"
-                                         : "as IEEE 754: -0 kept, (-0) * (+0) = -0, sqrt(-0) = -0, x - x = +0";
-  if (a.contains("fma.zero_addend")) s += "; but fma(a, b, 0) is the product a*b: fma(1, -0, +0) = -0";
+ZeroAnswer zero_answer(const model::ScalarUnit& u) {
+  return {u.add.rounding.effective() == Rounding::rd, u.fma_zero_addend};
+}
+
+std::string say_zero(const ZeroAnswer& a) {
+  std::string s = a.x_minus_x_negative ? "as IEEE 754 rounding down: -0 kept, x - x = -0"
+                                       : "as IEEE 754: -0 kept, (-0) * (+0) = -0, sqrt(-0) = -0, x - x = +0";
+  if (a.zero_addend != model::ZeroAddend::ieee) s += "; but fma(a, b, 0) is the product a*b: fma(1, -0, +0) = -0";
   return s;
 }
 
-nlohmann::json zero_profile(const nlohmann::json& a) {
-  if (!a.contains("fma.zero_addend")) return nlohmann::json::object();
-  return {{"fma", {{"zero_addend", a["fma.zero_addend"]}}}};
+nlohmann::json zero_profile(const ZeroAnswer& a) {
+  if (a.zero_addend == model::ZeroAddend::ieee) return nlohmann::json::object();
+  return {{"fma", {{"zero_addend", model::name(a.zero_addend)}}}};
 }
 
 std::vector<Group> zero_sign_groups(const Format& f, const Format* g) {
@@ -93,7 +102,9 @@ class ZeroSignProbe final : public UnitProbe {
   std::string_view source() const override { return "IEEE 754-2019 sections 6.3 and 5.4; Kahan's Paranoia"; }
   bool applies(const Format& f) const override { return f.has_negative_zero() && f.man_bits >= 2; }
   const UnitQuestion& question() const override {
-    static const UnitQuestion q{{"SIGNED ZERO", "the sign of zero", say_zero}, zero_answer, zero_profile};
+    static const UnitQuestion q{{"SIGNED ZERO", "the sign of zero", audit::typed(say_zero)},
+                                [](const model::ScalarUnit& u) { return audit::Answer(zero_answer(u)); },
+                                audit::typed(zero_profile)};
     return q;
   }
 
