@@ -27,14 +27,6 @@ class Answer {
     held_ = std::move(held);
   }
 
-  // Transitional, while questions still build their answers as JSON records: a record is an
-  // answer (null: none), and an answer reads as its record. Removed once every question answers
-  // in its own type.
-  Answer(nlohmann::json record) : fields_(std::move(record)) {
-    if (!fields_.is_null()) held_ = std::make_shared<const Held<nlohmann::json>>(fields_);
-  }
-  operator const nlohmann::json&() const { return fields_; }
-
   bool applies() const { return held_ != nullptr; }
   // The value in the question's type; the question's own functions call it with their T.
   template <class T>

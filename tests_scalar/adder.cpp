@@ -212,8 +212,7 @@ nlohmann::json answer_fields(const AdderAnswer& a) {
 }
 
 std::string say_adder(const AdderAnswer& a) {
-  const std::string regs = a.registers ? fmt::format(" (in {} registers)", a.registers->name) : "";
-  return describe_adder(a.adder) + or_equivalently(a.equivalent_roundings) + regs;
+  return describe_adder(a.adder) + or_equivalently(a.equivalent_roundings) + in_registers(a.registers);
 }
 
 namespace {

@@ -18,7 +18,7 @@ using nlohmann::json;
 namespace {
 
 // The candidate as a verdict lists it.
-audit::Candidate candidate(const MmaConfig& cfg, const DotConfig& c, const MmaQuestion& q) {
+audit::Candidate candidate(const MmaConfig& cfg, const DotConfig& c, const audit::MmaQuestion& q) {
   return {algorithm_name(c, cfg.k), parameters_json(c, cfg.k), q.answer(cfg, c)};
 }
 
@@ -27,7 +27,7 @@ audit::Candidate candidate(const MmaConfig& cfg, const DotConfig& c, const MmaQu
 void judge_findings(const MmaConfig& cfg, std::span<const DotConfig> survivors, std::span<const DotConfig> closest,
                     std::span<ProbeReading> readings) {
   for (auto& [probe, f] : readings) {
-    const MmaQuestion* q = probe->question();
+    const audit::MmaQuestion* q = probe->question();
     if (f.status != audit::Status::ok || !q) continue;
     std::vector<audit::Candidate> cands;
     for (const DotConfig& c : survivors) cands.push_back(candidate(cfg, c, *q));
