@@ -95,7 +95,7 @@ const std::array<DotParameter, 17> table = {{
      [](const DotConfig& c, int) -> Value { return c.flush_inputs; }, nullptr, &DotConfig::flush_inputs},
 }};
 
-constexpr std::array<std::string_view, table.size()> names = [] {
+const std::array<std::string_view, table.size()> names = [] {
   std::array<std::string_view, table.size()> n{};
   for (std::size_t i = 0; i < table.size(); ++i) n[i] = table[i].name;
   return n;
