@@ -2,12 +2,15 @@
 // inferred parameters, and the observations that justify them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "audit/answer.hpp"
 #include "backends/expected.hpp"
 
 namespace gp::audit {
@@ -24,6 +27,18 @@ struct Observation {
   std::string note;                       // what the case is ("1.5 - 2^-26")
 };
 
+enum class Conclusion { stated, inconclusive, not_applicable, unexplained };
+
+// A probe's judgement of the candidate models (verdict.hpp, judge): which case it is, the one answer
+// left where it is stated, the verdict, and the survivors listed (as the finding writes them).
+struct Judgement {
+  Conclusion conclusion = Conclusion::unexplained;
+  Answer answer;  // the one answer (stated), else none
+  std::string verdict;
+  nlohmann::json candidates = nlohmann::json::array();
+  std::size_t survivors = 0;  // how many candidates reproduce every observation (candidates lists some)
+};
+
 struct Finding {
   std::string probe;   // stable id, "scalar.add.guard_bits"
   std::string format;  // format name for scalar probes
@@ -38,6 +53,9 @@ struct Finding {
   nlohmann::json profile = nlohmann::json::object();
   std::string message;    // why unsupported, what failed, or remarks
   std::string published;  // what a source published for this probe on this device (DeviceInfo::published)
+  // The judgement of a probe that concludes from candidate models (verdict.hpp, apply), typed, for the
+  // probe's own code after it; not written (its parameters are) and not read back from a document.
+  std::optional<Judgement> judgement;
   double duration_s = 0;
   std::vector<Observation> observations;
 };

@@ -190,6 +190,7 @@ void apply(const Judgement& j, Finding& f) {
   f.parameters["survivors"] = j.survivors;
   if (j.conclusion == Conclusion::stated && j.answer.fields().is_object())
     for (const auto& [k, v] : j.answer.fields().items()) f.parameters[k] = v;
+  f.judgement = j;
 }
 
 }  // namespace gp::audit

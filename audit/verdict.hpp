@@ -41,16 +41,6 @@ struct Miss {
   std::string first;      // the first of them: "1 + 2^-24: device 3f800000, model 3f800001"
 };
 
-enum class Conclusion { stated, inconclusive, not_applicable, unexplained };
-
-struct Judgement {
-  Conclusion conclusion = Conclusion::unexplained;
-  Answer answer;  // the one answer (stated), else none
-  std::string verdict;
-  nlohmann::json candidates = nlohmann::json::array();
-  std::size_t survivors = 0;  // how many candidates reproduce every observation (candidates lists some)
-};
-
 // `question` names what the probe asks ("CARRIES", "the carry-out bits of a fixed-point
 // accumulator"): the first is the verdict's head, the second the not-applicable/inconclusive
 // wording. `say` renders one answer in the probe's voice ("every carry kept up to 5 summands"),
@@ -66,7 +56,8 @@ struct Question {
 Judgement judge(const Question& q, std::span<const Candidate> survivors, std::span<const Miss> misses = {});
 
 // Writes a judgement into a finding: the verdict, parameters.candidates, parameters.survivors,
-// parameters.conclusion, and the stated answer's values as parameters (only when one answer is left).
+// parameters.conclusion, and the stated answer's values as parameters (only when one answer is left);
+// the finding keeps the judgement itself (Finding::judgement).
 void apply(const Judgement& j, Finding& f);
 
 // The values of a record as "key value, key value" (strings bare, others as JSON): an answer's

@@ -45,7 +45,7 @@ std::optional<model::UlpBound> conclude_approximate(backends::Device& device, co
                                                     std::span<const Case> cases, std::span<const std::uint64_t> outputs,
                                                     const audit::Question& q, const audit::Answer& answer,
                                                     audit::Finding& finding) {
-  if (finding.parameters.value("conclusion", "") != "unexplained") return std::nullopt;
+  if (!finding.judgement || finding.judgement->conclusion != audit::Conclusion::unexplained) return std::nullopt;
   std::vector<Case> all(cases.begin(), cases.end());
   std::vector<std::uint64_t> seen(outputs.begin(), outputs.end());
   // Random operands: exponents within half the range each way (no quotient overflows or is

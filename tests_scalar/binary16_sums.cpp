@@ -75,9 +75,9 @@ class WiderSumsProbe final : public UnitProbe {
     auto out =
         conclude(device, {{expr, paper}, {expr, cases}}, *units, question(), finding, {keep_all(), keep_some(8, 16)});
     if (!out) return audit::failed(out.error());
-    if (finding.parameters.value("conclusion", "") == "stated")
+    if (const auto& j = finding.judgement; j && j->conclusion == audit::Conclusion::stated)
       finding.parameters["wider"] =
-          finding.parameters.contains("registers") ? nlohmann::json(true) : nlohmann::json(nullptr);
+          j->answer.as<AdderAnswer>().registers ? nlohmann::json(true) : nlohmann::json(nullptr);
     // The paper's reading, a measurement: from which i on is 1.5 - 2^-i exactly 1.5?
     int until = 0;
     for (int i = imax; i >= 1; --i) {

@@ -98,11 +98,11 @@ class IntermediateProbe final : public UnitProbe {
     auto got = conclude(device, groups, *units, question(), out);
     if (!got) return audit::failed(got.error());
     // The readings of the old verdict, from the answer when one is stated.
-    if (out.parameters.value("conclusion", "") == "stated") {
-      const nlohmann::json& p = out.parameters;
+    if (const auto& j = out.judgement; j && j->conclusion == audit::Conclusion::stated) {
+      const IntermediateAnswer& stated = j->answer.as<IntermediateAnswer>();
       out.parameters["flushed"] =
-          p[mul_chain] != p[add_chain] ? nlohmann::json(nullptr) : nlohmann::json(p[mul_chain] == "flush");
-      out.parameters["transfer_flushes"] = p["transfer"] == "flush";
+          stated.mul_flushes != stated.add_flushes ? nlohmann::json(nullptr) : nlohmann::json(stated.mul_flushes);
+      out.parameters["transfer_flushes"] = stated.transfer_flushes;
     }
     return out;
   }

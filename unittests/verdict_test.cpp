@@ -40,6 +40,10 @@ TEST(Judge, OneAnswerIsStated) {
   EXPECT_EQ(f.parameters["carry_bits"], 3);
   EXPECT_EQ(f.parameters["candidates"].size(), 2u);
   EXPECT_EQ(f.parameters["survivors"], 2);
+  // The finding keeps the judgement typed, for the probe's own code after it.
+  ASSERT_TRUE(f.judgement);
+  EXPECT_EQ(f.judgement->conclusion, audit::Conclusion::stated);
+  EXPECT_EQ(f.judgement->answer.as<Carries>().bits, 3);
 }
 
 // A long list of survivors: every distinct model and answer is listed, then more up to 24, and the
