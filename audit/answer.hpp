@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <typeinfo>
 #include <utility>
 
@@ -37,7 +38,8 @@ class Answer {
   }
   // The named values (null where the question does not apply).
   const nlohmann::json& fields() const { return fields_; }
-  friend bool operator==(const Answer& a, const Answer& b) { return a.fields_ == b.fields_; }
+  // The same text for answers alike (equal fields): what candidates are grouped by.
+  std::string key() const { return fields_.dump(); }
 
  private:
   struct Base {

@@ -71,7 +71,7 @@ nlohmann::json listed_candidates(std::span<const Candidate> survivors) {
   std::set<std::string> seen;
   std::vector<const Candidate*> order;
   for (const Candidate& c : survivors)
-    if (seen.insert(c.model + '\n' + c.answer.fields().dump()).second) order.push_back(&c);
+    if (seen.insert(c.model + '\n' + c.answer.key()).second) order.push_back(&c);
   for (const Candidate& c : survivors)
     if (order.size() < kListed && std::find(order.begin(), order.end(), &c) == order.end()) order.push_back(&c);
   nlohmann::json listed = nlohmann::json::array();
@@ -163,7 +163,7 @@ Judgement judge(const Question& q, std::span<const Candidate> survivors, std::sp
     if (!c.answer.applies())
       inapplicable.push_back(c);
     else
-      answers.emplace(c.answer.fields().dump(), c.answer);
+      answers.emplace(c.answer.key(), c.answer);
   }
   if (answers.empty()) {
     j.conclusion = Conclusion::not_applicable;

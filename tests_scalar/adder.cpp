@@ -384,7 +384,7 @@ static Expected<std::vector<model::ScalarUnit>> identify_adders(backends::Device
   std::set<std::string> seen;
   // One per answer and rounding: adders that add alike may still round a fused operation apart.
   for (const model::ScalarUnit& u : *all)
-    if (seen.insert(std::string(u.format->name) + answer_fields(adder_answer(u, u.add)).dump() +
+    if (seen.insert(std::string(u.format->name) + audit::Answer(adder_answer(u, u.add)).key() +
                     std::string(model::name(u.add.rounding.effective())))
             .second)
       out.push_back(u);

@@ -518,7 +518,7 @@ Expected<Challenge> challenge(backends::Device& device, std::vector<Group>& grou
   std::mt19937_64 rng(0x6368616c6c656e67ULL);
   for (int round = 0; round < 6; ++round) {
     std::map<std::string, std::vector<const model::ScalarUnit*>> by_answer;
-    for (const model::ScalarUnit& u : alive) by_answer[q.ask(u).fields().dump()].push_back(&u);
+    for (const model::ScalarUnit& u : alive) by_answer[q.ask(u).key()].push_back(&u);
     if (by_answer.size() <= 1) return report;
     const ChallengeReps reps = challenge_representatives(by_answer);
     std::vector<Group> drawn;
@@ -619,7 +619,7 @@ Expected<std::vector<std::vector<std::uint64_t>>> conclude(backends::Device& dev
   std::map<std::string, bool> answers_seen;
   for (const model::ScalarUnit& u : alive) {
     audit::Answer a = q.ask(u);
-    if (answers_seen.emplace(a.fields().dump(), true).second && shown.size() < 4) shown.push_back(&u);
+    if (answers_seen.emplace(a.key(), true).second && shown.size() < 4) shown.push_back(&u);
     survivors.push_back({unit_label(u), unit_parameters(u), std::move(a)});
   }
   std::vector<audit::Miss> misses;

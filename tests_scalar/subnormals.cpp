@@ -229,8 +229,7 @@ std::string say_flush(const FlushAnswer& a) {
   std::string s = fmt::format("{} on transfer", word(a.transfer));
   for (const auto& [what, ops] : groups) s += fmt::format("; {}: {}", join(ops, ", "), what);
   if (a.zero_addend != model::ZeroAddend::ieee) s += "; fma with a zero addend: the product a*b";
-  if (a.registers) s += fmt::format(" (in {} registers)", a.registers->name);
-  return s;
+  return s + in_registers(a.registers);
 }
 
 // The profile keys of an answer: the unit's flushing (the one most operations share) and the

@@ -57,7 +57,7 @@ void judge_findings(const MmaConfig& cfg, std::span<const DotConfig> survivors, 
     std::vector<std::pair<std::string, model::Dot>> shown;
     std::set<std::string> answered;
     for (std::size_t i = 0; i < survivors.size() && shown.size() < 4; ++i)
-      if (answered.insert(cands[i].answer.fields().dump()).second)
+      if (answered.insert(cands[i].answer.key()).second)
         shown.emplace_back(cands[i].answer.applies() ? audit::render(cands[i].answer) : cands[i].model,
                            model::Dot(survivors[i]));
     for (std::size_t i = 0; survivors.empty() && i < closest.size() && i < 3; ++i)
