@@ -12,6 +12,7 @@
 
 #include "audit/answer.hpp"
 #include "backends/expected.hpp"
+#include "backends/reference/unit_schema.hpp"
 
 namespace gp::audit {
 
@@ -48,9 +49,9 @@ struct Finding {
   Status status = Status::ok;
   std::string verdict;                                   // "ADDITION: chopped, 2 guard bits"
   nlohmann::json parameters = nlohmann::json::object();  // everything the probe inferred
-  // The part of the parameters that belongs to the device profile (its keys),
-  // merged into profile.scalar[format] by the runner.
-  nlohmann::json profile = nlohmann::json::object();
+  // What the finding states of the format's scalar unit (a scalar probe's), merged into its
+  // profile.scalar[format] by the runner.
+  backends::ScalarProfile profile;
   std::string message;    // why unsupported, what failed, or remarks
   std::string published;  // what a source published for this probe on this device (DeviceInfo::published)
   // The judgement of a probe that concludes from candidate models (verdict.hpp, apply), typed, for the

@@ -62,7 +62,7 @@ class ScalarProbe {
   // apply to it); nullopt for a probe that measures and asks nothing. Tests hold verdicts to it.
   virtual std::optional<Answer> ask(const model::ScalarUnit&) const { return std::nullopt; }
   // The profile fragment a stated answer gives (Finding::profile).
-  virtual nlohmann::json profile_of(const Answer&) const { return nlohmann::json::object(); }
+  virtual backends::ScalarProfile profile_of(const Answer&) const { return {}; }
 };
 
 // The question an MMA probe asks of a candidate model (verdict.hpp): the candidate's answer for

@@ -114,25 +114,22 @@ ResultDocument::ResultDocument(const backends::Device& device, std::string tool_
   doc_["complete"] = false;  // true once the run has ended; an interrupted run also says why
 }
 
-namespace {
-// Deep merge that keeps nulls (merge_patch would delete the keys: "guard_bits": null is a finding).
-void merge(json& into, const json& from) {
-  for (const auto& [k, v] : from.items()) {
-    if (v.is_object() && into.contains(k) && into[k].is_object())
-      merge(into[k], v);
-    else
-      into[k] = v;
-  }
+void ResultDocument::set_scalar_profile(const std::string& format, const backends::ScalarProfile& p) {
+  doc_["profile"]["scalar"][format] = backends::to_json(p);
 }
-}  // namespace
+
+Expected<backends::ScalarProfiles> ResultDocument::scalar_profiles() const {
+  backends::ScalarProfiles out;
+  for (const auto& [format, keys] : doc_["profile"]["scalar"].items()) {
+    auto p = backends::read_scalar_profile(keys, "profile.scalar." + format);
+    if (!p) return p.error();
+    out[format] = std::move(*p);
+  }
+  return out;
+}
 
 void ResultDocument::add(const Finding& f) {
   doc_["findings"].push_back(to_json(f));
-  if (f.status == Status::ok && !f.profile.empty() && !f.format.empty()) {
-    nlohmann::json& p = doc_["profile"]["scalar"][f.format];
-    if (p.is_null()) p = nlohmann::json::object();
-    merge(p, f.profile);
-  }
   stamp_duration();
   if (listener_) changed({{"add", doc_["findings"].back()}});
   if (std::chrono::steady_clock::now() - last_write_ >= kRewriteInterval) write_outputs(false);

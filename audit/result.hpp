@@ -30,9 +30,13 @@ inline constexpr std::chrono::seconds kRewriteInterval{5};
 class ResultDocument {
  public:
   ResultDocument(const backends::Device& device, std::string tool_version, nlohmann::json run_settings);
-  // Appends a finding, merges its profile part, and rewrites the files when the last write is
-  // older than kRewriteInterval.
+  // Appends a finding, and rewrites the files when the last write is older than kRewriteInterval.
   void add(const Finding& f);
+  // Sets profile.scalar[format] (before the finding that changed it is added, so that a mirrored
+  // document sees both in one event).
+  void set_scalar_profile(const std::string& format, const backends::ScalarProfile& p);
+  // profile.scalar as the document holds it (a resumed run's), read back.
+  Expected<backends::ScalarProfiles> scalar_profiles() const;
   // Replaces the i-th finding added (an MMA probe's, once its verdict is decided); no profile part.
   void replace(std::size_t i, const Finding& f);
   void replace(std::size_t i, nlohmann::json finding);
@@ -51,7 +55,7 @@ class ResultDocument {
   Expected<bool> apply(const nlohmann::json& event);
   // Takes the findings and profile of the parent's document, to resume its run after a crash.
   void resume(const nlohmann::json& doc);
-  // Sets profile.scalar[format].validation (or any other profile key) after the probes.
+  // The document's profile, for the MMA entries the identification adds.
   nlohmann::json& profile() { return doc_["profile"]; }
   // Stamps the duration and "complete": true, and rewrites the files (a mirrored document sends its
   // last profile).

@@ -1,5 +1,6 @@
 #include "audit/runner.hpp"
 
+#include "audit/json_access.hpp"
 #include "audit/validation.hpp"
 #include "backends/api_accuracy.hpp"
 #include "tests_mma/identify/identify.hpp"
@@ -130,8 +131,28 @@ void explained_by_compiler(Finding& f, const std::string& why) {
   if (f.status != Status::ok) return;
   f.parameters = {{"conclusion", "inconclusive"}, {"as_measured", f.verdict}};
   f.verdict = "inconclusive: " + why;
-  f.profile = nlohmann::json::object();
+  f.profile = {};
+  f.judgement.reset();
 }
+
+// The scalar suite's profiles as its findings state them, typed, and what the register probes read:
+// a resumed run's held ones read back from its document first.
+struct ScalarAssembly {
+  backends::ScalarProfiles profiles;
+  std::map<std::string, RegisterReading> registers;
+
+  // Adds a finding to the document, the profile it states first.
+  void add(ResultDocument& doc, const Finding& f) {
+    if (!f.format.empty()) {
+      scalar::read_registers(f, registers[f.format]);
+      if (f.status == Status::ok && !f.profile.empty()) {
+        backends::merge(profiles[f.format], f.profile);
+        doc.set_scalar_profile(f.format, profiles[f.format]);
+      }
+    }
+    doc.add(f);
+  }
+};
 
 }  // namespace
 
@@ -148,6 +169,18 @@ Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, Re
     for (const ScalarProbe* p : scalar::probes())
       if (selected(settings, p->id()) && p->applies(*f) && !doc.holds(p->id(), f->name)) jobs.push_back({p, f});
   const ProbeContext ctx{settings.tier, settings.seed};
+  ScalarAssembly assembly;
+  if (auto held = doc.scalar_profiles()) {
+    assembly.profiles = std::move(*held);
+  } else {
+    Finding unread = failed("the resumed document's profile cannot be read: " + held.error().message);
+    unread.probe = kProfileValidation;
+    tally.add(unread.status);
+    doc.add(unread);
+  }
+  for (const nlohmann::json& held : doc.json()["findings"])
+    if (const nlohmann::json& format = member(held, "format"); format.is_string())
+      scalar::read_registers(held, assembly.registers[format.get<std::string>()]);
   // The canaries first, on every format, whatever the probes selected (reported where selected):
   // what they find the compiler alters, a probe's finding says instead of describing the unit. One
   // held by the document (a resumed run) is not run again.
@@ -165,7 +198,7 @@ Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, Re
       compiled.learn(to_json(c));
       if (!selected(settings, canary->id())) continue;
       tally.add(c.status);
-      doc.add(c);
+      assembly.add(doc, c);
     }
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     if (settings.stopped()) break;  // the profile of what was done is still assembled
@@ -182,19 +215,21 @@ Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, Re
       f.message = backends::compiled_operation_note(device.info(), device.caps(), *format,
                                                     id.starts_with("scalar.div.") ? model::Op::div : model::Op::sqrt);
     tally.add(f.status);
-    doc.add(f);
+    assembly.add(doc, f);
   }
   // Each format's inferred profile, assembled and normalised (a partial run's too: a result is read
   // back as a profile file), then validated on random inputs.
-  nlohmann::json& profiles = doc.profile()["scalar"];
-  assemble_register_profiles(profiles, doc.json()["findings"], device.caps().formats);
-  for (auto& item : profiles.items()) normalise_scalar_profile(item.value());
+  backends::ScalarProfiles& profiles = assembly.profiles;
+  assemble_register_profiles(profiles, assembly.registers, device.caps().formats);
+  for (auto& [format, p] : profiles) {
+    normalise_scalar_profile(p);
+    doc.set_scalar_profile(format, p);
+  }
   if (!settings.probes.empty()) return tally;  // a partial run infers a partial profile: nothing to validate
   for (const model::Format* f : device.caps().formats) {
     if (settings.stopped()) return tally;
     if (doc.holds(kProfileValidation, f->name)) continue;
-    nlohmann::json& p = profiles[f->name];
-    if (p.is_null()) p = nlohmann::json::object();
+    backends::ScalarProfile& p = profiles[std::string(f->name)];
     if (progress) progress(kProfileValidation, f->name, jobs.size(), jobs.size() + 1);
     Finding v;
     try {
@@ -204,6 +239,7 @@ Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, Re
       v.probe = kProfileValidation;
       v.format = f->name;
     }
+    doc.set_scalar_profile(std::string(f->name), p);
     tally.add(v.status);
     doc.add(v);
   }
@@ -302,8 +338,7 @@ void identify_configuration(ConfigRun& r, bool report) {
   for (std::size_t i = 0; i < r.readings.size(); ++i) {
     const Finding& x = r.readings[i].finding;
     nlohmann::json f = to_json(x);
-    if (x.status == Status::ok && !x.parameters.contains("conclusion"))
-      unjudged(f, id.message.empty() ? id.verdict : id.message);
+    if (x.status == Status::ok && !x.judgement) unjudged(f, id.message.empty() ? id.verdict : id.message);
     r.doc.replace(r.slots[i], std::move(f));
   }
   if (!report) return;

@@ -15,70 +15,60 @@ using backends::Expr;
 using backends::Node;
 using nlohmann::json;
 
-void normalise_scalar_profile(json& p) {
-  const auto chop_if = [&](const char* unit, const char* width_key) {
-    if (!p.contains(unit) || !p[unit].is_object()) return;
-    json& u = p[unit];
-    if (u.contains(width_key) && u[width_key].is_number_integer() && u.value("rounding", "") == "rz")
-      u["rounding"] = "chop";
-  };
+void normalise_scalar_profile(backends::ScalarProfile& p) {
+  using backends::UnitOp;
   // Roundings no probe told apart (<op>.equivalent_roundings, tests_scalar/probe_support.hpp): the
   // representative stays, but for the adder's class a fused fma chooses (below).
-  for (const backends::UnitOperationKey& op : backends::kUnitOperationKeys)
-    if (const std::string key(op.key); key != "add" && p.contains(key) && p[key].is_object())
-      p[key].erase("equivalent_roundings");
+  for (std::size_t i = 0; i < backends::kUnitOps; ++i)
+    if (auto& o = p.ops[i]; o && UnitOp(i) != UnitOp::add) o->equivalent_roundings.reset();
   // Adders that differ only in their tie-breaking (add.equivalent_roundings, from the guard-bits
   // probe): a fused fma rounds with the adder's mode and sees every rest, so its mode decides.
-  if (p.contains("add") && p["add"].contains("equivalent_roundings")) {
-    const json modes = p["add"]["equivalent_roundings"];
-    p["add"].erase("equivalent_roundings");
-    const json fma = p.value("fma", json::object());
-    if (fma.value("fused", false) && fma.contains("rounding") &&
-        std::find(modes.begin(), modes.end(), fma["rounding"]) != modes.end())
-      p["add"]["rounding"] = fma["rounding"];
+  if (auto& add = p.op(UnitOp::add); add && add->equivalent_roundings) {
+    const std::vector<std::string> modes = *std::exchange(add->equivalent_roundings, std::nullopt);
+    const auto& fma = p.op(UnitOp::fma);
+    if (fma && fma->fused.value_or(false) && fma->rounding &&
+        std::find(modes.begin(), modes.end(), model::name(*fma->rounding)) != modes.end())
+      add->rounding = fma->rounding;
   }
-  chop_if("add", "guard_bits");
-  chop_if("add_cascaded", "guard_bits");
-  chop_if("mul", "truncated_columns");
+  // A unit that truncates (guard bits, truncated columns) and rounds toward zero chops.
+  const auto chop_if = [](std::optional<backends::ScalarProfile::Operation>& o, bool truncates) {
+    if (o && truncates && o->rounding == model::UnitRounding::ieee(model::Rounding::rz))
+      o->rounding = model::UnitRounding::chopped();
+  };
+  for (const UnitOp op : {UnitOp::add, UnitOp::add_cascaded}) {
+    auto& o = p.op(op);
+    chop_if(o, o && o->guard_bits && o->guard_bits->has_value());
+  }
+  auto& mul = p.op(UnitOp::mul);
+  chop_if(mul, mul && mul->truncated_columns && mul->truncated_columns->has_value());
 }
 
-void assemble_register_profiles(json& profiles, const json& findings,
+void assemble_register_profiles(backends::ScalarProfiles& profiles,
+                                const std::map<std::string, RegisterReading>& readings,
                                 const std::vector<const model::Format*>& formats) {
   for (const model::Format* f : formats) {
-    int bits = 0;
-    bool wider_range = false;
-    for (const json& x : findings) {
-      if (!x.contains("parameters") || x["format"] != f->name || x["status"] != "ok") continue;
-      // Undecided parameters are null.
-      const json& par = x["parameters"];
-      const auto yes = [&](const char* key) { return par.contains(key) && par[key] == true; };
-      if (x["probe"] == "scalar.register.precision" && yes("extended_precision") && par["register_bits"].is_number())
-        bits = par["register_bits"].get<int>();
-      if (x["probe"] == "scalar.register.range") wider_range = yes("extended_range");
-    }
-    if (bits <= f->precision()) continue;
+    const auto reading = readings.find(std::string(f->name));
+    if (reading == readings.end() || reading->second.bits <= f->precision()) continue;
+    const auto [bits, wider_range] = reading->second;
     const model::Format* reg = nullptr;
     for (const model::Format* g : formats)
       if (g != f && g->precision() == bits && g->exp_bits >= f->exp_bits && (g->emax() > f->emax()) == wider_range)
         reg = g;
     if (!reg || !profiles.contains(reg->name)) continue;
-    json& p = profiles[f->name];
-    const json& r = profiles[reg->name];
-    for (const backends::UnitOperationKey& op : backends::kUnitOperationKeys) {
-      if (!op.arithmetic) continue;
-      const std::string key(op.key);
-      if (r.contains(key))
-        p[key] = r[key];
-      else
-        p.erase(key);
+    backends::ScalarProfile& p = profiles[std::string(f->name)];
+    const backends::ScalarProfile r = profiles[std::string(reg->name)];
+    for (std::size_t i = 0; i < backends::kUnitOps; ++i)
+      if (backends::kUnitOperationKeys[i].arithmetic) p.ops[i] = r.ops[i];
+    // The flushing of operations is the registers' unit's; of transfers, the storage's.
+    const std::optional<bool> in = r.subnormals ? r.subnormals->flush_input : std::nullopt,
+                              out = r.subnormals ? r.subnormals->flush_output : std::nullopt;
+    if (in || out || p.subnormals) {
+      backends::ScalarProfile::Subnormals& s = p.subnormals ? *p.subnormals : p.subnormals.emplace();
+      s.flush_input = in;
+      s.flush_output = out;
     }
-    for (const char* key : {"input", "output"})
-      if (r.contains("subnormals") && r["subnormals"].contains(key))
-        p["subnormals"][key] = r["subnormals"][key];
-      else if (p.contains("subnormals"))
-        p["subnormals"].erase(key);
-    if (r.contains("nan") && r["nan"].contains("canonical")) p["nan"]["canonical"] = r["nan"]["canonical"];
-    p["registers"] = reg->name;
+    if (r.nan && r.nan->canonical) (p.nan ? *p.nan : p.nan.emplace()).canonical = r.nan->canonical;
+    p.registers = reg;
   }
 }
 
@@ -116,6 +106,8 @@ std::optional<model::Op> model_op(Node n) {
   return std::nullopt;
 }
 
+using NotValidated = std::map<std::string, std::string>;  // operation -> why
+
 // Whether a unit's key names an operation the validation runs.
 bool validated_op(std::string_view key) {
   return std::any_of(std::begin(ops), std::end(ops), [&](const Op& op) { return key == op.name; });
@@ -124,15 +116,17 @@ bool validated_op(std::string_view key) {
 // The unit the profile describes. An operation whose keys the model cannot take (the error's key)
 // is left out, said in the error's words with key paths from the unit ("div.rounding: ..."), and
 // the rest is read again; an error, with the profile's own key paths, when what is left is no unit.
-Expected<model::ScalarUnit> unit_left(const model::Format& f, json keys, json& not_validated) {
-  auto unit = backends::unit_from_json(f, keys, "");
+Expected<model::ScalarUnit> unit_left(const model::Format& f, backends::ScalarProfile& keys,
+                                      NotValidated& not_validated) {
+  auto unit = backends::unit_of(f, keys, "");
   while (!unit) {
     const std::string op = unit.error().key;
-    if (!validated_op(op) || !keys.contains(op))
-      return Error(backends::unit_from_json(f, keys, fmt::format("profile.scalar.{}", f.name)).error());
+    const auto o = backends::find_unit_op(op);
+    if (!validated_op(op) || !o || !keys.op(*o))
+      return Error(backends::unit_of(f, keys, fmt::format("profile.scalar.{}", f.name)).error());
     not_validated[op] = unit.error().message;
-    keys.erase(op);
-    unit = backends::unit_from_json(f, keys, "");
+    keys.op(*o).reset();
+    unit = backends::unit_of(f, keys, "");
   }
   return unit;
 }
@@ -141,9 +135,11 @@ Expected<model::ScalarUnit> unit_left(const model::Format& f, json keys, json& n
 // the profile has no key of it: the model's default would be a guess, not a finding), and what runs
 // on a left-out operation's hardware: an unfused MAD or FMA on the multiplier and the adder, a
 // division by reciprocal on the multiplier, subtraction on the adder.
-void leave_out_unstated(const model::ScalarUnit& unit, const json& keys, json& not_validated) {
-  for (const backends::UnitOperationKey& op : backends::kUnitOperationKeys)
-    if (const std::string key(op.key); op.stated && !keys.contains(key) && !not_validated.contains(key))
+void leave_out_unstated(const model::ScalarUnit& unit, const backends::ScalarProfile& keys,
+                        NotValidated& not_validated) {
+  for (std::size_t i = 0; i < backends::kUnitOps; ++i)
+    if (const std::string key(backends::kUnitOperationKeys[i].key);
+        backends::kUnitOperationKeys[i].stated && !keys.ops[i] && !not_validated.contains(key))
       not_validated[key] = "no probe stated its parameters";
   const auto out_with = [&](const char* op, const char* on, bool uses) {
     if (uses && not_validated.contains(on) && !not_validated.contains(op))
@@ -200,23 +196,24 @@ Expected<std::uint64_t> mismatches_on(const Op& op, backends::Device& device, ba
 
 }  // namespace
 
-Finding validate_scalar_profile(backends::Device& device, const model::Format& f, json& profile,
+Finding validate_scalar_profile(backends::Device& device, const model::Format& f, backends::ScalarProfile& profile,
                                 const ProbeContext& ctx) {
   Finding out;
   out.probe = "scalar.profile.validation";
   out.format = f.name;
   out.title = kValidationTitle;
   out.source = "MMA-Sim (Xie et al. 2025), section V: random differential validation";
-  json keys = profile;
-  keys.erase("validation");
-  json not_validated = json::object();
+  backends::ScalarProfile keys = profile;
+  keys.validation.reset();
+  NotValidated not_validated;
   const auto unit = unit_left(f, keys, not_validated);
   if (!unit) {
     out.status = Status::unsupported;
     out.message = "the probes did not describe a complete unit: " + unit.error().message;
     return out;
   }
-  for (const auto& [op, why] : not_validated.items()) keys.erase(op);
+  for (const auto& [op, why] : not_validated)
+    if (const auto o = backends::find_unit_op(op)) keys.op(*o).reset();
   leave_out_unstated(*unit, keys, not_validated);
   // The unit's predictions come from the one interpreter, the reference device's.
   backends::Profile model_profile;
@@ -239,17 +236,15 @@ Finding validate_scalar_profile(backends::Device& device, const model::Format& f
     cases += per_op;
     mismatches += *bad;
   }
-  profile["validation"] = {{"cases", cases}, {"mismatches", mismatches}};
+  profile.validation = {cases, mismatches, not_validated};
   out.parameters = {{"cases", cases}, {"mismatches", mismatches}, {"per_operation", per}};
   out.verdict = mismatches == 0
                     ? fmt::format("PROFILE: predicts all {} random cases bit for bit", cases)
                     : fmt::format("PROFILE: {} of {} random cases differ from the inferred profile", mismatches, cases);
   if (!not_validated.empty()) {
-    profile["validation"]["not_validated"] = not_validated;
     out.parameters["not_validated"] = not_validated;
     std::vector<std::string> what;
-    for (const auto& [op, why] : not_validated.items())
-      what.push_back(fmt::format("{} ({})", op, why.get<std::string>()));
+    for (const auto& [op, why] : not_validated) what.push_back(fmt::format("{} ({})", op, why));
     out.verdict += fmt::format("; not validated: {}", fmt::join(what, "; "));
   }
   return out;

@@ -220,10 +220,19 @@ namespace {
 // The profile keys of an answer. With no guard bit a to-nearest mode adds as a directed one: the
 // fused operations, which round with the adder's mode and see every rest, choose between the two
 // when the profile is assembled (add.equivalent_roundings, audit/validation.cpp).
-nlohmann::json adder_profile(const AdderAnswer& a) {
-  nlohmann::json add = answer_fields(a);
-  add.erase("registers");
-  return {{"add", add}};
+backends::ScalarProfile::Operation adder_keys(const AdderAnswer& a) {
+  backends::ScalarProfile::Operation add;
+  add.rounding = a.adder.rounding;
+  add.guard_bits = a.adder.guard_bits;
+  add.sticky = a.adder.sticky;
+  if (!a.equivalent_roundings.empty()) add.equivalent_roundings = a.equivalent_roundings;
+  return add;
+}
+
+backends::ScalarProfile adder_profile(const AdderAnswer& a) {
+  backends::ScalarProfile p;
+  p.op(backends::UnitOp::add) = adder_keys(a);
+  return p;
 }
 
 // Every adder of the model for registers of format r, and the stores of a wider register into f.
@@ -305,11 +314,12 @@ std::string say_cascaded(const CascadedAnswer& a) {
 }
 
 // The profile's adder for the first of two dependent additions, where it is not `add`.
-nlohmann::json cascaded_profile(const CascadedAnswer& a) {
-  if (a.same_as_single) return nlohmann::json::object();
-  nlohmann::json add = adder_profile(a.first)["add"];
-  add.erase("equivalent_roundings");  // the single adder's question
-  return {{"add_cascaded", add}};
+backends::ScalarProfile cascaded_profile(const CascadedAnswer& a) {
+  backends::ScalarProfile p;
+  if (a.same_as_single) return p;
+  backends::ScalarProfile::Operation& add = p.op(backends::UnitOp::add_cascaded).emplace(adder_keys(a.first));
+  add.equivalent_roundings.reset();  // the single adder's question
+  return p;
 }
 
 class CascadedProbe final : public UnitProbe {

@@ -40,7 +40,7 @@ class WiderSumsProbe final : public UnitProbe {
   const UnitQuestion& question() const override {
     static const UnitQuestion q{{"BINARY16 SUMS", "how binary16 sums are computed", audit::typed(say_wider)},
                                 adder_question().ask,
-                                [](const audit::Answer&) { return nlohmann::json::object(); }};
+                                [](const audit::Answer&) { return backends::ScalarProfile(); }};
     return q;
   }
 

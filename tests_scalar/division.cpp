@@ -54,8 +54,13 @@ std::string say_division(const DivisionAnswer& a) {
 }
 
 // The profile's "div": the method, and the rounding of an exact one; none for registers' answers.
-nlohmann::json division_profile(const DivisionAnswer& a) {
-  return a.registers ? nlohmann::json::object() : nlohmann::json{{"div", answer_fields(a)}};
+backends::ScalarProfile division_profile(const DivisionAnswer& a) {
+  backends::ScalarProfile p;
+  if (a.registers) return p;
+  backends::ScalarProfile::Operation& div = p.stated(backends::UnitOp::div);
+  div.method = a.method;
+  if (a.method != model::DivMethod::approximate) div.rounding = model::UnitRounding::ieee(a.rounding);
+  return p;
 }
 
 class DivisionMethodProbe final : public UnitProbe {
@@ -108,8 +113,10 @@ class DivisionMethodProbe final : public UnitProbe {
     std::vector<std::uint64_t> outputs = (*got)[0];
     outputs.insert(outputs.end(), (*got)[2].begin(), (*got)[2].end());
     if (const auto bound = conclude_approximate(device, f, ctx, model::Op::div, quotients, outputs, question().question,
-                                                audit::Answer(approximate_division), out))
-      out.profile = {{"div", {{"method", "approximate"}, {"max_ulps", model::ulps(*bound)}}}};
+                                                audit::Answer(approximate_division), out)) {
+      out.profile = division_profile(approximate_division);
+      out.profile.stated(backends::UnitOp::div).max_ulps = *bound;
+    }
     // A measurement beside the verdict: how often x / y == x * (1 / y) on the device.
     std::size_t same = 0;
     for (std::size_t i = 0; i < n; ++i) same += (*got)[0][i] == (*got)[1][i];

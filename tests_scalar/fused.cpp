@@ -31,9 +31,10 @@ std::string say_fused(Node op, const FusionAnswer& a) {
 }
 
 // The profile's "fma" or "mad": {"fused"}, unless the answer is its registers'.
-nlohmann::json fused_profile(Node op, const FusionAnswer& a) {
-  return a.registers ? nlohmann::json::object()
-                     : nlohmann::json{{op == Node::fma ? "fma" : "mad", {{"fused", a.fused}}}};
+backends::ScalarProfile fused_profile(Node op, const FusionAnswer& a) {
+  backends::ScalarProfile p;
+  if (!a.registers) p.stated(op == Node::fma ? backends::UnitOp::fma : backends::UnitOp::mad).fused = a.fused;
+  return p;
 }
 
 class FusedProbe final : public UnitProbe {

@@ -505,11 +505,17 @@ std::string say_multiplier(const MultiplierAnswer& a) {
 }
 
 // The profile's "mul": the constant, or the columns and rounding (with the class of roundings).
-nlohmann::json multiplier_profile(const MultiplierAnswer& a) {
-  if (a.with_correction) return {{"mul", {{"correction", a.mul.correction}}}};
-  nlohmann::json m = answer_fields(a);
-  m.erase("registers");
-  return {{"mul", m}};
+backends::ScalarProfile multiplier_profile(const MultiplierAnswer& a) {
+  backends::ScalarProfile p;
+  backends::ScalarProfile::Operation& mul = p.stated(backends::UnitOp::mul);
+  if (a.with_correction) {
+    mul.correction = a.mul.correction;
+    return p;
+  }
+  mul.rounding = a.mul.rounding;
+  mul.truncated_columns = a.mul.truncated_columns;
+  if (!a.equivalent_roundings.empty()) mul.equivalent_roundings = a.equivalent_roundings;
+  return p;
 }
 
 class MultiplierProbe : public UnitProbe {

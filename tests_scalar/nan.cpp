@@ -100,17 +100,18 @@ std::string say(const NanAnswer& a) {
 }
 
 // The answer's profile keys: those the IEEE unit does not have, and `canonical` always.
-nlohmann::json nan_profile(const NanAnswer& a) {
-  nlohmann::json n = nlohmann::json::object();
-  n["canonical"] = !a.propagation;
+backends::ScalarProfile nan_profile(const NanAnswer& a) {
+  backends::ScalarProfile p;
+  backends::ScalarProfile::Nan& n = p.nan.emplace();
+  n.canonical = !a.propagation;
   if (a.propagation) {
-    if (*a.propagation != model::NanPropagation::first) n["propagation"] = model::name(*a.propagation);
-    if (a.quiet == false) n["quiet"] = false;
-    if (a.sub_flips) n["sub_flips"] = true;
-    if (a.fma_order) n["fma_order"] = model::name(*a.fma_order);
+    if (*a.propagation != model::NanPropagation::first) n.propagation = *a.propagation;
+    if (a.quiet == false) n.quiet = false;
+    if (a.sub_flips) n.sub_flips = true;
+    n.fma_order = a.fma_order;
   }
-  if (a.default_nan != model::DefaultNan::quiet) n["default"] = model::name(a.default_nan);
-  return {{"nan", n}};
+  if (a.default_nan != model::DefaultNan::quiet) n.default_nan = a.default_nan;
+  return p;
 }
 
 // The fma orders of a propagation rule's units: none (the rule's own) and, where the cases tell

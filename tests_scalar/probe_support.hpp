@@ -121,8 +121,8 @@ std::string or_equivalently(const std::vector<std::string>& equivalent_roundings
 // A probe's question (audit::Question) and how a unit answers it, from its parameters alone.
 struct UnitQuestion {
   audit::Question question;
-  std::function<audit::Answer(const model::ScalarUnit&)> ask;   // none: does not apply to the unit
-  std::function<nlohmann::json(const audit::Answer&)> profile;  // a stated answer's profile fragment
+  std::function<audit::Answer(const model::ScalarUnit&)> ask;            // none: does not apply to the unit
+  std::function<backends::ScalarProfile(const audit::Answer&)> profile;  // what a stated answer states of the unit
 };
 
 // What the challenge did (conclude): inputs searched and run, whether the search covered every
@@ -158,8 +158,8 @@ Expected<std::vector<model::ScalarUnit>> survivors(backends::Device& device, con
 class UnitProbe : public audit::ScalarProbe {
  public:
   std::optional<audit::Answer> ask(const model::ScalarUnit& u) const override { return question().ask(u); }
-  nlohmann::json profile_of(const audit::Answer& answer) const override {
-    return question().profile ? question().profile(answer) : nlohmann::json::object();
+  backends::ScalarProfile profile_of(const audit::Answer& answer) const override {
+    return question().profile ? question().profile(answer) : backends::ScalarProfile();
   }
   virtual const UnitQuestion& question() const = 0;
 };

@@ -16,8 +16,10 @@
 // where 2^-i would leave the format's range (binary16).
 #include <fmt/format.h>
 
+#include "audit/json_access.hpp"
 #include "tests_scalar/daumas_support.hpp"
 #include "tests_scalar/families.hpp"
+#include "tests_scalar/suite.hpp"
 
 namespace gp::scalar {
 namespace {
@@ -67,6 +69,8 @@ Expected<bool> as_stored(backends::Device& device, const Format& f, Node op1, No
   if (!stored) return stored.error();
   return *stored == outputs;
 }
+
+constexpr std::string_view kRangeId = "scalar.register.range", kPrecisionId = "scalar.register.precision";
 
 // The range probe's answer: the registers' format where its exponent range is wider than memory's.
 struct RangeAnswer {
@@ -118,14 +122,14 @@ struct Shape {
 
 class RangeProbe final : public UnitProbe {
  public:
-  std::string_view id() const override { return "scalar.register.range"; }
+  std::string_view id() const override { return kRangeId; }
   std::string_view title() const override { return "Exponent range of the registers"; }
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.1"; }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 1 && f.has_zero(); }
   const UnitQuestion& question() const override {
     static const UnitQuestion q{{"REGISTERS", "the exponent range of the registers", audit::typed(say_range)},
                                 [](const model::ScalarUnit& u) { return audit::Answer(range_answer(u)); },
-                                [](const audit::Answer&) { return nlohmann::json::object(); }};
+                                [](const audit::Answer&) { return backends::ScalarProfile(); }};
     return q;
   }
 
@@ -177,14 +181,14 @@ class RangeProbe final : public UnitProbe {
 
 class PrecisionProbe final : public UnitProbe {
  public:
-  std::string_view id() const override { return "scalar.register.precision"; }
+  std::string_view id() const override { return kPrecisionId; }
   std::string_view title() const override { return "Precision of the registers"; }
   std::string_view source() const override { return "Daumas, da Graca, Defour 2006, section 2.1"; }
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 2 && f.has_zero(); }
   const UnitQuestion& question() const override {
     static const UnitQuestion q{{"REGISTERS", "the precision of the registers", audit::typed(say_precision)},
                                 [](const model::ScalarUnit& u) { return audit::Answer(precision_answer(u)); },
-                                [](const audit::Answer&) { return nlohmann::json::object(); }};
+                                [](const audit::Answer&) { return backends::ScalarProfile(); }};
     return q;
   }
 
@@ -226,6 +230,26 @@ class PrecisionProbe final : public UnitProbe {
 };
 
 }  // namespace
+
+void read_registers(const audit::Finding& f, audit::RegisterReading& r) {
+  if (f.status != audit::Status::ok || (f.probe != kRangeId && f.probe != kPrecisionId)) return;
+  const bool stated = f.judgement && f.judgement->conclusion == audit::Conclusion::stated;
+  if (f.probe == kRangeId) r.wider_range = stated && f.judgement->answer.as<RangeAnswer>().registers;
+  if (const PrecisionAnswer* a =
+          stated && f.probe == kPrecisionId ? &f.judgement->answer.as<PrecisionAnswer>() : nullptr;
+      a && a->extended)
+    r.bits = a->registers->precision();
+}
+
+void read_registers(const nlohmann::json& held, audit::RegisterReading& r) {
+  using audit::member;
+  if (member(held, "status") != "ok") return;
+  const nlohmann::json& par = member(held, "parameters");  // an undecided answer's fields are null or absent
+  if (member(held, "probe") == kPrecisionId && member(par, "extended_precision") == true &&
+      member(par, "register_bits").is_number_integer())
+    r.bits = member(par, "register_bits").get<int>();
+  if (member(held, "probe") == kRangeId) r.wider_range = member(par, "extended_range") == true;
+}
 
 void add_register_probes(std::vector<const audit::ScalarProbe*>& out) {
   static const RangeProbe range;

@@ -190,11 +190,12 @@ std::string say_rounding(const RoundingAnswer& a) {
 
 // The profile's fragment under `key`: the rounding (with its class); an approximate square root's
 // special results are IEEE's (rne), and run() adds its bound.
-nlohmann::json rounding_profile(const std::string& key, const RoundingAnswer& a) {
-  if (a.approximate) return {{key, {{"rounding", "rne"}}}};
-  nlohmann::json k = answer_fields(a);
-  k.erase("fused");
-  return {{key, k}};
+backends::ScalarProfile rounding_profile(backends::UnitOp op, const RoundingAnswer& a) {
+  backends::ScalarProfile p;
+  backends::ScalarProfile::Operation& o = p.stated(op);
+  o.rounding = model::UnitRounding::ieee(a.approximate ? Rounding::rne : a.rounding);
+  if (!a.approximate && !a.equivalent_roundings.empty()) o.equivalent_roundings = a.equivalent_roundings;
+  return p;
 }
 
 class RoundingProbe final : public UnitProbe {
@@ -204,8 +205,8 @@ class RoundingProbe final : public UnitProbe {
         id_(std::move(id)),
         q_{{std::string(shout(op)), fmt::format("the rounding of {}", shout(op)), audit::typed(say_rounding)},
            [op](const model::ScalarUnit& u) { return rounding_answer(op, u); },
-           [key = std::string(key())](const audit::Answer& a) {
-             return rounding_profile(key, a.as<RoundingAnswer>());
+           [op = *backends::find_unit_op(key())](const audit::Answer& a) {
+             return rounding_profile(op, a.as<RoundingAnswer>());
            }} {}
   std::string_view id() const override { return id_; }
   std::string_view title() const override { return title_; }
@@ -248,7 +249,10 @@ class RoundingProbe final : public UnitProbe {
       const auto bound = conclude_approximate(device, f, ctx, is_sqrt ? model::Op::sqrt : model::Op::div, cases,
                                               (*out)[0], question().question,
                                               is_sqrt ? audit::Answer(approximate_sqrt) : audit::Answer(), finding);
-      if (bound && is_sqrt) finding.profile = {{"sqrt", {{"rounding", "rne"}, {"max_ulps", model::ulps(*bound)}}}};
+      if (bound && is_sqrt) {
+        finding.profile = rounding_profile(backends::UnitOp::sqrt, approximate_sqrt);
+        finding.profile.stated(backends::UnitOp::sqrt).max_ulps = *bound;
+      }
     }
     return finding;
   }

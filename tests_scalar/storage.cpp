@@ -101,10 +101,10 @@ std::string say_transfer(const TransferAnswer& a) {
   return parts.empty() ? std::string("nothing to transfer but normal numbers") : join(parts);
 }
 
-nlohmann::json transfer_profile(const TransferAnswer& a) {
-  nlohmann::json p = nlohmann::json::object();
-  if (a.subnormals_flushed) p["subnormals"]["transfer"] = subnormals_key(*a.subnormals_flushed);
-  if (a.nans_quieted) p["nan"]["quiet_on_transfer"] = *a.nans_quieted;
+backends::ScalarProfile transfer_profile(const TransferAnswer& a) {
+  backends::ScalarProfile p;
+  if (a.subnormals_flushed) p.subnormals.emplace().flush_transfer = a.subnormals_flushed;
+  if (a.nans_quieted) p.nan.emplace().quiet_on_transfer = a.nans_quieted;
   return p;
 }
 
@@ -224,7 +224,7 @@ class OperationProbe final : public UnitProbe {
     static const UnitQuestion q{
         {"OPERATIONS THAT CHANGE NOTHING", "what x*1 and x+(-0) do to special values", audit::typed(say_operation)},
         [](const model::ScalarUnit& u) { return audit::Answer(operation_answer(u)); },
-        [](const audit::Answer&) { return nlohmann::json::object(); }};
+        [](const audit::Answer&) { return backends::ScalarProfile(); }};
     return q;
   }
 

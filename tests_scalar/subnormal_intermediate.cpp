@@ -47,10 +47,13 @@ std::string say_intermediate(const IntermediateAnswer& a) {
 
 // Only where loads and stores flush does this decide the profile: otherwise single operations
 // (scalar.subnormals.flush) tell a flushed result from a flushed operand, which this cannot.
-nlohmann::json intermediate_profile(const IntermediateAnswer& a) {
-  if (!a.transfer_flushes || a.mul_flushes != a.add_flushes) return nlohmann::json::object();
-  if (a.mul_flushes) return {{"subnormals", {{"output", "flush"}}}};
-  return {{"subnormals", {{"output", "preserve"}, {"input", "preserve"}}}};
+backends::ScalarProfile intermediate_profile(const IntermediateAnswer& a) {
+  backends::ScalarProfile p;
+  if (!a.transfer_flushes || a.mul_flushes != a.add_flushes) return p;
+  backends::ScalarProfile::Subnormals& s = p.subnormals.emplace();
+  s.flush_output = a.mul_flushes;
+  if (!a.mul_flushes) s.flush_input = false;
+  return p;
 }
 
 class IntermediateProbe final : public UnitProbe {

@@ -234,8 +234,9 @@ std::string say_flush(const FlushAnswer& a) {
 
 // The profile keys of an answer: the unit's flushing (the one most operations share) and the
 // operations that differ from it; of units that answer alike, the one that flushes everything.
-nlohmann::json flush_profile(const FlushAnswer& a) {
-  if (a.registers) return nlohmann::json::object();
+backends::ScalarProfile flush_profile(const FlushAnswer& a) {
+  backends::ScalarProfile p;
+  if (a.registers) return p;
   std::vector<std::pair<model::FlushOp, std::pair<std::string, std::string>>> seen;  // op -> (input, output)
   for (std::size_t i = 0; i < std::size(kOps); ++i) {
     const model::FlushOp op = kOps[i];
@@ -253,13 +254,16 @@ nlohmann::json flush_profile(const FlushAnswer& a) {
   int best = 0;
   for (const auto& [io, n] : count)
     if (n > best) best = n, unit = io;
-  nlohmann::json p = {{"subnormals", {{"transfer", key(a.transfer)}, {"input", unit.first}, {"output", unit.second}}}};
+  const auto flushes = [](const std::string& k) { return k == "flush"; };
+  p.subnormals = {flushes(unit.first), flushes(unit.second), flushes(key(a.transfer))};
   for (const auto& [op, io] : seen) {
     const std::string out = io.second.empty() ? unit.second : io.second;
-    if (io.first != unit.first || out != unit.second)
-      p[op_name(op)]["subnormals"] = {{"input", io.first}, {"output", out}};
+    if (io.first == unit.first && out == unit.second) continue;
+    backends::ScalarProfile::Operation& o = p.stated(*backends::find_unit_op(op_name(op)));
+    o.flush_input = flushes(io.first);
+    o.flush_output = flushes(out);
   }
-  if (a.zero_addend != model::ZeroAddend::ieee) p["fma"]["zero_addend"] = model::name(a.zero_addend);
+  if (a.zero_addend != model::ZeroAddend::ieee) p.stated(backends::UnitOp::fma).zero_addend = a.zero_addend;
   return p;
 }
 

@@ -42,9 +42,10 @@ std::string say_zero(const ZeroAnswer& a) {
   return s;
 }
 
-nlohmann::json zero_profile(const ZeroAnswer& a) {
-  if (a.zero_addend == model::ZeroAddend::ieee) return nlohmann::json::object();
-  return {{"fma", {{"zero_addend", model::name(a.zero_addend)}}}};
+backends::ScalarProfile zero_profile(const ZeroAnswer& a) {
+  backends::ScalarProfile p;
+  if (a.zero_addend != model::ZeroAddend::ieee) p.stated(backends::UnitOp::fma).zero_addend = a.zero_addend;
+  return p;
 }
 
 std::vector<Group> zero_sign_groups(const Format& f, const Format* g) {

@@ -412,26 +412,52 @@ TEST(ProfileFiles, UnitErrorsCarryTheKeyAtFault) {
   EXPECT_EQ(whole.error().message, "p: must be a JSON object");
 }
 
+// A run stopped part way and resumed from its document (a contained run after a crash) ends with
+// the profile of a run never stopped: the held profile is read back, and the held register findings
+// still make the G70's binary16 compute in its binary32 unit, whichever side of the stop they fell.
+TEST(Runner, AResumedRunAssemblesTheSameProfile) {
+  backends::Device& g70 = testing::reference_device("nvidia-g70");
+  const json whole = audit(g70, {});
+  ASSERT_EQ(whole["profile"]["scalar"]["binary16"].value("registers", ""), "binary32");
+  for (const int after : {5, 30, 60, 90}) {  // probes asked before the stop
+    audit::RunSettings settings;
+    settings.suite = "scalar";
+    settings.tier = audit::Tier::quick;
+    int asked = 0;
+    settings.stop = [&] { return ++asked > after; };
+    audit::ResultDocument part(g70, "test", settings.to_json());
+    audit::run_scalar_suite(g70, settings, part);
+    settings.stop = nullptr;
+    audit::ResultDocument resumed(g70, "test", settings.to_json());
+    resumed.resume(part.json());
+    audit::run_scalar_suite(g70, settings, resumed);
+    EXPECT_EQ(resumed.json()["profile"]["scalar"], whole["profile"]["scalar"]) << "stopped after " << after;
+    EXPECT_EQ(resumed.json()["findings"].size(), whole["findings"].size()) << "stopped after " << after;
+  }
+}
+
 // The validation leaves out the operation whose keys the model refuses, saying why in the words of
 // the error relative to the unit; a key that is no operation makes the profile incomplete.
 TEST(ProfileValidation, LeavesOutTheOperationTheErrorNames) {
   backends::Device& device = testing::reference_device("ieee-binary32");
   audit::ProbeContext ctx;
   ctx.tier = audit::Tier::quick;
-  json profile = backends::unit_to_json(model::ieee_unit(model::binary32));
-  profile["div"]["rounding"] = "sideways";
+  backends::ScalarProfile profile = backends::profile_of(model::ieee_unit(model::binary32));
+  profile.stated(backends::UnitOp::div).method = model::DivMethod::approximate;  // and no bound
   const audit::Finding f = audit::validate_scalar_profile(device, model::binary32, profile, ctx);
   EXPECT_EQ(f.status, audit::Status::ok) << f.message;
   EXPECT_EQ(f.parameters.value("not_validated", json()),
-            json({{"div", "div.rounding: must be chop or a rounding name (rne rna rnz rnu rnd rno rz ru rd ra ro)"}}))
+            json({{"div", "div: max_ulps goes with the method \"approximate\", and only there"}}))
       << f.parameters.dump();
   EXPECT_EQ(f.parameters.value("mismatches", -1), 0) << f.verdict;
-  json registers = backends::unit_to_json(model::ieee_unit(model::binary32));
-  registers["registers"] = "binary99";
-  const audit::Finding g = audit::validate_scalar_profile(device, model::binary32, registers, ctx);
+  ASSERT_TRUE(profile.validation);
+  EXPECT_EQ(profile.validation->not_validated.size(), 1u);
+  backends::ScalarProfile guard = backends::profile_of(model::ieee_unit(model::binary32));
+  guard.stated(backends::UnitOp::add).guard_bits = model::max_guard_bits + 1;
+  const audit::Finding g = audit::validate_scalar_profile(device, model::binary32, guard, ctx);
   EXPECT_EQ(g.status, audit::Status::unsupported);
   EXPECT_EQ(g.message,
-            "the probes did not describe a complete unit: profile.scalar.binary32.registers: must be a format name");
+            "the probes did not describe a complete unit: profile.scalar.binary32: guard_bits must lie in 0..60");
 }
 
 // An inferred profile is a profile file: the audit of a device, read back as a virtual device named

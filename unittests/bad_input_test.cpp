@@ -150,7 +150,8 @@ TEST(BadInput, ProfileFiles) {
   EXPECT_EQ(error("p3.json", R"({"name": "x", "scalar": {"binary32": {"add": {"guard_bits": -1}}}})"),
             ": scalar.binary32.add.guard_bits: must be null or an integer from 0 to 64");
   EXPECT_EQ(error("p4.json", R"({"name": "x", "scalar": {"binary32": {"add": {"sticky": true, "guard": 1}}}})"),
-            ": scalar.binary32.add.guard: unknown key (known: rounding, guard_bits, sticky, subnormals)");
+            ": scalar.binary32.add.guard: unknown key (known: rounding, guard_bits, sticky, equivalent_roundings, "
+            "subnormals)");
   EXPECT_EQ(error("p13.json", R"({"name": "x", "scalar": {"binary32": {"nan": {"fma_order": "bad"}}}})"),
             ": scalar.binary32.nan.fma_order: must be a permutation of a, b, c (\"abc\", \"acb\", \"bac\", \"bca\", "
             "\"cab\" or \"cba\"), not \"bad\"");
