@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -45,6 +46,12 @@ HostCpu read_host_cpu() {
 }
 
 }  // namespace
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
 
 const HostCpu& host_cpu() {
   static const HostCpu h = read_host_cpu();

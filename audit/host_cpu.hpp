@@ -19,6 +19,9 @@ struct HostCpu {
   std::vector<std::string> features;
 };
 
+// This machine's name (gethostname), "" when it has none.
+std::string host_name();
+
 // This machine's CPU (read once).
 const HostCpu& host_cpu();
 nlohmann::json to_json(const HostCpu& h);

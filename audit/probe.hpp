@@ -40,6 +40,8 @@ struct ProbeContext {
   std::uint64_t seed = 1;
   // Random tiles of an MMA configuration's final validation; 0: the tier's (10^4, 10^5, 10^6).
   std::uint64_t validation_tiles = 0;
+  // Random cases of a scalar profile's validation, over its operations; 0: the tier's (10^4, 10^5, 10^6).
+  std::uint64_t validation_cases = 0;
   std::shared_ptr<ProbeMemo> memo = std::make_shared<ProbeMemo>();
   // Random-case counts scaled by the tier: quick / standard / full.
   std::uint64_t cases(std::uint64_t quick, std::uint64_t standard, std::uint64_t full) const {

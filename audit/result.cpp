@@ -97,8 +97,18 @@ json to_json(const backends::DeviceInfo& info, const backends::Capabilities& cap
             {"description", info.description},
             {"capabilities", {{"formats", formats}, {"float_controls", caps.float_controls}, {"mma", mma}}}};
   if (!info.code.empty()) j["code"] = info.code;  // run --code: where its kernels' compiled code is
+  if (!info.identity.empty()) j["identity"] = info.identity;
   return j;
 }
+
+namespace {
+// The host: its CPU (a CPU driver's arithmetic follows it) and its name (the node of a fleet).
+json host_json() {
+  json h = to_json(host_cpu());
+  if (const std::string name = host_name(); !name.empty()) h["hostname"] = name;
+  return h;
+}
+}  // namespace
 
 ResultDocument::ResultDocument(const backends::Device& device, std::string tool_version, nlohmann::json run_settings)
     : start_(std::chrono::steady_clock::now()) {
@@ -108,7 +118,7 @@ ResultDocument::ResultDocument(const backends::Device& device, std::string tool_
           {"duration_s", 0.0},
           {"run", std::move(run_settings)},
           {"device", to_json(device.info(), device.caps())},
-          {"host", to_json(host_cpu())},
+          {"host", host_json()},
           {"findings", json::array()},
           {"profile", {{"scalar", json::object()}, {"mma", json::array()}}}};
   doc_["complete"] = false;  // true once the run has ended; an interrupted run also says why

@@ -220,7 +220,8 @@ Finding validate_scalar_profile(backends::Device& device, const model::Format& f
   model_profile.name = "profile";
   model_profile.units = {*unit};
   backends::ReferenceDevice model_device(std::move(model_profile));
-  const std::uint64_t per_op = ctx.cases(10000, 100000, 1000000) / std::size(ops);
+  const std::uint64_t per_op = std::max<std::uint64_t>(
+      1, (ctx.validation_cases ? ctx.validation_cases : ctx.cases(10000, 100000, 1000000)) / std::size(ops));
   std::mt19937_64 rng(ctx.seed ^ 0x5eed5eedULL);
   std::uint64_t cases = 0, mismatches = 0;
   json per = json::object();

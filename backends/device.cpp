@@ -20,6 +20,13 @@
 
 namespace gp::backends {
 
+std::string uuid_text(std::span<const unsigned char, 16> b) {
+  std::string s;
+  for (std::size_t i = 0; i < b.size(); ++i)
+    s += fmt::format("{}{:02x}", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", b[i]);
+  return s;
+}
+
 bool Capabilities::has(const model::Format& f) const {
   return std::find(formats.begin(), formats.end(), &f) != formats.end();
 }

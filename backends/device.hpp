@@ -33,6 +33,9 @@ struct DeviceInfo {
   std::map<std::string, std::string> published;
   // The folder its kernels' compiled code is kept in (kernel_code.hpp), "" when none is kept.
   std::string code;
+  // What tells this device from others of its model, where the API gives it (a fleet's results are
+  // grouped by it): device_uuid, driver_uuid, pci_bus ("0000:65:00.0"), vendor_id, device_id.
+  std::map<std::string, std::string> identity;
 };
 
 // An MMA configuration: D (MxN, d format) = A (MxK, a) * B (KxN, b) + C (MxN, c).
@@ -82,6 +85,9 @@ struct MmaBatch {
 Expected<std::size_t> tuples(const ScalarBatch& batch, const DeviceInfo& info, const Capabilities& caps);
 // n, or an Error when A, B and C hold different numbers of tiles.
 Expected<std::size_t> tiles(const MmaBatch& batch);
+
+// A 16-byte UUID as DeviceInfo::identity writes it: "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
+std::string uuid_text(std::span<const unsigned char, 16> bytes);
 
 class Device {
  public:

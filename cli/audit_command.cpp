@@ -36,17 +36,9 @@ struct RunArgs {
   bool seed_set = false;
 };
 
-struct Unavailable {
-  std::string backend, reason;
-};
+}  // namespace
 
-struct Found {
-  std::vector<std::unique_ptr<backends::Device>> devices;
-  std::vector<Unavailable> unavailable;  // backends that found nothing, and why
-};
-
-// `code`: where the devices keep their kernels' compiled code (run --code), "" for nowhere.
-Expected<Found> find_devices(const std::vector<std::string>& profile_files, const std::string& code = "") {
+Expected<Found> find_devices(const std::vector<std::string>& profile_files, const std::string& code) {
   Found found;
   backends::BackendOptions options;
   for (const std::string& f : profile_files) options.profile_files.emplace_back(f);
@@ -65,6 +57,8 @@ Expected<Found> find_devices(const std::vector<std::string>& profile_files, cons
   }
   return found;
 }
+
+namespace {
 
 bool is_reference(const backends::Device& d) { return d.info().backend == "reference"; }
 

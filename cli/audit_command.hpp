@@ -1,6 +1,12 @@
 // `gpuparanoia devices` and `gpuparanoia run`: the audit of the devices found.
 #pragma once
 
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/device.hpp"
+
 namespace CLI {
 class App;  // <CLI/CLI.hpp>, included by the files that build the commands
 }
@@ -8,5 +14,18 @@ class App;  // <CLI/CLI.hpp>, included by the files that build the commands
 namespace gp::cli {
 
 void add_audit_commands(CLI::App& app, int& exit_code);
+
+struct Unavailable {
+  std::string backend, reason;
+};
+
+struct Found {
+  std::vector<std::unique_ptr<backends::Device>> devices;
+  std::vector<Unavailable> unavailable;  // backends that found nothing, and why
+};
+
+// The devices of every backend, the profile files' virtual devices among them. `code`: where the
+// devices keep their kernels' compiled code (run --code), "" for nowhere.
+Expected<Found> find_devices(const std::vector<std::string>& profile_files, const std::string& code = "");
 
 }  // namespace gp::cli

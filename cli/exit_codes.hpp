@@ -5,7 +5,8 @@ namespace gp::cli {
 
 inline constexpr int kExitOk = 0;
 // compare: the results differ (like diff); selfcheck: the model and the host FPU disagree;
-// run: a probe ended with `error`; fit: no candidate found that reproduces every captured line.
+// run: a probe ended with `error`; fit: no candidate found that reproduces every captured line;
+// check: the device does not compute as recorded (or nothing could be checked).
 inline constexpr int kExitDifferences = 1;
 // A bad command line: unknown subcommand or option, bad value, unknown --device, a --probe or
 // --config that matches nothing. Nothing was run.

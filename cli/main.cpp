@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli/audit_command.hpp"
+#include "cli/check_command.hpp"
 #include "cli/contained_run.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/fit_command.hpp"
@@ -22,7 +23,8 @@ namespace {
 constexpr const char* kExitCodesHelp = R"(Exit status:
   0        success
   1        differences found (compare), mismatches found (selfcheck), a probe ended in error (run),
-           no candidate found that reproduces every captured line (fit)
+           no candidate found that reproduces every captured line (fit), the device does not
+           compute as recorded or nothing could be checked (check)
   2        usage error: unknown subcommand or option, bad value, unknown --device, a --probe
            or --config that matches nothing; nothing was run
   3        bad input data (a batch line, a result JSON, a profile file)
@@ -62,6 +64,7 @@ int main(int argc, char** argv) {
   add_audit_commands(app, exit_code);
   add_worker_command(app, exit_code);
   add_results_commands(app, exit_code);
+  add_check_command(app, exit_code);
   add_fit_commands(app, exit_code);
   add_selfcheck_command(app, exit_code);
   allow_one_subcommand(app);

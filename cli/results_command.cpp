@@ -3,10 +3,15 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "audit/report/compare.hpp"
+#include "audit/report/fleet.hpp"
 #include "audit/report/report.hpp"
 #include "audit/report/result_check.hpp"
 #include "cli/exit_codes.hpp"
@@ -22,6 +27,59 @@ std::optional<nlohmann::json> read_result(const std::string& path) {
   auto doc = audit::read_result(path, err);
   if (!doc) fmt::print(stderr, "{}", input::error_line(err.text()));
   return doc;
+}
+
+// The result files named, folders searched for *.json (sorted, so that the report is stable).
+std::vector<std::string> result_files(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(p, ec)) {
+      out.push_back(p);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (auto it = std::filesystem::recursive_directory_iterator(p, ec); !ec && it != decltype(it)(); it.increment(ec))
+      if (it->path().extension() == ".json" && it->is_regular_file(ec)) found.push_back(it->path().string());
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+// `fleet`: the files read on every core (thousands of results), the unreadable ones named on stderr.
+int run_fleet(const std::vector<std::string>& paths, const std::string& as) {
+  const std::vector<std::string> files = result_files(paths);
+  std::vector<std::optional<nlohmann::json>> docs(files.size());
+  std::vector<std::string> errors(files.size());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i; (i = next++) < files.size();) {
+      input::InputError err;
+      docs[i] = audit::read_result(files[i], err);
+      if (!docs[i]) errors[i] = input::error_line(err.text());
+    }
+  };
+  std::vector<std::thread> threads;
+  const unsigned n = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), unsigned(files.size())));
+  for (unsigned t = 1; t < n; ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  std::vector<std::pair<std::string, nlohmann::json>> read;
+  bool unreadable = false;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (docs[i])
+      read.emplace_back(files[i], std::move(*docs[i]));
+    else
+      unreadable = true, fmt::print(stderr, "{}", errors[i]);
+  }
+  const audit::Fleet fleet = audit::fleet_of(read);
+  if (as == "json")
+    fmt::print("{}\n", audit::fleet_json(fleet).dump(2));
+  else
+    fmt::print("{}", as == "markdown" ? audit::fleet_markdown(fleet) : audit::fleet_text(fleet));
+  if (unreadable || files.empty()) return kExitBadInput;
+  return fleet.outliers() ? kExitDifferences : kExitOk;
 }
 
 }  // namespace
@@ -63,6 +121,19 @@ void add_results_commands(CLI::App& app, int& exit_code) {
     }
     fmt::print("{}", audit::results_table(docs));
   });
+
+  auto fleet_paths = std::make_shared<std::vector<std::string>>();
+  auto fleet_as = std::make_shared<std::string>("text");
+  CLI::App* fleet = app.add_subcommand(
+      "fleet", "Group the results of many devices by model, driver and arithmetic, and name the outliers");
+  fleet->add_option("RESULTS", *fleet_paths, "Result JSON files (audits and checks), or folders of them")->required();
+  CLI::Option* md = fleet->add_flag_callback(
+      "--markdown", [fleet_as] { *fleet_as = "markdown"; }, "Write Markdown");
+  fleet
+      ->add_flag_callback(
+          "--json", [fleet_as] { *fleet_as = "json"; }, "Write JSON for scripts")
+      ->excludes(md);
+  fleet->callback([fleet_paths, fleet_as, &exit_code] { exit_code = run_fleet(*fleet_paths, *fleet_as); });
 }
 
 }  // namespace gp::cli

@@ -2,6 +2,8 @@
 //   gpuparanoia compare A.json B.json   what differs between two audits (audit/report/compare.hpp); exit
 //                                       status as diff's: 0 no difference, 1 differences, 2 an unreadable file
 //   gpuparanoia table FILE...           the results side by side, one Markdown table (results/README.md)
+//   gpuparanoia fleet RESULTS...        a fleet's results by model, driver and arithmetic, its outliers
+//                                       named (audit/report/fleet.hpp); exit 1 when there is one
 #pragma once
 
 namespace CLI {

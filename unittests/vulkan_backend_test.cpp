@@ -206,6 +206,10 @@ TEST(VulkanBackend, EnumeratesDevicesAndTheirClaims) {
     EXPECT_FALSE(i.name.empty());
     EXPECT_FALSE(i.driver.empty());
     EXPECT_EQ(i.api.rfind("Vulkan 1.", 0), 0u) << i.api;
+    // Its identity (Vulkan 1.1's UUIDs), which a fleet's results are told apart by.
+    EXPECT_EQ(i.identity.at("device_uuid").size(), 36u) << i.identity.at("device_uuid");
+    EXPECT_EQ(i.identity.at("driver_uuid").size(), 36u);
+    EXPECT_EQ(i.identity.at("vendor_id").rfind("0x", 0), 0u);
     EXPECT_FALSE(d->caps().formats.empty());
     EXPECT_TRUE(d->caps().mma.empty() != d->caps().mma_unsupported.empty() || !d->caps().mma.empty())
         << "a device without cooperative matrices says why";
@@ -570,6 +574,9 @@ TEST(VulkanCommandLine, QuickScalarSuiteOnVulkan0) {
   const nlohmann::json& doc = run.result;
   EXPECT_EQ(doc["device"]["id"], "vulkan:0");
   EXPECT_FALSE(doc["device"]["capabilities"]["float_controls"].empty()) << "the claims sit beside the findings";
+  // The node and the device's identity, that a fleet's results are grouped and told apart by.
+  EXPECT_TRUE(doc["host"]["hostname"].is_string()) << doc["host"];
+  EXPECT_TRUE(doc["device"]["identity"]["device_uuid"].is_string()) << doc["device"];
   ASSERT_FALSE(doc["findings"].empty());
   std::size_t ok = 0;
   for (const auto& f : doc["findings"]) {

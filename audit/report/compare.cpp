@@ -76,17 +76,36 @@ json mma_by_config(const json& doc) {
   return m;
 }
 
+// The profile as one tree: its scalar units and its MMA entries keyed by configuration.
+json profile_tree(const json& doc) {
+  return {{"scalar", member(member(doc, "profile"), "scalar", empty_object())}, {"mma", mma_by_config(doc)}};
+}
+
 }  // namespace
+
+std::vector<Difference> compare_profiles(const json& a, const json& b) {
+  std::vector<Difference> out;
+  const json &ta = profile_tree(a), &tb = profile_tree(b);
+  compare_trees(ta["scalar"], tb["scalar"], "profile.scalar.", out);
+  compare_trees(ta["mma"], tb["mma"], "profile.mma.", out);
+  return out;
+}
+
+std::string arithmetic_of(const json& doc) {
+  std::map<std::string, json> leaves;
+  flatten(profile_tree(doc), "", leaves);
+  json kept = json::object();
+  for (auto& [path, v] : leaves)
+    if (!path.ends_with(".validation") && path.find(".validation.") == std::string::npos) kept[path] = std::move(v);
+  return kept.dump();
+}
 
 Comparison compare_results(const json& a, const json& b) {
   Comparison c;
   c.a_name = device_name(a);
   c.b_name = device_name(b);
   const json& none = empty_object();
-  const json& pa = member(member(a, "profile"), "scalar", none);
-  const json& pb = member(member(b, "profile"), "scalar", none);
-  compare_trees(pa, pb, "profile.scalar.", c.differences);
-  compare_trees(mma_by_config(a), mma_by_config(b), "profile.mma.", c.differences);
+  c.differences = compare_profiles(a, b);
   const auto fa = keyed(a), fb = keyed(b);
   std::map<std::string, const json*> in_b(fb.begin(), fb.end());
   for (const auto& [key, f] : fa) {

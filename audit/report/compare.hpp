@@ -23,6 +23,12 @@ struct Comparison {
 };
 
 Comparison compare_results(const nlohmann::json& a, const nlohmann::json& b);
+// The differences of two results' profiles alone (compare_results' first part): "profile.scalar.
+// binary32.add.rounding", "profile.mma.<config>.parameters.F".
+std::vector<Difference> compare_profiles(const nlohmann::json& a, const nlohmann::json& b);
+// A result's identified arithmetic as one text, equal for equal profiles: the profile's leaves
+// without the validations' counts (random cases differ from run to run, the arithmetic does not).
+std::string arithmetic_of(const nlohmann::json& doc);
 // The findings whose status or verdict differ between a device and one of its variants (the same
 // unit, its kernels compiled in another float mode: every difference is the compiler's), and those
 // one side lacks; their parameters and the profile follow from them.

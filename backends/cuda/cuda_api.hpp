@@ -24,7 +24,7 @@ namespace gp::backends::cuda {
   X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem)                        \
   X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxPushCurrent) X(cuCtxPopCurrent)      \
   X(cuCtxSynchronize) X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction) X(cuMemAlloc)     \
-  X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuLaunchKernel)
+  X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuLaunchKernel) X(cuDeviceGetUuid) X(cuDeviceGetPCIBusId)
 
 #define GP_NVRTC_FUNCTIONS(X)                                                                            \
   X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcGetNumSupportedArchs) X(nvrtcGetSupportedArchs)        \

@@ -113,6 +113,12 @@ Expected<std::unique_ptr<CudaDevice>> CudaDevice::create(const cuda::DriverApi& 
   info.vendor = "NVIDIA";
   info.driver = fmt::format("CUDA driver {}, NVRTC {}.{}", version_name(version), compiler.major, compiler.minor);
   info.api = fmt::format("CUDA {}, compute capability {}.{}", version_name(version), major, minor);
+  // Its identity, where the driver gives it (nvidia-smi shows the same UUID with a "GPU-" prefix).
+  if (CUuuid uuid{}; api.cuDeviceGetUuid(&uuid, device) == CUDA_SUCCESS)
+    info.identity["device_uuid"] = uuid_text(
+        std::span<const unsigned char, 16>(reinterpret_cast<const unsigned char*>(uuid.bytes), sizeof uuid.bytes));
+  if (char bus[32] = {}; api.cuDeviceGetPCIBusId(bus, int(sizeof bus) - 1, device) == CUDA_SUCCESS)
+    info.identity["pci_bus"] = valid_utf8(bus);
   const std::string architecture = cuda::nvidia_architecture(arch);
   std::vector<std::string> notes = {fmt::format(
       "{} (sm_{}), {:.1f} GiB", architecture.empty() ? "architecture unknown to the MMA tables" : architecture, arch,

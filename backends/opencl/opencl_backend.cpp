@@ -119,6 +119,27 @@ std::string trimmed(std::string s) {
   return std::string(first, s.end());
 }
 
+bool has_extension(const std::string& extensions, std::string_view name);
+
+// The device's identity: its vendor id, and its UUIDs and PCI address where the driver has the
+// extensions (cl_khr_device_uuid, cl_khr_pci_bus_info).
+std::map<std::string, std::string> identity(const cl::Device& d, const std::string& extensions) {
+  std::map<std::string, std::string> id = {{"vendor_id", fmt::format("0x{:04x}", d.getInfo<CL_DEVICE_VENDOR_ID>())}};
+  if (has_extension(extensions, "cl_khr_device_uuid")) {
+    unsigned char uuid[CL_UUID_SIZE_KHR] = {};
+    if (clGetDeviceInfo(d(), CL_DEVICE_UUID_KHR, sizeof uuid, uuid, nullptr) == CL_SUCCESS)
+      id["device_uuid"] = uuid_text(uuid);
+    if (clGetDeviceInfo(d(), CL_DRIVER_UUID_KHR, sizeof uuid, uuid, nullptr) == CL_SUCCESS)
+      id["driver_uuid"] = uuid_text(uuid);
+  }
+  cl_device_pci_bus_info_khr pci{};
+  if (has_extension(extensions, "cl_khr_pci_bus_info") &&
+      clGetDeviceInfo(d(), CL_DEVICE_PCI_BUS_INFO_KHR, sizeof pci, &pci, nullptr) == CL_SUCCESS)
+    id["pci_bus"] =
+        fmt::format("{:04x}:{:02x}:{:02x}.{:x}", pci.pci_domain, pci.pci_bus, pci.pci_device, pci.pci_function);
+  return id;
+}
+
 bool has_extension(const std::string& extensions, std::string_view name) {
   std::istringstream words(extensions);
   for (std::string w; words >> w;)
@@ -197,6 +218,7 @@ OpenClDevice::OpenClDevice(std::shared_ptr<const OpenClContext> cl, const cl::Pl
   if (const auto loader = opencl::icd_loader()) info_.description += "; ICD loader " + *loader;
 
   const std::string extensions = d.getInfo<CL_DEVICE_EXTENSIONS>();
+  info_.identity = identity(d, extensions);
   caps_.formats.push_back(&model::binary32);
   add_fp_config(caps_, "binary32", d.getInfo<CL_DEVICE_SINGLE_FP_CONFIG>());
   if (has_extension(extensions, "cl_khr_fp16")) {

@@ -37,6 +37,19 @@ json mma_entry_json(const MmaConfig& config, const model::DotConfig* model, cons
   return e;
 }
 
+std::optional<MmaValidation> read_mma_validation(const json& entry) {
+  const auto it = entry.find("validation");
+  if (it == entry.end() || !it->is_object()) return std::nullopt;
+  const auto count = [&](const char* key) -> std::optional<std::uint64_t> {
+    const auto v = it->find(key);
+    if (v == it->end() || !v->is_number_unsigned()) return std::nullopt;
+    return v->get<std::uint64_t>();
+  };
+  const auto tiles = count("tiles"), mismatches = count("mismatches");
+  if (!tiles || !mismatches) return std::nullopt;
+  return MmaValidation{*tiles, *mismatches, count("elements").value_or(0)};
+}
+
 std::string algorithm_name(const model::DotConfig& cfg, int k) {
   switch (unchained(cfg.algorithm)) {
     case MmaAlgorithm::fda: return chained(cfg, k) ? "cofda" : "fda";

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "backends/device.hpp"
@@ -20,6 +21,9 @@ struct MmaValidation {
 // validation}, the model and the validation where there are.
 nlohmann::json mma_entry_json(const MmaConfig& config, const model::DotConfig* model,
                               const MmaValidation* validation = nullptr);
+
+// An entry's validation, where it holds a well-formed one.
+std::optional<MmaValidation> read_mma_validation(const nlohmann::json& entry);
 
 // An MMA entry's algorithm for K products: the chained variant (cofda, cofdrda, cogfdrda) when the
 // fused block holds fewer than K products.

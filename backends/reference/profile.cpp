@@ -23,8 +23,16 @@ namespace {
 
 Profile scalar_profile(std::string name, std::string device_name, std::string vendor, std::string description,
                        std::vector<model::ScalarUnit> units) {
-  return {
-      std::move(name), std::move(device_name), std::move(vendor), std::move(description), std::move(units), {}, {}, {}};
+  return {std::move(name),
+          std::move(device_name),
+          std::move(vendor),
+          std::move(description),
+          std::move(units),
+          {},
+          {},
+          {},
+          {},
+          {}};
 }
 
 // What the papers say of the V100 (volta), T4 (turing) and A100 (ampere) tensor cores, word for
@@ -197,6 +205,7 @@ Expected<bool> read_mma_entries(const json& mma, const std::string& at, Profile&
     if (prof.models.count(key))
       return Error{fmt::format("{}.config: {} is listed twice", here, key), ErrorKind::invalid};
     prof.models.emplace(key, std::move(*dot));
+    if (const auto v = read_mma_validation(e)) prof.validations.emplace(key, *v);
     prof.mma.push_back(std::move(m));
   }
   return true;
@@ -312,9 +321,13 @@ Expected<std::vector<Profile>> parse_profiles(const json& doc, const std::string
       for (const auto& [format, unit] : body["scalar"].items()) {
         const auto f = model::find_format(format);
         if (!f) return error(scalar + "." + input::key_text(format), "unknown format");
-        auto u = unit_from_json(**f, unit, at(scalar + "." + format));
+        const std::string here = at(scalar + "." + format);
+        auto keys = read_scalar_profile(unit, here);
+        if (!keys) return keys.error();
+        auto u = unit_of(**f, *keys, here);
         if (!u) return u.error();
         prof.units.push_back(*u);
+        prof.scalar.emplace(format, std::move(*keys));
       }
     }
     if (body.contains("mma")) {

@@ -31,6 +31,10 @@ struct Profile {
   // The models of MMA configurations read from a file, by mma_model_key(); the others compute as
   // their instruction's row of the table.
   std::map<std::string, model::DotConfig> models;
+  // What a file states: its scalar keys by format (a result's, with their validation), and its MMA
+  // entries' validations by mma_model_key().
+  ScalarProfiles scalar = {};
+  std::map<std::string, MmaValidation> validations = {};
 };
 
 // The key of an MMA configuration's model: its instruction, or its name where it has none.

@@ -271,6 +271,13 @@ VulkanDevice::VulkanDevice(std::shared_ptr<Gpu> gpu, std::size_t index, const Fl
   info_.driver = f.features.has_v12 ? valid_utf8(fmt::format("{} {}", f.driver.driverName, f.driver.driverInfo))
                                     : fmt::format("driver version 0x{:x}", f.properties.driverVersion);
   info_.api = "Vulkan " + version_name(f.properties.apiVersion);
+  info_.identity = {{"device_uuid", uuid_text(std::span<const unsigned char, 16>(f.id.deviceUUID))},
+                    {"driver_uuid", uuid_text(std::span<const unsigned char, 16>(f.id.driverUUID))},
+                    {"vendor_id", fmt::format("0x{:04x}", f.properties.vendorID)},
+                    {"device_id", fmt::format("0x{:04x}", f.properties.deviceID)}};
+  if (f.pci)
+    info_.identity["pci_bus"] =
+        fmt::format("{:04x}:{:02x}:{:02x}.{:x}", f.pci->pciDomain, f.pci->pciBus, f.pci->pciDevice, f.pci->pciFunction);
   caps_.formats = scalar_formats(f);
   if (f.float_controls) caps_.float_controls = float_control_claims(*f.float_controls);
   // A variant computes only in the formats whose width the mode is claimed for.

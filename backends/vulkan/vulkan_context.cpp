@@ -218,6 +218,10 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
   auto coopmat = make<VkPhysicalDeviceCooperativeMatrixPropertiesKHR>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR);
   f.driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+  f.id.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES;
+  auto pci =
+      make<VkPhysicalDevicePCIBusInfoPropertiesEXT>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT);
+  const bool has_pci = f.has_extension(VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
   f.subgroup_size_control.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES;
   void** next = &properties.pNext;
   append(next, true, subgroup);
@@ -225,13 +229,19 @@ Expected<DeviceFacts> query_device(const Instance& instance, VkPhysicalDevice ph
   append(next, v12, float_controls);
   append(next, v13 || f.features.has_subgroup_size_control, f.subgroup_size_control);
   append(next, f.features.has_coopmat, coopmat);
+  append(next, true, f.id);
+  append(next, has_pci, pci);
   *next = nullptr;
   vk.vkGetPhysicalDeviceProperties2(physical, &properties);
   f.subgroup_size = subgroup.subgroupSize;
   if (v12) f.float_controls = float_controls;
   // The structs outlive the chain: no pointer into this frame is kept.
   if (f.float_controls) f.float_controls->pNext = nullptr;
-  f.driver.pNext = f.subgroup_size_control.pNext = nullptr;
+  f.driver.pNext = f.subgroup_size_control.pNext = f.id.pNext = nullptr;
+  if (has_pci) {
+    pci.pNext = nullptr;
+    f.pci = pci;
+  }
 
   if (f.features.has_coopmat) {
     f.coopmat_stages = coopmat.cooperativeMatrixSupportedStages;

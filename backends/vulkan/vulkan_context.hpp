@@ -77,6 +77,8 @@ struct DeviceFacts {
   std::uint32_t api_version = 0;  // the device's, capped by the instance's
   VkPhysicalDeviceProperties properties{};
   VkPhysicalDeviceDriverProperties driver{};                              // Vulkan 1.2
+  VkPhysicalDeviceIDProperties id{};                                      // Vulkan 1.1: the UUIDs
+  std::optional<VkPhysicalDevicePCIBusInfoPropertiesEXT> pci;             // VK_EXT_pci_bus_info
   std::optional<VkPhysicalDeviceFloatControlsProperties> float_controls;  // Vulkan 1.2
   std::uint32_t subgroup_size = 0;
   VkPhysicalDeviceSubgroupSizeControlProperties subgroup_size_control{};  // Vulkan 1.3 or VK_EXT_subgroup_size_control

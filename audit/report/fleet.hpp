@@ -1,0 +1,44 @@
+// The results of a fleet (`gpuparanoia fleet`): devices grouped by model and driver, and within a
+// group by their identified arithmetic (arithmetic_of: the profile, validation counts aside). A
+// device is an outlier when its arithmetic differs from the one most devices of its group share
+// (every device of a group with no such majority is), or when its check (audit/health_check.hpp)
+// failed; each says what differs (compare's leaves) or which check failed.
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "audit/report/compare.hpp"
+
+namespace gp::audit {
+
+struct FleetOutlier {
+  std::string file, device;             // the result file, and "<node> <device id>"
+  std::string why;                      // "arithmetic differs", "check failed", "no majority"
+  std::vector<Difference> differences;  // A: the group's arithmetic, B: this device's; or the failed checks
+};
+
+// The devices of one model and driver, through one backend and build variant ("rte" of vulkan:0+rte:
+// its kernels compiled in another float mode compute otherwise by design).
+struct FleetGroup {
+  std::string name, driver, backend, variant;
+  std::size_t devices = 0, audits = 0, checks = 0;
+  std::size_t arithmetics = 0;  // distinct identified arithmetics among the audits
+  std::vector<FleetOutlier> outliers;
+};
+
+struct Fleet {
+  std::size_t results = 0;
+  std::vector<FleetGroup> groups;  // by model, then driver
+  std::size_t outliers() const;
+};
+
+// `docs`: each result file's path and document (audits and checks alike).
+Fleet fleet_of(const std::vector<std::pair<std::string, nlohmann::json>>& docs);
+std::string fleet_text(const Fleet& f);
+std::string fleet_markdown(const Fleet& f);
+nlohmann::json fleet_json(const Fleet& f);
+
+}  // namespace gp::audit

@@ -1,0 +1,161 @@
+#include "cli/check_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <charconv>
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <set>
+
+#include "audit/health_check.hpp"
+#include "audit/probe.hpp"
+#include "audit/report/result_check.hpp"
+#include "audit/result.hpp"
+#include "cli/audit_command.hpp"
+#include "cli/exit_codes.hpp"
+#include "input/input_error.hpp"
+
+namespace gp::cli {
+
+namespace {
+
+struct CheckArgs {
+  std::string against, json_file, shard;
+  std::vector<std::string> devices, profile_files;
+  double seconds = 20;
+  std::uint64_t seed = 0;
+  bool seed_set = false;
+};
+
+// "I/N", 0 <= I < N (Slurm's array task id and count), into settings; false when it is not one.
+bool read_shard(const std::string& text, audit::CheckSettings& s) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos) return false;
+  const auto number = [](std::string_view t, std::uint64_t& v) {
+    const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+    return r.ec == std::errc() && r.ptr == t.data() + t.size();
+  };
+  return number(std::string_view(text).substr(0, slash), s.shard) &&
+         number(std::string_view(text).substr(slash + 1), s.shards) && s.shards >= 1 && s.shard < s.shards;
+}
+
+std::string hex(std::uint64_t v, int bits) { return fmt::format("{:0{}x}", v, (bits + 3) / 4); }
+
+// A mismatching case in one line: what ran, its inputs, the device's output and the recorded model's.
+std::string case_line(const audit::Observation& o) {
+  std::string inputs;
+  for (std::uint64_t x : o.inputs) inputs += (inputs.empty() ? "" : " ") + hex(x, o.input_bits);
+  std::string predicted;
+  for (const auto& [who, v] : o.predictions) predicted += fmt::format(", {} {}", who, hex(v, o.output_bits));
+  return fmt::format("{}: inputs {}: device {}{}", o.note, inputs, hex(o.output, o.output_bits), predicted);
+}
+
+int run_check(const CheckArgs& a) {
+  audit::CheckSettings settings;
+  settings.seconds = a.seconds;
+  if (!a.shard.empty() && !read_shard(a.shard, settings)) {
+    fmt::print(stderr, "gpuparanoia: --shard {}: must be I/N with 0 <= I < N\n", a.shard);
+    return kExitUsage;
+  }
+  input::InputError err;
+  const auto doc = audit::read_result(a.against, err);
+  if (!doc) {
+    fmt::print(stderr, "{}", input::error_line(err.text()));
+    return kExitBadInput;
+  }
+  auto found = find_devices(a.profile_files);
+  if (!found) {
+    fmt::print(stderr, "gpuparanoia: {}\n", found.error().message);
+    return kExitBadInput;
+  }
+  // The recorded device by default: the same id on this machine.
+  const std::string recorded_id = (*doc)["device"].value("id", "");
+  const std::vector<std::string> selectors = a.devices.empty() ? std::vector{recorded_id} : a.devices;
+  std::vector<backends::Device*> chosen;
+  for (const std::string& s : selectors) {
+    const std::size_t before = chosen.size();
+    for (const auto& d : found->devices)
+      if (audit::glob_match(s, d->info().id) && std::find(chosen.begin(), chosen.end(), d.get()) == chosen.end())
+        chosen.push_back(d.get());
+    if (chosen.size() == before) {
+      fmt::print(stderr, "gpuparanoia: {} matches no device here (gpuparanoia devices lists them{})\n",
+                 a.devices.empty() ? "the result's device " + recorded_id : "--device '" + s + "'",
+                 a.devices.empty() ? "; name one with --device" : "");
+      return kExitUsage;
+    }
+  }
+  if (!a.json_file.empty() && chosen.size() != 1) {
+    fmt::print(stderr, "gpuparanoia: --json writes one device's check; {} devices are selected\n", chosen.size());
+    return kExitUsage;
+  }
+  settings.seed = a.seed_set ? a.seed : std::random_device{}() | (std::uint64_t(std::random_device{}()) << 32);
+  fmt::print("check against {} (seed {}{}, {} s a device)\n", a.against, settings.seed,
+             settings.shards > 1 ? fmt::format(", shard {}/{}", settings.shard, settings.shards) : "", a.seconds);
+  int exit_code = kExitOk;
+  for (backends::Device* d : chosen) {
+    const nlohmann::json run = {{"check",
+                                 {{"against", a.against},
+                                  {"seconds", a.seconds},
+                                  {"seed", settings.seed},
+                                  {"shard", settings.shard},
+                                  {"shards", settings.shards}}}};
+    audit::ResultDocument out(*d, GPUPARANOIA_VERSION_STRING, run);
+    if (!a.json_file.empty())
+      if (auto w = out.write_to(a.json_file); !w) {
+        fmt::print(stderr, "gpuparanoia: {}\n", w.error().message);
+        return kExitWriteFailed;
+      }
+    auto findings = audit::check_against(*d, *doc, a.against, settings, [&](std::string_view target) {
+      fmt::print(stderr, "{} {}...\r", d->info().id, target);
+    });
+    if (!findings) {
+      fmt::print(stderr, "gpuparanoia: {}\n", findings.error().message);
+      return kExitBadInput;
+    }
+    for (const audit::Finding& f : *findings) {
+      out.add(f);
+      fmt::print("{} {}: {}\n", d->info().id, f.format.empty() ? f.config : f.format, f.verdict);
+      if (!f.message.empty() && f.status == audit::Status::error) fmt::print("  {}\n", f.message);
+      // The first mismatches, one of each operation (the JSON keeps them all).
+      std::set<std::string> shown;
+      for (const audit::Observation& o : f.observations)
+        if (shown.insert(o.note).second && shown.size() <= 4) fmt::print("  first: {}\n", case_line(o));
+    }
+    out.finish();
+    const bool passed = audit::check_passed(*findings);
+    const bool any = std::any_of(findings->begin(), findings->end(),
+                                 [](const audit::Finding& f) { return f.status != audit::Status::unsupported; });
+    fmt::print("{}: {}\n", d->info().id,
+               passed ? "computes as recorded"
+               : any  ? "DOES NOT compute as recorded"
+                      : "nothing could be checked: the result records nothing this device computes");
+    if (!passed) exit_code = kExitDifferences;
+    if (out.write_error()) exit_code = kExitWriteFailed;
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<CheckArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "check", "Check that a device still computes as a result recorded: its profile's validation, in bounded time");
+  cmd->add_option("--against", a->against, "The recorded result JSON (gpuparanoia run --json or --out)")->required();
+  cmd->add_option("--device", a->devices, "Device id or glob (default: the result's device); repeatable");
+  cmd->add_option("--seconds", a->seconds, "Time a device, shared by its units and configurations")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 86400.0));
+  cmd->add_option("--seed", a->seed, "Seed of the random cases (default: drawn, and printed)")
+      ->each([a](const std::string&) { a->seed_set = true; });
+  cmd->add_option("--shard", a->shard,
+                  "I/N: this job's share of a campaign (0 <= I < N), its cases disjoint from the other shards'");
+  cmd->add_option("--json", a->json_file, "Write the check of the (single) device as a result JSON here");
+  cmd->add_option("--profile-file", a->profile_files,
+                  "Add the virtual devices of a profile file or result JSON (ref:<file stem>)");
+  cmd->callback([a, &exit_code] { exit_code = run_check(*a); });
+}
+
+}  // namespace gp::cli
