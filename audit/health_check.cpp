@@ -30,7 +30,8 @@ std::uint64_t round_seed(const CheckSettings& s, std::size_t target, std::uint64
 
 // What one round found: cases run, mismatches, the first of them; an error ends the target.
 struct Round {
-  std::uint64_t cases = 0, mismatches = 0;
+  std::uint64_t cases = 0, mismatches = 0;  // cases: what a round's size counts (operations; MMA: tiles)
+  std::uint64_t compared = 0;               // MMA: the dot products compared, where mismatches are counted
   std::vector<Observation> first;
   std::set<std::string> operations;  // scalar: those of the first mismatches
 };
@@ -46,6 +47,7 @@ Expected<Round> rounds(double budget, std::uint64_t first_size, RunRound run_rou
     auto got = run_round(n, r);
     if (!got) return got.error();
     total.cases += got->cases;
+    total.compared += got->compared;
     total.mismatches += got->mismatches;
     total.operations.insert(got->operations.begin(), got->operations.end());
     if (total.first.empty()) total.first = std::move(got->first);
@@ -78,13 +80,14 @@ void conclude(Finding& f, const Round& r, std::uint64_t seed, std::string_view u
   f.parameters["mismatches"] = r.mismatches;
   f.parameters["seed"] = seed;
   if (r.mismatches == 0) {
-    f.verdict = fmt::format("CHECK: {} random {} computed as recorded (seed {})", r.cases, unit, seed);
+    f.verdict = fmt::format("CHECK: {} random {} computed as recorded (seed {})", r.compared, unit, seed);
     return;
   }
   std::string where;
   for (const std::string& op : r.operations) where += (where.empty() ? "" : ", ") + op;
-  f.verdict = fmt::format("CHECK: {} of {} random {} differ from the recorded profile{}; recorded {} (seed {})",
-                          r.mismatches, r.cases, unit, where.empty() ? "" : ": " + where, recorded(r.operations), seed);
+  f.verdict =
+      fmt::format("CHECK: {} of {} random {} differ from the recorded profile{}; recorded {} (seed {})", r.mismatches,
+                  r.compared, unit, where.empty() ? "" : ": " + where, recorded(r.operations), seed);
   f.observations = r.first;
 }
 
@@ -112,7 +115,7 @@ Finding check_scalar(backends::Device& device, const std::string& format, const 
     if (v.status != Status::ok)
       return Error{v.message, v.status == Status::unsupported ? ErrorKind::unsupported : ErrorKind::failed};
     if (!p.validation) return Error{"the validation ran no case", ErrorKind::failed};
-    Round out{p.validation->cases, p.validation->mismatches, v.observations, {}};
+    Round out{p.validation->cases, p.validation->mismatches, p.validation->cases, v.observations, {}};
     for (const Observation& o : v.observations) out.operations.insert(o.note);  // each names its operation
     return out;
   });
@@ -160,14 +163,15 @@ Finding check_mma(backends::Device& device, const backends::MmaConfig& recorded,
   const auto got = rounds(budget, 8, [&](std::uint64_t n, std::uint64_t r) -> Expected<Round> {
     auto val = mma::validate(device, *here, *model, n, round_seed(s, index, r), 1);
     if (!val) return val.error();
-    return Round{val->elements, val->mismatches, std::move(val->examples), {}};
+    return Round{val->tiles, val->mismatches, val->elements, std::move(val->examples), {}};
   });
   if (!got) {
     Finding e = failed(got.error());
     e.probe = f.probe, e.config = f.config, e.title = f.title, e.source = f.source;
     return e;
   }
-  f.parameters["elements"] = got->cases;
+  f.parameters["tiles"] = got->cases;
+  f.parameters["elements"] = got->compared;
   conclude(f, *got, s.seed, "dot products", [&](const std::set<std::string>&) { return named; });
   return f;
 }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <filesystem>
 #include <algorithm>
 #include <memory>
 #include <random>
@@ -22,7 +23,7 @@ namespace gp::cli {
 namespace {
 
 struct CheckArgs {
-  std::string against, json_file, shard;
+  std::string against, json_file, out_dir, shard;
   std::vector<std::string> devices, profile_files;
   double seconds = 20;
   std::uint64_t seed = 0;
@@ -102,8 +103,16 @@ int run_check(const CheckArgs& a) {
                                   {"shard", settings.shard},
                                   {"shards", settings.shards}}}};
     audit::ResultDocument out(*d, GPUPARANOIA_VERSION_STRING, run);
-    if (!a.json_file.empty())
-      if (auto w = out.write_to(a.json_file); !w) {
+    // Each device's check in its own file: --json, or <device>.json under --out (a periodic check
+    // replaces its last one).
+    std::string path = a.json_file;
+    if (!a.out_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(a.out_dir, ec);
+      path = (std::filesystem::path(a.out_dir) / (audit::slug(d->info().id) + ".json")).string();
+    }
+    if (!path.empty())
+      if (auto w = out.write_to(path); !w) {
         fmt::print(stderr, "gpuparanoia: {}\n", w.error().message);
         return kExitWriteFailed;
       }
@@ -152,7 +161,9 @@ void add_check_command(CLI::App& app, int& exit_code) {
       ->each([a](const std::string&) { a->seed_set = true; });
   cmd->add_option("--shard", a->shard,
                   "I/N: this job's share of a campaign (0 <= I < N), its cases disjoint from the other shards'");
-  cmd->add_option("--json", a->json_file, "Write the check of the (single) device as a result JSON here");
+  CLI::Option* json =
+      cmd->add_option("--json", a->json_file, "Write the check of the (single) device as a result JSON here");
+  cmd->add_option("--out", a->out_dir, "Write each device's check as <device>.json into this folder")->excludes(json);
   cmd->add_option("--profile-file", a->profile_files,
                   "Add the virtual devices of a profile file or result JSON (ref:<file stem>)");
   cmd->callback([a, &exit_code] { exit_code = run_check(*a); });
