@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <set>
 
 #include "audit/validation.hpp"
@@ -19,13 +20,11 @@ constexpr std::string_view kTitle = "Check against the recorded profile";
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// The seed of a target's round: rounds are numbered across shards (round r of shard i is r * N + i),
-// so that the shards of one campaign draw disjoint cases and each is reproducible alone.
+// The seed of a target's round: the rounds are numbered across shards (round r of shard i is round
+// r * N + i of the campaign), so that the shards of one campaign draw disjoint cases.
 std::uint64_t round_seed(const CheckSettings& s, std::size_t target, std::uint64_t round) {
-  std::uint64_t x =
-      s.seed ^ (0x9e3779b97f4a7c15ULL * (target + 1)) ^ (0xbf58476d1ce4e5b9ULL * (round * s.shards + s.shard));
-  x = (x ^ (x >> 31)) * 0x94d049bb133111ebULL;  // splitmix64's finaliser: nearby inputs, unrelated seeds
-  return x ^ (x >> 29);
+  const Shard campaign{round * s.shard.count + s.shard.index, std::numeric_limits<std::uint64_t>::max()};
+  return campaign.seed(s.seed ^ (0x9e3779b97f4a7c15ULL * (target + 1)));
 }
 
 // What one round found: cases run, mismatches, the first of them; an error ends the target.

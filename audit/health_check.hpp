@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "audit/finding.hpp"
+#include "audit/probe.hpp"
 #include "backends/device.hpp"
 
 namespace gp::audit {
@@ -22,8 +23,7 @@ inline constexpr std::string_view kCheckScalar = "check.scalar", kCheckMma = "ch
 struct CheckSettings {
   double seconds = 20;     // the whole device's time, shared evenly by its units and configurations
   std::uint64_t seed = 1;  // each unit's rounds draw from it (printed: a failure can be replayed)
-  // Shard `shard` of `shards` (0-based): the rounds' seeds of one shard are disjoint from the others'.
-  std::uint64_t shard = 0, shards = 1;
+  Shard shard = {};        // the rounds of one shard draw cases disjoint from the other shards' rounds
 };
 
 // Runs the check of `device` against the recorded profile of `result`: a finding per scalar format

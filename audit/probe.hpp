@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -35,6 +36,39 @@ struct ProbeMemo {
   std::map<const model::Format*, std::vector<model::MultiplierParams>> multipliers;
 };
 
+// One job's share of a campaign of random validation split over N jobs (a Slurm array: --shard I/N,
+// 0 <= I < N): each shard draws its share of the cases from seeds of its own, so that the shards'
+// cases are disjoint and each is reproducible alone; the probes themselves run whole in every shard.
+struct Shard {
+  std::uint64_t index = 0, count = 1;
+
+  bool on() const { return count > 1; }
+  // "I/N"; nullopt when the text is not one.
+  static std::optional<Shard> parse(std::string_view text) {
+    const auto slash = text.find('/');
+    const auto number = [](std::string_view t, std::uint64_t& v) {
+      const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+      return !t.empty() && r.ec == std::errc() && r.ptr == t.data() + t.size();
+    };
+    Shard s;
+    if (slash == std::string_view::npos || !number(text.substr(0, slash), s.index) ||
+        !number(text.substr(slash + 1), s.count) || s.count == 0 || s.index >= s.count)
+      return std::nullopt;
+    return s;
+  }
+  // This shard's part of n cases.
+  std::uint64_t share(std::uint64_t n) const { return on() ? (n + count - 1) / count : n; }
+  // The seed this shard draws from where a whole run would draw from `base` (the same when not on):
+  // splitmix64's finaliser of the two, so that nearby shards draw unrelated cases.
+  std::uint64_t seed(std::uint64_t base) const {
+    if (!on()) return base;
+    std::uint64_t x = base ^ (0x9e3779b97f4a7c15ULL * (index + 1));
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  }
+};
+
 struct ProbeContext {
   Tier tier = Tier::standard;
   std::uint64_t seed = 1;
@@ -42,6 +76,7 @@ struct ProbeContext {
   std::uint64_t validation_tiles = 0;
   // Random cases of a scalar profile's validation, over its operations; 0: the tier's (10^4, 10^5, 10^6).
   std::uint64_t validation_cases = 0;
+  Shard shard = {};  // the validations' share of a sharded campaign
   std::shared_ptr<ProbeMemo> memo = std::make_shared<ProbeMemo>();
   // Random-case counts scaled by the tier: quick / standard / full.
   std::uint64_t cases(std::uint64_t quick, std::uint64_t standard, std::uint64_t full) const {

@@ -18,13 +18,15 @@
 namespace gp::audit {
 
 nlohmann::json RunSettings::to_json() const {
-  return {{"probes", probes},
-          {"configs", configs},
-          {"suite", suite},
-          {"tier", tier == Tier::quick      ? "quick"
-                   : tier == Tier::standard ? "standard"
-                                            : "full"},
-          {"seed", seed}};
+  nlohmann::json j = {{"probes", probes},
+                      {"configs", configs},
+                      {"suite", suite},
+                      {"tier", tier == Tier::quick      ? "quick"
+                               : tier == Tier::standard ? "standard"
+                                                        : "full"},
+                      {"seed", seed}};
+  if (shard.on()) j["shard"] = {{"index", shard.index}, {"count", shard.count}};
+  return j;
 }
 
 RunSettings RunSettings::from_json(const nlohmann::json& j) {
@@ -35,6 +37,8 @@ RunSettings RunSettings::from_json(const nlohmann::json& j) {
   const std::string tier = j.at("tier").get<std::string>();
   s.tier = tier == "quick" ? Tier::quick : tier == "full" ? Tier::full : Tier::standard;
   s.seed = j.at("seed").get<std::uint64_t>();
+  if (j.contains("shard"))
+    s.shard = {j["shard"].at("index").get<std::uint64_t>(), j["shard"].at("count").get<std::uint64_t>()};
   return s;
 }
 
@@ -168,7 +172,8 @@ Tally run_scalar_suite(backends::Device& device, const RunSettings& settings, Re
   for (const model::Format* f : device.caps().formats)
     for (const ScalarProbe* p : scalar::probes())
       if (selected(settings, p->id()) && p->applies(*f) && !doc.holds(p->id(), f->name)) jobs.push_back({p, f});
-  const ProbeContext ctx{settings.tier, settings.seed};
+  ProbeContext ctx{settings.tier, settings.seed};
+  ctx.shard = settings.shard;
   ScalarAssembly assembly;
   if (auto held = doc.scalar_profiles()) {
     assembly.profiles = std::move(*held);
@@ -374,7 +379,8 @@ Tally run_mma_suite(backends::Device& device, const RunSettings& settings, Resul
                     const ProgressFn& progress) {
   Tally tally;
   if (settings.suite == "scalar" || settings.stopped()) return tally;
-  const ProbeContext ctx{settings.tier, settings.seed, settings.mma_validation_tiles};
+  ProbeContext ctx{settings.tier, settings.seed, settings.mma_validation_tiles};
+  ctx.shard = settings.shard;
   const auto& configs = device.caps().mma;
   // Configurations the device has that the backend cannot run (all of them, or some: a CUDA
   // compiler without the architecture) are a finding of their own.

@@ -20,6 +20,7 @@ struct RunSettings {
   Tier tier = Tier::standard;
   std::uint64_t seed = 1;
   std::uint64_t mma_validation_tiles = 0;  // 0: the tier's (ProbeContext::validation_tiles)
+  Shard shard = {};                        // the random validations' share of a sharded campaign
   // Asked before each probe: true stops the run there (a signal), the findings so far kept.
   std::function<bool()> stop;
   nlohmann::json to_json() const;

@@ -220,9 +220,11 @@ Finding validate_scalar_profile(backends::Device& device, const model::Format& f
   model_profile.name = "profile";
   model_profile.units = {*unit};
   backends::ReferenceDevice model_device(std::move(model_profile));
+  // A sharded campaign's run validates its share, from a seed of its own (audit::Shard).
   const std::uint64_t per_op = std::max<std::uint64_t>(
-      1, (ctx.validation_cases ? ctx.validation_cases : ctx.cases(10000, 100000, 1000000)) / std::size(ops));
-  std::mt19937_64 rng(ctx.seed ^ 0x5eed5eedULL);
+      1, ctx.shard.share((ctx.validation_cases ? ctx.validation_cases : ctx.cases(10000, 100000, 1000000)) /
+                         std::size(ops)));
+  std::mt19937_64 rng(ctx.shard.seed(ctx.seed ^ 0x5eed5eedULL));
   std::uint64_t cases = 0, mismatches = 0;
   json per = json::object();
   for (const Op& op : ops) {
@@ -239,16 +241,19 @@ Finding validate_scalar_profile(backends::Device& device, const model::Format& f
   }
   profile.validation = {cases, mismatches, not_validated};
   out.parameters = {{"cases", cases}, {"mismatches", mismatches}, {"per_operation", per}};
-  out.verdict = mismatches == 0
-                    ? fmt::format("PROFILE: predicts all {} random cases bit for bit", cases)
-                    : fmt::format("PROFILE: {} of {} random cases differ from the inferred profile", mismatches, cases);
-  if (!not_validated.empty()) {
-    out.parameters["not_validated"] = not_validated;
-    std::vector<std::string> what;
-    for (const auto& [op, why] : not_validated) what.push_back(fmt::format("{} ({})", op, why));
-    out.verdict += fmt::format("; not validated: {}", fmt::join(what, "; "));
-  }
+  out.verdict = validation_verdict(*profile.validation);
+  if (!not_validated.empty()) out.parameters["not_validated"] = not_validated;
   return out;
+}
+
+std::string validation_verdict(const backends::ScalarProfile::Validation& v) {
+  std::string s = v.mismatches == 0 ? fmt::format("PROFILE: predicts all {} random cases bit for bit", v.cases)
+                                    : fmt::format("PROFILE: {} of {} random cases differ from the inferred profile",
+                                                  v.mismatches, v.cases);
+  if (v.not_validated.empty()) return s;
+  std::vector<std::string> what;
+  for (const auto& [op, why] : v.not_validated) what.push_back(fmt::format("{} ({})", op, why));
+  return s + fmt::format("; not validated: {}", fmt::join(what, "; "));
 }
 
 }  // namespace gp::audit

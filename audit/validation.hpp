@@ -33,6 +33,8 @@ void assemble_register_profiles(backends::ScalarProfiles& profiles,
                                 const std::vector<const model::Format*>& formats);
 
 inline constexpr std::string_view kValidationTitle = "Validation of the inferred profile";
+// The validation finding's verdict: all cases predicted, or how many differ; what was left out.
+std::string validation_verdict(const backends::ScalarProfile::Validation& v);
 
 // Runs random cases of every operation through the device and through the unit of `profile`;
 // sets profile.validation and returns the finding that reports it.

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 
 struct RunArgs {
   std::vector<std::string> devices, probes, configs, profile_files;
-  std::string suite = "all", out_dir, json_file, code_dir;
+  std::string suite = "all", out_dir, json_file, code_dir, shard;
   bool quick = false, full = false;
   std::uint64_t seed = 0;
   bool seed_set = false;
@@ -249,6 +249,7 @@ audit::RunSettings audit_settings(const RunArgs& a) {
   settings.tier = a.quick ? audit::Tier::quick : a.full ? audit::Tier::full : audit::Tier::standard;
   settings.seed = a.seed_set ? a.seed : std::random_device{}();
   settings.stop = [] { return stop_signal() != 0; };
+  if (!a.shard.empty()) settings.shard = *audit::Shard::parse(a.shard);  // checked by the option
   return settings;
 }
 
@@ -387,6 +388,14 @@ int run_audit(const RunArgs& a) {
 
 }  // namespace
 
+CLI::Validator shard_check() {
+  return CLI::Validator(
+      [](std::string& s) {
+        return audit::Shard::parse(s) ? std::string() : std::string("must be I/N with 0 <= I < N");
+      },
+      "I/N");
+}
+
 void add_audit_commands(CLI::App& app, int& exit_code) {
   auto profile_files = std::make_shared<std::vector<std::string>>();
   auto listing = std::make_shared<Listing>(Listing::summary);
@@ -419,7 +428,14 @@ void add_audit_commands(CLI::App& app, int& exit_code) {
                   "folder per device, where the driver gives it");
   CLI::Option* quick = run->add_flag("--quick", a->quick, "Fewer random cases");
   run->add_flag("--full", a->full, "Exhaustive where a probe can be")->excludes(quick);
-  run->add_option("--seed", a->seed, "Seed of the random cases")->each([a](const std::string&) { a->seed_set = true; });
+  CLI::Option* seed = run->add_option("--seed", a->seed, "Seed of the random cases")->each([a](const std::string&) {
+    a->seed_set = true;
+  });
+  run->add_option("--shard", a->shard,
+                  "I/N: this job's share of a campaign's random validation (0 <= I < N), the same --seed in every "
+                  "shard; `merge` combines the shards' results")
+      ->check(shard_check())
+      ->needs(seed);
   run->add_option("--profile-file", a->profile_files,
                   "Add the virtual devices of a profile file or result JSON (ref:<file stem>)");
   run->callback([a, &exit_code] { exit_code = run_audit(*a); });

@@ -9,11 +9,15 @@
 
 namespace CLI {
 class App;  // <CLI/CLI.hpp>, included by the files that build the commands
-}
+class Validator;
+}  // namespace CLI
 
 namespace gp::cli {
 
 void add_audit_commands(CLI::App& app, int& exit_code);
+
+// The check of a --shard I/N option (audit::Shard::parse).
+CLI::Validator shard_check();
 
 struct Unavailable {
   std::string backend, reason;

@@ -30,18 +30,6 @@ struct CheckArgs {
   bool seed_set = false;
 };
 
-// "I/N", 0 <= I < N (Slurm's array task id and count), into settings; false when it is not one.
-bool read_shard(const std::string& text, audit::CheckSettings& s) {
-  const auto slash = text.find('/');
-  if (slash == std::string::npos) return false;
-  const auto number = [](std::string_view t, std::uint64_t& v) {
-    const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-    return r.ec == std::errc() && r.ptr == t.data() + t.size();
-  };
-  return number(std::string_view(text).substr(0, slash), s.shard) &&
-         number(std::string_view(text).substr(slash + 1), s.shards) && s.shards >= 1 && s.shard < s.shards;
-}
-
 std::string hex(std::uint64_t v, int bits) { return fmt::format("{:0{}x}", v, (bits + 3) / 4); }
 
 // A mismatching case in one line: what ran, its inputs, the device's output and the recorded model's.
@@ -56,10 +44,7 @@ std::string case_line(const audit::Observation& o) {
 int run_check(const CheckArgs& a) {
   audit::CheckSettings settings;
   settings.seconds = a.seconds;
-  if (!a.shard.empty() && !read_shard(a.shard, settings)) {
-    fmt::print(stderr, "gpuparanoia: --shard {}: must be I/N with 0 <= I < N\n", a.shard);
-    return kExitUsage;
-  }
+  if (!a.shard.empty()) settings.shard = *audit::Shard::parse(a.shard);  // checked by the option
   input::InputError err;
   const auto doc = audit::read_result(a.against, err);
   if (!doc) {
@@ -93,15 +78,16 @@ int run_check(const CheckArgs& a) {
   }
   settings.seed = a.seed_set ? a.seed : std::random_device{}() | (std::uint64_t(std::random_device{}()) << 32);
   fmt::print("check against {} (seed {}{}, {} s a device)\n", a.against, settings.seed,
-             settings.shards > 1 ? fmt::format(", shard {}/{}", settings.shard, settings.shards) : "", a.seconds);
+             settings.shard.on() ? fmt::format(", shard {}/{}", settings.shard.index, settings.shard.count) : "",
+             a.seconds);
   int exit_code = kExitOk;
   for (backends::Device* d : chosen) {
     const nlohmann::json run = {{"check",
                                  {{"against", a.against},
                                   {"seconds", a.seconds},
                                   {"seed", settings.seed},
-                                  {"shard", settings.shard},
-                                  {"shards", settings.shards}}}};
+                                  {"shard", settings.shard.index},
+                                  {"shards", settings.shard.count}}}};
     audit::ResultDocument out(*d, GPUPARANOIA_VERSION_STRING, run);
     // Each device's check in its own file: --json, or <device>.json under --out (a periodic check
     // replaces its last one).
@@ -160,7 +146,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", a->seed, "Seed of the random cases (default: drawn, and printed)")
       ->each([a](const std::string&) { a->seed_set = true; });
   cmd->add_option("--shard", a->shard,
-                  "I/N: this job's share of a campaign (0 <= I < N), its cases disjoint from the other shards'");
+                  "I/N: this job's share of a campaign (0 <= I < N), its cases disjoint from the other shards'")
+      ->check(shard_check());
   CLI::Option* json =
       cmd->add_option("--json", a->json_file, "Write the check of the (single) device as a result JSON here");
   cmd->add_option("--out", a->out_dir, "Write each device's check as <device>.json into this folder")->excludes(json);

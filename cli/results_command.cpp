@@ -14,6 +14,8 @@
 #include "audit/report/fleet.hpp"
 #include "audit/report/report.hpp"
 #include "audit/report/result_check.hpp"
+#include "audit/shard_merge.hpp"
+#include "backends/file_write.hpp"
 #include "cli/exit_codes.hpp"
 #include "input/input_error.hpp"
 
@@ -82,6 +84,32 @@ int run_fleet(const std::vector<std::string>& paths, const std::string& as) {
   return fleet.outliers() ? kExitDifferences : kExitOk;
 }
 
+// `merge`: the shards of one device's sharded run as one result, written to `out` ("-": stdout).
+int run_merge(const std::vector<std::string>& files, const std::string& out) {
+  std::vector<std::pair<std::string, nlohmann::json>> shards;
+  for (const std::string& f : files) {
+    auto doc = read_result(f);
+    if (!doc) return kExitBadInput;
+    shards.emplace_back(f, std::move(*doc));
+  }
+  const auto merged = audit::merge_shards(shards);
+  if (!merged) {
+    fmt::print(stderr, "gpuparanoia: {}\n", merged.error().message);
+    return kExitBadInput;
+  }
+  const std::string text = merged->dump(1) + "\n";
+  if (out == "-") {
+    fmt::print("{}", text);
+    return kExitOk;
+  }
+  if (auto w = backends::write_atomically(out, text); !w) {
+    fmt::print(stderr, "gpuparanoia: {}\n", w.error().message);
+    return kExitWriteFailed;
+  }
+  fmt::print("{}: {} shards of {} merged\n", out, files.size(), (*merged)["device"].value("id", std::string("?")));
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_results_commands(CLI::App& app, int& exit_code) {
@@ -134,6 +162,14 @@ void add_results_commands(CLI::App& app, int& exit_code) {
           "--json", [fleet_as] { *fleet_as = "json"; }, "Write JSON for scripts")
       ->excludes(md);
   fleet->callback([fleet_paths, fleet_as, &exit_code] { exit_code = run_fleet(*fleet_paths, *fleet_as); });
+
+  auto merge_files = std::make_shared<std::vector<std::string>>();
+  auto merge_out = std::make_shared<std::string>();
+  CLI::App* merge = app.add_subcommand("merge", "Combine the shards of one device's sharded run into one result");
+  merge->add_option("SHARDS", *merge_files, "The shards' result JSON files (run --shard I/N, the same seed)")
+      ->required();
+  merge->add_option("--json", *merge_out, "Write the merged result here (- for stdout)")->required();
+  merge->callback([merge_files, merge_out, &exit_code] { exit_code = run_merge(*merge_files, *merge_out); });
 }
 
 }  // namespace gp::cli

@@ -4,6 +4,7 @@
 //   gpuparanoia table FILE...           the results side by side, one Markdown table (results/README.md)
 //   gpuparanoia fleet RESULTS...        a fleet's results by model, driver and arithmetic, its outliers
 //                                       named (audit/report/fleet.hpp); exit 1 when there is one
+//   gpuparanoia merge SHARDS... --json F  a sharded run's results as one (audit/shard_merge.hpp)
 #pragma once
 
 namespace CLI {

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "unittests/cli_run.hpp"
 
@@ -155,6 +157,71 @@ TEST(Fleet, FlagsExactlyThePlantedOutlier) {
   EXPECT_NE(text.output.find("OUTLIER node2 ref:ati-r520"), std::string::npos) << text.tail();
   EXPECT_NE(text.output.find("check failed"), std::string::npos) << text.tail();
   EXPECT_NE(text.output.find("1 outlier"), std::string::npos) << text.tail();
+}
+
+// A sharded campaign: three runs of one device with the same seed, each validating its share from
+// seeds of its own, merge into one result whose validations count every shard's cases and whose
+// findings are otherwise the shards' own; what is not a set of shards of one run is refused.
+TEST(Shards, MergeIntoOneResult) {
+  const fs::path dir = folder("shards");
+  for (const auto& [device, suite] :
+       {std::pair{"ref:ati-r520", "scalar"}, std::pair{"ref:volta:HMMA.884.F16.F16", "mma"}}) {
+    std::vector<json> shards;
+    std::string files;
+    for (int i = 0; i < 3; ++i) {
+      const std::string name = fmt::format("shard-{}-{}", suite, i);
+      const auto run = run_cli(
+          fmt::format("run --device '{}' --suite {} --quick --seed 5 --shard {}/3 --json {{json}}", device, suite, i),
+          name);
+      ASSERT_EQ(run.exit_status, 0) << run.tail();
+      EXPECT_EQ(run.result["run"]["shard"]["index"], i);
+      const fs::path p = dir / fmt::format("{}-{}.json", suite, i);
+      write(p, run.result);
+      files += " '" + p.string() + "'";
+      shards.push_back(run.result);
+    }
+    const auto merge = run_cli(fmt::format("merge{} --json {{json}}", files), fmt::format("shard-merge-{}", suite));
+    ASSERT_EQ(merge.exit_status, 0) << merge.tail();
+    const json& m = merge.result;
+    EXPECT_FALSE(m["run"].contains("shard"));
+    EXPECT_EQ(m["run"]["merged_shards"]["count"], 3);
+    if (std::string(suite) == "scalar") {
+      std::uint64_t cases = 0;
+      for (const json& s : shards)
+        cases += s["profile"]["scalar"]["binary32"]["validation"]["cases"].get<std::uint64_t>();
+      EXPECT_GE(cases, 10000u);  // the quick tier's 10^4 over three shards, each its share
+      EXPECT_EQ(m["profile"]["scalar"]["binary32"]["validation"]["cases"], cases);
+      bool said = false;
+      for (const json& f : m["findings"])
+        if (f["probe"] == "scalar.profile.validation" && f["format"] == "binary32")
+          said = f["verdict"].get<std::string>().find(fmt::format("all {} random cases", cases)) != std::string::npos;
+      EXPECT_TRUE(said) << m["findings"].dump().substr(0, 2000);
+    } else {
+      std::uint64_t tiles = 0;
+      for (const json& s : shards) tiles += s["profile"]["mma"][0]["validation"]["tiles"].get<std::uint64_t>();
+      EXPECT_EQ(m["profile"]["mma"][0]["validation"]["tiles"], tiles);
+      bool said = false;
+      for (const json& f : m["findings"])
+        if (f["probe"] == "mma.identify")
+          said = f["verdict"].get<std::string>().find(fmt::format("; {} random tiles, 0 mismatches", tiles)) !=
+                 std::string::npos;
+      EXPECT_TRUE(said);
+    }
+    // A shard twice, or a shard of another run, is no set of shards.
+    const fs::path first = dir / fmt::format("{}-0.json", suite);
+    EXPECT_EQ(run_cli(fmt::format("merge '{}' '{}' --json {{json}}", first.string(), first.string()), "shard-twice")
+                  .exit_status,
+              3);
+    json other = shards[1];
+    other["run"]["seed"] = 6;
+    write(dir / "other.json", other);
+    const auto refused = run_cli(
+        fmt::format("merge '{}' '{}' --json {{json}}", first.string(), (dir / "other.json").string()), "shard-other");
+    EXPECT_EQ(refused.exit_status, 3);
+    EXPECT_NE(refused.output.find("another run"), std::string::npos) << refused.tail();
+  }
+  EXPECT_EQ(run_cli("run --device ref:ati-r520 --shard 1/3", "shard-noseed").exit_status, 2) << "--shard needs --seed";
+  EXPECT_EQ(run_cli("run --device ref:ati-r520 --seed 1 --shard 3/3", "shard-bad").exit_status, 2);
 }
 
 }  // namespace

@@ -41,6 +41,10 @@ std::string measured_tree(std::span<const ProbeReading> readings) {
 
 }  // namespace
 
+std::string validation_words(std::uint64_t tiles, std::uint64_t mismatches) {
+  return fmt::format("{} random tiles, {} mismatches", tiles, mismatches);
+}
+
 std::uint64_t validation_tiles(const audit::ProbeContext& ctx) {
   return ctx.validation_tiles ? ctx.validation_tiles : ctx.cases(10000, 100000, 1000000);
 }
@@ -294,12 +298,13 @@ Expected<std::optional<Validation>> search_and_validate(Search& search, std::vec
     if (auto r = search.resume(survivors, look->examples); !r) return r.error();
   }
   std::optional<Validation> val;
-  const std::uint64_t tiles = validation_tiles(ctx);
+  // A sharded campaign's run validates its share, from seeds of its own (audit::Shard).
+  const std::uint64_t tiles = ctx.shard.share(validation_tiles(ctx));
   for (int attempt = 0; !survivors.empty(); ++attempt) {
     keep_nan_exact(search.cfg, search.pool, survivors);
     std::sort(survivors.begin(), survivors.end(), search.by_rank());
     auto run_v = validate(search.device, search.cfg, survivors.front(), tiles,
-                          (ctx.seed ^ 0x7A11DA7EULL) + std::uint64_t(attempt), 16);
+                          ctx.shard.seed((ctx.seed ^ 0x7A11DA7EULL) + std::uint64_t(attempt)), 16);
     if (!run_v) return run_v.error();
     val = std::move(*run_v);
     if (!val->mismatches || attempt == 2) break;
@@ -357,10 +362,9 @@ Finding state_model(Search& search, std::vector<DotConfig>& survivors, Validatio
   if (const auto a = model::find_mma_algorithm(algorithm_name(chosen, K))) named.algorithm = *a;
   stated.model = chosen;
   stated.validation = {val.tiles, val.mismatches, val.elements};
-  f.verdict = fmt::format("MODEL: {} predicts all {} observations{}; {} random tiles, {} mismatches",
-                          describe(cfg, named), search.pool.size(),
+  f.verdict = fmt::format("MODEL: {} predicts all {} observations{}; {}", describe(cfg, named), search.pool.size(),
                           survivors.size() > 1 ? fmt::format(" ({} equivalent candidates)", survivors.size()) : "",
-                          val.tiles, val.mismatches);
+                          validation_words(val.tiles, val.mismatches));
   if (auto t = compare_with_table(search.device, cfg, search.ctx, &chosen, f); !t) return failed(t.error());
   return f;
 }

@@ -43,5 +43,7 @@ Identification identify_mma(backends::Device& device, const backends::MmaConfig&
 
 // Random tiles the validation draws at a tier: 10^4, 10^5, 10^6.
 std::uint64_t validation_tiles(const audit::ProbeContext& ctx);
+// How the identification's verdict ends: "10000 random tiles, 0 mismatches" (merge sums shards' counts).
+std::string validation_words(std::uint64_t tiles, std::uint64_t mismatches);
 
 }  // namespace gp::mma
