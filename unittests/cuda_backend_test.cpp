@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cctype>
 #include <cstring>
 #include <filesystem>
@@ -645,6 +646,14 @@ struct StickyDriver {
       *v = 12080;
       return CUDA_SUCCESS;
     };
+    a.cuDeviceGetUuid = [](CUuuid* u, CUdevice) {
+      for (int i = 0; i < 16; ++i) u->bytes[i] = char(i);
+      return CUDA_SUCCESS;
+    };
+    a.cuDeviceGetPCIBusId = [](char* bus, int n, CUdevice) {
+      std::snprintf(bus, std::size_t(n), "0000:65:00.0");
+      return CUDA_SUCCESS;
+    };
     a.cuDevicePrimaryCtxRetain = [](CUcontext* c, CUdevice) {
       *c = reinterpret_cast<CUcontext>(1);
       return CUDA_SUCCESS;
@@ -690,6 +699,9 @@ TEST(CudaScalar, AStickyErrorLosesTheContext) {
   static const cuda::DriverApi api = StickyDriver::api();
   auto d = CudaDevice::create(api, *nvrtc(), 0, 0);
   ASSERT_TRUE(d) << d.error().message;
+  // Its identity, as the driver gives it.
+  EXPECT_EQ((*d)->info().identity.at("device_uuid"), "00010203-0405-0607-0809-0a0b0c0d0e0f");
+  EXPECT_EQ((*d)->info().identity.at("pci_bus"), "0000:65:00.0");
   const Expr add = binary(Node::add, binary32);
   const std::vector<std::uint64_t> x = {0x3f800000, 0x3f800000};
   auto first = (*d)->scalar({&add, x});

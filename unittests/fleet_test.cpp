@@ -21,13 +21,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::run_cli;
 
-fs::path folder(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
 void write(const fs::path& p, const json& doc) { std::ofstream(p) << doc.dump(1); }
 
 // The quick audit of a device, seed 1.
@@ -41,7 +34,7 @@ json audit(const std::string& device, const std::string& suite, const std::strin
 TEST(Check, AScalarUnitAsRecordedAndChanged) {
   const json recorded = audit("ref:ati-r520", "scalar", "check-r520-audit");
   ASSERT_TRUE(recorded.is_object());
-  const fs::path dir = folder("check-r520");
+  const fs::path dir = testing::fresh_folder("fleet", "check-r520");
   write(dir / "r520.json", recorded);
   const auto same =
       run_cli(fmt::format("check --against '{}' --seconds 1 --seed 3 --json {{json}}", (dir / "r520.json").string()),
@@ -93,7 +86,7 @@ TEST(Check, AnMmaConfigurationAsRecordedAndChanged) {
   const json recorded = audit("ref:hopper:HMMA.16816.F32", "mma", "check-hmma-audit");
   ASSERT_TRUE(recorded.is_object());
   ASSERT_TRUE(recorded["profile"]["mma"].is_array() && !recorded["profile"]["mma"].empty()) << recorded["profile"];
-  const fs::path dir = folder("check-hmma");
+  const fs::path dir = testing::fresh_folder("fleet", "check-hmma");
   write(dir / "hmma.json", recorded);
   const auto same = run_cli(fmt::format("check --against '{}' --seconds 1 --seed 4", (dir / "hmma.json").string()),
                             "check-hmma-same");
@@ -119,7 +112,7 @@ TEST(Check, AnMmaConfigurationAsRecordedAndChanged) {
 TEST(Fleet, FlagsExactlyThePlantedOutlier) {
   const json recorded = audit("ref:ati-r520", "scalar", "fleet-audit");
   ASSERT_TRUE(recorded.is_object());
-  const fs::path dir = folder("fleet");
+  const fs::path dir = testing::fresh_folder("fleet", "fleet");
   // Four nodes of one model and driver, one of which computes binary32 products otherwise.
   for (const char* node : {"node1", "node2", "node3", "node4"}) {
     json doc = recorded;
@@ -163,7 +156,7 @@ TEST(Fleet, FlagsExactlyThePlantedOutlier) {
 // seeds of its own, merge into one result whose validations count every shard's cases and whose
 // findings are otherwise the shards' own; what is not a set of shards of one run is refused.
 TEST(Shards, MergeIntoOneResult) {
-  const fs::path dir = folder("shards");
+  const fs::path dir = testing::fresh_folder("fleet", "shards");
   for (const auto& [device, suite] :
        {std::pair{"ref:ati-r520", "scalar"}, std::pair{"ref:volta:HMMA.884.F16.F16", "mma"}}) {
     std::vector<json> shards;
