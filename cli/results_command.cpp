@@ -59,7 +59,10 @@ int run_fleet(const std::vector<std::string>& paths, const std::string& as) {
     for (std::size_t i; (i = next++) < files.size();) {
       input::InputError err;
       docs[i] = audit::read_result(files[i], err);
-      if (!docs[i]) errors[i] = input::error_line(err.text());
+      if (!docs[i])
+        errors[i] = input::error_line(err.text());
+      else
+        docs[i] = audit::fleet_part(*docs[i]);  // thousands of megabyte results: keep what fleet reads
     }
   };
   std::vector<std::thread> threads;

@@ -55,6 +55,20 @@ bool checked_something(const json& doc) {
 
 }  // namespace
 
+json fleet_part(const json& doc) {
+  json part = json::object();
+  for (const char* key : {"schema", "device", "host", "run", "profile"})
+    if (doc.contains(key)) part[key] = doc[key];
+  json& findings = part["findings"] = json::array();
+  if (is_check(doc))
+    for (const json& f : member(doc, "findings")) {
+      json g = f;
+      if (g.is_object()) g.erase("observations");
+      findings.push_back(std::move(g));
+    }
+  return part;
+}
+
 std::size_t Fleet::outliers() const {
   std::size_t n = 0;
   for (const FleetGroup& g : groups) n += g.outliers.size();

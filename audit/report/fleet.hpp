@@ -35,7 +35,10 @@ struct Fleet {
   std::size_t outliers() const;
 };
 
-// `docs`: each result file's path and document (audits and checks alike).
+// What fleet_of reads of a result (its device, host, run and profile, and a check's findings without
+// their observations): a fleet's thousands of results held at once take little memory.
+nlohmann::json fleet_part(const nlohmann::json& doc);
+// `docs`: each result file's path and document (audits and checks alike), whole or their fleet_part.
 Fleet fleet_of(const std::vector<std::pair<std::string, nlohmann::json>>& docs);
 std::string fleet_text(const Fleet& f);
 std::string fleet_markdown(const Fleet& f);
