@@ -14,6 +14,7 @@
 #include "audit/report/fleet.hpp"
 #include "audit/report/report.hpp"
 #include "audit/report/result_check.hpp"
+#include "audit/self_consistency.hpp"
 #include "audit/shard_merge.hpp"
 #include "backends/file_write.hpp"
 #include "cli/exit_codes.hpp"
@@ -62,7 +63,7 @@ int run_fleet(const std::vector<std::string>& paths, const std::string& as) {
       if (!docs[i])
         errors[i] = input::error_line(err.text());
       else
-        docs[i] = audit::fleet_part(*docs[i]);  // thousands of megabyte results: keep what fleet reads
+        docs[i] = audit::fleet_part(*docs[i], audit::self_contradictions(*docs[i]));  // keep what fleet reads
     }
   };
   std::vector<std::thread> threads;

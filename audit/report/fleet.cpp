@@ -1,10 +1,13 @@
 #include "audit/report/fleet.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
 #include <map>
+#include <climits>
+#include <cstdint>
 #include <set>
 
 #include "audit/json_access.hpp"
@@ -25,6 +28,13 @@ std::string device_label(const std::string& file, const json& doc) {
 }
 
 bool is_check(const json& doc) { return member(member(doc, "run"), "check").is_object(); }
+
+// Where a result's profile contradicts its own findings, as fleet_part records it.
+const json& contradictions(const json& doc) {
+  static const json none = json::array();
+  const json& c = member(doc, "self_contradictions");
+  return c.is_array() ? c : none;
+}
 
 // A check's findings that did not pass: an error, or mismatches.
 std::vector<Difference> failed_checks(const json& doc) {
@@ -55,8 +65,9 @@ bool checked_something(const json& doc) {
 
 }  // namespace
 
-json fleet_part(const json& doc) {
+json fleet_part(const json& doc, const std::vector<std::string>& self_contradictions) {
   json part = json::object();
+  if (!self_contradictions.empty()) part["self_contradictions"] = self_contradictions;
   for (const char* key : {"schema", "device", "host", "run", "profile"})
     if (doc.contains(key)) part[key] = doc[key];
   json& findings = part["findings"] = json::array();
@@ -93,7 +104,7 @@ Fleet fleet_of(const std::vector<std::pair<std::string, json>>& docs) {
     m.devices.insert(device_label(item.first, item.second));
   }
   for (const auto& [model, m] : by_model) {
-    FleetGroup g{model[0], model[1], model[2], model[3], m.devices.size(), m.audits.size(), m.checks.size(), 0, {}};
+    FleetGroup g{model[0], model[1], model[2], model[3], m.devices.size(), m.audits.size(), m.checks.size(), 0, {}, {}};
     // The audits by arithmetic; the one most of them share is the group's.
     std::map<std::string, std::vector<const std::pair<std::string, json>*>> kinds;
     for (const auto* a : m.audits) kinds[arithmetic_of(a->second)].push_back(a);
@@ -103,7 +114,20 @@ Fleet fleet_of(const std::vector<std::pair<std::string, json>>& docs) {
     const std::vector<const std::pair<std::string, json>*>* majority = nullptr;
     for (const auto& [k, v] : kinds)
       if (v.size() == most) ++with_most, majority = &v;
-    if (with_most > 1) majority = nullptr;  // no arithmetic most devices share: each is in doubt
+    // No arithmetic most devices share (two devices that differ): the one whose results contradict
+    // their own findings least (audit/self_consistency.hpp, fleet_part's count), where one does.
+    if (with_most > 1) {
+      std::size_t fewest = SIZE_MAX, with_fewest = 0;
+      for (const auto& [k, v] : kinds) {
+        if (v.size() != most) continue;
+        const std::size_t c = contradictions(v.front()->second).size();
+        if (c < fewest)
+          fewest = c, with_fewest = 1, majority = &v;
+        else if (c == fewest)
+          ++with_fewest;
+      }
+      if (with_fewest > 1) majority = nullptr;  // each is in doubt
+    }
     for (const auto& [k, v] : kinds) {
       if (majority && &v == majority) continue;
       for (const auto* a : v) {
@@ -112,9 +136,19 @@ Fleet fleet_of(const std::vector<std::pair<std::string, json>>& docs) {
         const json& ref = majority ? majority->front()->second : kinds.begin()->second.front()->second;
         for (Difference& d : compare_profiles(ref, a->second))
           if (d.where.find(".validation") == std::string::npos) o.differences.push_back(std::move(d));
+        for (const json& c : contradictions(a->second))
+          if (c.is_string())
+            o.differences.push_back({"its profile against its own findings", "as stated",
+                                     "contradicts " + input::escaped(c.get<std::string>(), false)});
         g.outliers.push_back(std::move(o));
       }
     }
+    // The others whose profile contradicts their own findings (an outlier's difference says it).
+    for (const auto* a : m.audits)
+      if (const json& c = contradictions(a->second);
+          !c.empty() &&
+          std::none_of(g.outliers.begin(), g.outliers.end(), [&](const FleetOutlier& o) { return o.file == a->first; }))
+        g.self_contradictory.emplace_back(a->first, c.get<std::vector<std::string>>());
     for (const auto* c : m.checks) {
       std::vector<Difference> failed = failed_checks(c->second);
       if (failed.empty() && checked_something(c->second)) continue;
@@ -141,6 +175,9 @@ std::string fleet_text(const Fleet& f) {
       for (const Difference& d : o.differences)
         out += fmt::format("    {}: {} -> {}\n", input::escaped(d.where, false), d.a, d.b);
     }
+    for (const auto& [file, found] : g.self_contradictory)
+      out += fmt::format("  its profile contradicts its own findings: {}: {}\n", input::escaped(file, false),
+                         input::escaped(fmt::format("{}", fmt::join(found, "; ")), false));
   }
   return out;
 }
@@ -178,6 +215,9 @@ json fleet_json(const Fleet& f) {
       for (const Difference& d : o.differences) diffs.push_back({{"where", d.where}, {"group", d.a}, {"device", d.b}});
       outliers.push_back({{"file", o.file}, {"device", o.device}, {"why", o.why}, {"differences", diffs}});
     }
+    json contradictory = json::array();
+    for (const auto& [file, found] : g.self_contradictory)
+      contradictory.push_back({{"file", file}, {"findings", found}});
     groups.push_back({{"name", g.name},
                       {"driver", g.driver},
                       {"backend", g.backend},
@@ -186,7 +226,8 @@ json fleet_json(const Fleet& f) {
                       {"audits", g.audits},
                       {"arithmetics", g.arithmetics},
                       {"checks", g.checks},
-                      {"outliers", outliers}});
+                      {"outliers", outliers},
+                      {"self_contradictory", contradictory}});
   }
   return {{"results", f.results}, {"outliers", f.outliers()}, {"groups", groups}};
 }
