@@ -109,19 +109,24 @@ Expected<json> merge_shards(const std::vector<std::pair<std::string, json>>& sha
                                    d.where, d.a, shards.front().first, d.b));
   }
   json merged = first;
+  // The result's checks (audit/report/result_check.hpp) made profile an object and findings a list.
+  if (!merged.contains("profile")) merged["profile"] = {{"scalar", json::object()}, {"mma", json::array()}};
+  json& profile = merged["profile"];
+  for (const char* key : {"scalar", "mma"})
+    if (!profile.contains(key)) profile[key] = key == std::string_view("mma") ? json::array() : json::object();
   for (std::size_t s = 1; s < shards.size(); ++s) {
     const auto& [file, doc] = shards[s];
-    for (auto& [format, unit] : merged["profile"]["scalar"].items())
-      if (unit.contains("validation"))
+    for (auto& [format, unit] : profile["scalar"].items())
+      if (unit.is_object() && unit.contains("validation"))
         add_counts(unit["validation"], member(member(member(member(doc, "profile"), "scalar"), format), "validation"),
                    {"cases", "mismatches"});
-    json& mma = merged["profile"]["mma"];
+    json& mma = profile["mma"];
     for (std::size_t i = 0; mma.is_array() && i < mma.size(); ++i)
-      if (mma[i].contains("validation") && doc["profile"]["mma"].size() > i)
-        add_counts(mma[i]["validation"], member(doc["profile"]["mma"][i], "validation"),
-                   {"tiles", "mismatches", "elements"});
+      if (const json& theirs = member(member(doc, "profile"), "mma");
+          mma[i].is_object() && mma[i].contains("validation") && theirs.is_array() && theirs.size() > i)
+        add_counts(mma[i]["validation"], member(theirs[i], "validation"), {"tiles", "mismatches", "elements"});
     json& findings = merged["findings"];
-    const json& theirs = doc["findings"];
+    const json& theirs = member(doc, "findings");
     if (theirs.size() != findings.size())
       return invalid(fmt::format("{}: {} findings, the first file {}", file, theirs.size(), findings.size()));
     for (std::size_t i = 0; i < findings.size(); ++i) {
