@@ -63,11 +63,11 @@ void assemble_register_profiles(backends::ScalarProfiles& profiles,
     const std::optional<bool> in = r.subnormals ? r.subnormals->flush_input : std::nullopt,
                               out = r.subnormals ? r.subnormals->flush_output : std::nullopt;
     if (in || out || p.subnormals) {
-      backends::ScalarProfile::Subnormals& s = p.subnormals ? *p.subnormals : p.subnormals.emplace();
+      backends::ScalarProfile::Subnormals& s = backends::engaged(p.subnormals);
       s.flush_input = in;
       s.flush_output = out;
     }
-    if (r.nan && r.nan->canonical) (p.nan ? *p.nan : p.nan.emplace()).canonical = r.nan->canonical;
+    if (r.nan && r.nan->canonical) backends::engaged(p.nan).canonical = r.nan->canonical;
     p.registers = reg;
   }
 }

@@ -193,14 +193,9 @@ Expected<std::vector<backends::Device*>> choose_devices(const RunArgs& a, const 
     if (std::none_of(ids.begin(), ids.end(), [&](std::string_view id) { return audit::glob_match(g, id); }))
       return Error{fmt::format("--probe '{}' matches no probe (ids such as {}, {})", g, ids.front(), ids.back()),
                    ErrorKind::invalid};
-  for (const std::string& s : a.devices)
-    if (std::none_of(found.devices.begin(), found.devices.end(),
-                     [&](const auto& d) { return audit::glob_match(s, d->info().id); }))
-      return Error{fmt::format("--device '{}' matches no device (gpuparanoia devices lists them)", s),
-                   ErrorKind::invalid};
-  std::vector<backends::Device*> chosen;
-  for (const auto& d : found.devices)
-    if (matches(a.devices, d->info().id)) chosen.push_back(d.get());
+  auto selected = selected_devices(a.devices, found);
+  if (!selected) return selected.error();
+  const std::vector<backends::Device*>& chosen = *selected;
   if (chosen.empty()) return Error{"no device found", ErrorKind::unsupported};
   for (const std::string& g : a.configs)
     if (std::none_of(chosen.begin(), chosen.end(), [&](const backends::Device* d) {
@@ -387,6 +382,19 @@ int run_audit(const RunArgs& a) {
 }
 
 }  // namespace
+
+Expected<std::vector<backends::Device*>> selected_devices(const std::vector<std::string>& selectors,
+                                                          const Found& found) {
+  for (const std::string& s : selectors)
+    if (std::none_of(found.devices.begin(), found.devices.end(),
+                     [&](const auto& d) { return audit::glob_match(s, d->info().id); }))
+      return Error{fmt::format("--device '{}' matches no device (gpuparanoia devices lists them)", s),
+                   ErrorKind::invalid};
+  std::vector<backends::Device*> chosen;
+  for (const auto& d : found.devices)
+    if (matches(selectors, d->info().id)) chosen.push_back(d.get());
+  return chosen;
+}
 
 CLI::Validator shard_check() {
   return CLI::Validator(

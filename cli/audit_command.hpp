@@ -32,4 +32,10 @@ struct Found {
 // devices keep their kernels' compiled code (run --code), "" for nowhere.
 Expected<Found> find_devices(const std::vector<std::string>& profile_files, const std::string& code = "");
 
+// The devices --device selectors name (globs on ids), in the order found; none: every device but the
+// reference backend's instruction devices. An Error (ErrorKind::invalid) names a selector that
+// matches no device.
+Expected<std::vector<backends::Device*>> selected_devices(const std::vector<std::string>& selectors,
+                                                          const Found& found);
+
 }  // namespace gp::cli

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "audit/health_check.hpp"
+#include "audit/json_access.hpp"
 #include "audit/probe.hpp"
 #include "audit/report/result_check.hpp"
 #include "audit/result.hpp"
@@ -30,15 +31,17 @@ struct CheckArgs {
   bool seed_set = false;
 };
 
-std::string hex(std::uint64_t v, int bits) { return fmt::format("{:0{}x}", v, (bits + 3) / 4); }
-
-// A mismatching case in one line: what ran, its inputs, the device's output and the recorded model's.
-std::string case_line(const audit::Observation& o) {
+// A mismatching case in one line, as the result document writes it (hex bit patterns): what ran, its
+// inputs, the device's output and the recorded model's.
+std::string case_line(const nlohmann::json& o) {
   std::string inputs;
-  for (std::uint64_t x : o.inputs) inputs += (inputs.empty() ? "" : " ") + hex(x, o.input_bits);
+  for (const nlohmann::json& x : audit::member(o, "inputs"))
+    inputs += (inputs.empty() ? "" : " ") + x.get<std::string>();
   std::string predicted;
-  for (const auto& [who, v] : o.predictions) predicted += fmt::format(", {} {}", who, hex(v, o.output_bits));
-  return fmt::format("{}: inputs {}: device {}{}", o.note, inputs, hex(o.output, o.output_bits), predicted);
+  for (const auto& [who, v] : audit::member(o, "predictions", audit::empty_object()).items())
+    predicted += fmt::format(", {} {}", who, v.get<std::string>());
+  return fmt::format("{}: inputs {}: device {}{}", audit::string_member(o, "note"), inputs,
+                     audit::string_member(o, "output"), predicted);
 }
 
 int run_check(const CheckArgs& a) {
@@ -58,20 +61,18 @@ int run_check(const CheckArgs& a) {
   }
   // The recorded device by default: the same id on this machine.
   const std::string recorded_id = (*doc)["device"].value("id", "");
-  const std::vector<std::string> selectors = a.devices.empty() ? std::vector{recorded_id} : a.devices;
-  std::vector<backends::Device*> chosen;
-  for (const std::string& s : selectors) {
-    const std::size_t before = chosen.size();
-    for (const auto& d : found->devices)
-      if (audit::glob_match(s, d->info().id) && std::find(chosen.begin(), chosen.end(), d.get()) == chosen.end())
-        chosen.push_back(d.get());
-    if (chosen.size() == before) {
-      fmt::print(stderr, "gpuparanoia: {} matches no device here (gpuparanoia devices lists them{})\n",
-                 a.devices.empty() ? "the result's device " + recorded_id : "--device '" + s + "'",
-                 a.devices.empty() ? "; name one with --device" : "");
-      return kExitUsage;
-    }
+  const auto selected = selected_devices(a.devices.empty() ? std::vector{recorded_id} : a.devices, *found);
+  if (!selected) {
+    if (a.devices.empty())
+      fmt::print(stderr,
+                 "gpuparanoia: the result's device {} is not here (gpuparanoia devices lists them; name one "
+                 "with --device)\n",
+                 recorded_id);
+    else
+      fmt::print(stderr, "{}", input::error_line(selected.error().message));
+    return kExitUsage;
   }
+  const std::vector<backends::Device*>& chosen = *selected;
   if (!a.json_file.empty() && chosen.size() != 1) {
     fmt::print(stderr, "gpuparanoia: --json writes one device's check; {} devices are selected\n", chosen.size());
     return kExitUsage;
@@ -115,8 +116,9 @@ int run_check(const CheckArgs& a) {
       if (!f.message.empty() && f.status == audit::Status::error) fmt::print("  {}\n", f.message);
       // The first mismatches, one of each operation (the JSON keeps them all).
       std::set<std::string> shown;
-      for (const audit::Observation& o : f.observations)
-        if (shown.insert(o.note).second && shown.size() <= 4) fmt::print("  first: {}\n", case_line(o));
+      for (const nlohmann::json& o : out.json()["findings"].back()["observations"])
+        if (shown.insert(audit::string_member(o, "note")).second && shown.size() <= 4)
+          fmt::print("  first: {}\n", case_line(o));
     }
     out.finish();
     const bool passed = audit::check_passed(*findings);

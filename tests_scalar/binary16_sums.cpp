@@ -39,8 +39,7 @@ class WiderSumsProbe final : public UnitProbe {
   // The adder's answer; the profile is the guard-bits probe's.
   const UnitQuestion& question() const override {
     static const UnitQuestion q{{"BINARY16 SUMS", "how binary16 sums are computed", audit::typed(say_wider)},
-                                adder_question().ask,
-                                [](const audit::Answer&) { return backends::ScalarProfile(); }};
+                                adder_question().ask};
     return q;
   }
 

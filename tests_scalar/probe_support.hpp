@@ -121,8 +121,9 @@ std::string or_equivalently(const std::vector<std::string>& equivalent_roundings
 // A probe's question (audit::Question) and how a unit answers it, from its parameters alone.
 struct UnitQuestion {
   audit::Question question;
-  std::function<audit::Answer(const model::ScalarUnit&)> ask;            // none: does not apply to the unit
-  std::function<backends::ScalarProfile(const audit::Answer&)> profile;  // what a stated answer states of the unit
+  std::function<audit::Answer(const model::ScalarUnit&)> ask;  // none: does not apply to the unit
+  // What a stated answer states of the unit; none: the question states nothing of the profile.
+  std::function<backends::ScalarProfile(const audit::Answer&)> profile = {};
 };
 
 // What the challenge did (conclude): inputs searched and run, whether the search covered every

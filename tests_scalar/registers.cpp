@@ -128,8 +128,7 @@ class RangeProbe final : public UnitProbe {
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 1 && f.has_zero(); }
   const UnitQuestion& question() const override {
     static const UnitQuestion q{{"REGISTERS", "the exponent range of the registers", audit::typed(say_range)},
-                                [](const model::ScalarUnit& u) { return audit::Answer(range_answer(u)); },
-                                [](const audit::Answer&) { return backends::ScalarProfile(); }};
+                                [](const model::ScalarUnit& u) { return audit::Answer(range_answer(u)); }};
     return q;
   }
 
@@ -187,8 +186,7 @@ class PrecisionProbe final : public UnitProbe {
   bool applies(const Format& f) const override { return f.has_sign() && f.man_bits >= 2 && f.has_zero(); }
   const UnitQuestion& question() const override {
     static const UnitQuestion q{{"REGISTERS", "the precision of the registers", audit::typed(say_precision)},
-                                [](const model::ScalarUnit& u) { return audit::Answer(precision_answer(u)); },
-                                [](const audit::Answer&) { return backends::ScalarProfile(); }};
+                                [](const model::ScalarUnit& u) { return audit::Answer(precision_answer(u)); }};
     return q;
   }
 

@@ -223,8 +223,7 @@ class OperationProbe final : public UnitProbe {
   const UnitQuestion& question() const override {
     static const UnitQuestion q{
         {"OPERATIONS THAT CHANGE NOTHING", "what x*1 and x+(-0) do to special values", audit::typed(say_operation)},
-        [](const model::ScalarUnit& u) { return audit::Answer(operation_answer(u)); },
-        [](const audit::Answer&) { return backends::ScalarProfile(); }};
+        [](const model::ScalarUnit& u) { return audit::Answer(operation_answer(u)); }};
     return q;
   }
 

@@ -266,15 +266,15 @@ bool ScalarProfile::empty() const {
 
 void merge(ScalarProfile& into, const ScalarProfile& from) {
   for (std::size_t i = 0; i < kUnitOps; ++i)
-    if (const auto& o = from.ops[i]) merge_operation(into.ops[i] ? *into.ops[i] : into.ops[i].emplace(), *o);
+    if (const auto& o = from.ops[i]) merge_operation(engaged(into.ops[i]), *o);
   if (const auto& s = from.subnormals) {
-    ScalarProfile::Subnormals& t = into.subnormals ? *into.subnormals : into.subnormals.emplace();
+    ScalarProfile::Subnormals& t = engaged(into.subnormals);
     take(t.flush_input, s->flush_input);
     take(t.flush_output, s->flush_output);
     take(t.flush_transfer, s->flush_transfer);
   }
   if (const auto& n = from.nan) {
-    ScalarProfile::Nan& t = into.nan ? *into.nan : into.nan.emplace();
+    ScalarProfile::Nan& t = engaged(into.nan);
     take(t.canonical, n->canonical);
     take(t.quiet_on_transfer, n->quiet_on_transfer);
     take(t.quiet, n->quiet);

@@ -42,6 +42,12 @@ constexpr std::optional<UnitOp> find_unit_op(std::string_view key) {
   return std::nullopt;
 }
 
+// The value of o, engaged (a default one) where it was not: a key stated from now on.
+template <class T>
+T& engaged(std::optional<T>& o) {
+  return o ? *o : o.emplace();
+}
+
 // What the probes stated of one format's scalar unit, as profile.scalar.<format> holds it: every
 // key optional (stated, or no probe stated it), merged key by key in the probes' order, then
 // assembled (audit/validation.hpp). A unit's profile (profile_of) states every key; a file's
@@ -85,7 +91,7 @@ struct ScalarProfile {
   std::optional<Operation>& op(UnitOp o) { return ops[std::size_t(o)]; }
   const std::optional<Operation>& op(UnitOp o) const { return ops[std::size_t(o)]; }
   // The operation's part, stated from now on.
-  Operation& stated(UnitOp o) { return op(o) ? *op(o) : op(o).emplace(); }
+  Operation& stated(UnitOp o) { return engaged(op(o)); }
   bool empty() const;
 };
 
