@@ -26,9 +26,16 @@ struct GemmOperands {
   std::span<const std::uint64_t> sbt;
 };
 
+// The instruction sets the FDA kernel is compiled for in a portable x86-64 build with GCC (a build
+// for its machine, or another compiler or processor: the build's own only), the best one the
+// processor has being chosen at run time.
+enum class GemmKernel { best, avx2, baseline };
+
 // d (M x N, row-major, cfg.d) = c + a b. cfg must pass check(). Rows are split among at most
 // `threads` worker threads (no more than M); a problem of fewer than 4096 products, or threads <= 1,
-// runs on the calling thread.
-void gemm(const DotConfig& cfg, const GemmOperands& g, std::span<std::uint64_t> d, unsigned threads);
+// runs on the calling thread. `kernel` caps the FDA kernel's instruction set (for the tests, which
+// check every version the processor can run).
+void gemm(const DotConfig& cfg, const GemmOperands& g, std::span<std::uint64_t> d, unsigned threads,
+          GemmKernel kernel = GemmKernel::best);
 
 }  // namespace gp::model

@@ -1,5 +1,6 @@
 #include "python/numpy_bits.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "model/ops.hpp"
@@ -62,16 +63,23 @@ std::vector<std::uint64_t> Operand::bits(const model::Format& f, bool round, boo
   const int width = f.value_bits() + f.pad_bits;
   const std::uint64_t used = width >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
   const char* base = static_cast<const char*>(array_.data());
-  const py::ssize_t R = transposed ? rows() : 0, C = transposed ? cols() : 0;
-  std::vector<std::uint64_t> out(static_cast<std::size_t>(n));
-  for (py::ssize_t e = 0; e < n; ++e) {
+  const bool same = !values || &from == &f;
+  const auto read = [&](py::ssize_t e) {
+    const char* p = base + std::size_t(e) * size;
     std::uint64_t x = 0;  // little-endian: the element's bytes are its low bytes
-    std::memcpy(&x, base + std::size_t(e) * size, size);
+    if (size == 2)        // (fixed-size copies, which compile to loads)
+      std::memcpy(&x, p, 2);
+    else if (size == 4)
+      std::memcpy(&x, p, 4);
+    else if (size == 8)
+      std::memcpy(&x, p, 8);
+    else
+      std::memcpy(&x, p, 1);
     if (!values) {
       if (x & ~used)
         throw py::value_error(element(e) + " is not a bit pattern of " + std::string(f.name) + " (" +
                               std::to_string(width) + " bits)");
-    } else if (&from != &f) {
+    } else if (!same) {
       const model::Result r = model::cvt(f, from, model::Options{}, x);
       if (r.flags & model::Flag::invalid)
         throw py::value_error(element(e) + " has no encoding in " + std::string(f.name));
@@ -80,8 +88,19 @@ std::vector<std::uint64_t> Operand::bits(const model::Format& f, bool round, boo
                               " (round_inputs='rne' rounds it to nearest even)");
       x = r.bits;
     }
-    out[std::size_t(transposed ? (e % C) * R + e / C : e)] = x;
+    return x;
+  };
+  std::vector<std::uint64_t> out(static_cast<std::size_t>(n));
+  if (!transposed) {
+    for (py::ssize_t e = 0; e < n; ++e) out[std::size_t(e)] = read(e);
+    return out;
   }
+  // Element (r, c) to (c, r), by square tiles that both sides keep in cache.
+  const py::ssize_t R = rows(), C = cols(), T = 64;
+  for (py::ssize_t r0 = 0; r0 < R; r0 += T)
+    for (py::ssize_t c0 = 0; c0 < C; c0 += T)
+      for (py::ssize_t r = r0; r < std::min(R, r0 + T); ++r)
+        for (py::ssize_t c = c0; c < std::min(C, c0 + T); ++c) out[std::size_t(c * R + r)] = read(r * C + c);
   return out;
 }
 
@@ -94,7 +113,21 @@ py::array array_of(const std::vector<std::uint64_t>& bits, const std::vector<py:
   if (!raw && &f == &model::binary64) type = "float64";
   py::array out(py::dtype(type), shape);
   char* p = static_cast<char*>(out.mutable_data());
-  for (std::size_t i = 0; i < bits.size(); ++i) std::memcpy(p + i * std::size_t(bytes), &bits[i], std::size_t(bytes));
+  // (fixed-size copies, which compile to stores; little-endian: the low bytes)
+  const auto store = [&]<class T>(T) {
+    for (std::size_t i = 0; i < bits.size(); ++i) {
+      const auto v = T(bits[i]);
+      std::memcpy(p + i * sizeof v, &v, sizeof v);
+    }
+  };
+  if (bytes == 1)
+    store(std::uint8_t{});
+  else if (bytes == 2)
+    store(std::uint16_t{});
+  else if (bytes == 4)
+    store(std::uint32_t{});
+  else
+    store(std::uint64_t{});
   return out;
 }
 

@@ -6,12 +6,18 @@
 // its specification (the same formats at other addresses take the generic path).
 #include <gtest/gtest.h>
 
+#include <cfenv>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "model/fda_fast.hpp"
 #include "model/gemm.hpp"
 #include "model/mma_instructions.hpp"
+
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 namespace {
 
@@ -19,7 +25,8 @@ using namespace gp::model;
 
 struct Draw {
   std::mt19937_64& rng;
-  int special_rate;  // one element in special_rate is an infinity or NaN (0: none)
+  int special_rate;       // one element in special_rate is an infinity or NaN (0: none)
+  bool moderate = false;  // finite values within 2^±20 and zeros only, the kernel's floating-point path
 
   // Raw bits of f: mostly values near 1 (products cancel, align and truncate), some spread over the
   // whole range, zeros of both signs, subnormals, values near overflow, specials.
@@ -32,6 +39,8 @@ struct Draw {
       if (f.nan == NanStyle::all_ones) man = f.man_mask();
     } else if (r < 2) {
       field = 0, man = 0;  // zero
+    } else if (moderate) {
+      field = std::uint64_t(std::clamp<int>(f.bias + int(rng() % 41) - 20, 1, int(fmax) - 1));
     } else if (r < 4) {
       field = 0;  // subnormal (or zero)
     } else if (r < 6) {
@@ -64,8 +73,8 @@ struct Problem {
 // A random M x (3 kstep) by (3 kstep) x N problem. Now and then product k + 1 is product k negated
 // (a's column repeated, b's row with its signs flipped), for large cancellations.
 Problem random_problem(const DotConfig& cfg, std::size_t m, std::size_t n, int kstep, std::mt19937_64& rng,
-                       int special_rate) {
-  Draw draw{rng, special_rate};
+                       int special_rate, bool moderate = false) {
+  Draw draw{rng, special_rate, moderate};
   Problem p{m, n, std::size_t(3 * kstep), kstep, {}, {}, {}, {}, {}};
   p.a.resize(m * p.k);
   p.bt.resize(n * p.k);
@@ -77,7 +86,7 @@ Problem random_problem(const DotConfig& cfg, std::size_t m, std::size_t n, int k
       for (std::size_t j = 0; j < n; ++j) p.bt[j * p.k + k] = p.bt[j * p.k + k - 1] ^ cfg.b->sign_mask();
     }
   p.c.resize(m * n);
-  Draw cdraw{rng, special_rate ? special_rate * 8 : 0};
+  Draw cdraw{rng, special_rate ? special_rate * 8 : 0, moderate};
   for (auto& x : p.c) x = cdraw(*cfg.c);
   if (cfg.scale) {
     const std::size_t s = std::size_t(scale_count(cfg, kstep)) * 3;
@@ -117,28 +126,35 @@ std::string hex(std::uint64_t x) {
   return s;
 }
 
-// gemm() on `threads` threads equals the chain; returns whether it did (failures say where).
+// gemm() on `threads` threads equals the chain, with every version of the FDA kernel the processor
+// runs; returns whether it did (failures say where).
 bool matches(const DotConfig& cfg, const Problem& p, const std::vector<std::uint64_t>& want, unsigned threads,
              const std::string& what) {
-  std::vector<std::uint64_t> d(p.m * p.n, 0xDEADBEEF);
-  gemm(cfg, p.operands(), d, threads);
-  for (std::size_t x = 0; x < d.size(); ++x)
-    if (d[x] != want[x]) {
-      ADD_FAILURE() << what << ", " << threads << " thread(s): d[" << x / p.n << "][" << x % p.n << "] is " << hex(d[x])
-                    << ", Dot chained gives " << hex(want[x]);
-      return false;
-    }
+  const bool fda_kernel = fda_fast::with_format(cfg, []<const Format&>() {});
+  for (const GemmKernel kernel : {GemmKernel::best, GemmKernel::avx2, GemmKernel::baseline}) {
+    if (kernel != GemmKernel::best && !fda_kernel) break;
+    std::vector<std::uint64_t> d(p.m * p.n, 0xDEADBEEF);
+    gemm(cfg, p.operands(), d, threads, kernel);
+    for (std::size_t x = 0; x < d.size(); ++x)
+      if (d[x] != want[x]) {
+        ADD_FAILURE() << what << ", " << threads << " thread(s), kernel " << int(kernel) << ": d[" << x / p.n << "]["
+                      << x % p.n << "] is " << hex(d[x]) << ", Dot chained gives " << hex(want[x]);
+        return false;
+      }
+  }
   return true;
 }
 
 // Both shapes (one tile and a bit, one thread; several rows on several threads), with rare and
-// frequent specials.
+// frequent specials, and with moderate values (whose products every format's kernel takes on the
+// floating-point unit; the whole range sends bfloat16 and tf32 to the integer path), the rows a
+// multiple of the rows the kernel evaluates together or not.
 void check_config(const DotConfig& cfg, int kstep, std::mt19937_64& rng, const std::string& what,
                   const DotConfig* spec = nullptr) {
   ASSERT_EQ(check(cfg), "") << what;
-  for (int special_rate : {0, 400, 23}) {
-    for (const auto& [m, n, threads] : {std::tuple{3u, 21u, 1u}, std::tuple{11u, 37u, 3u}}) {
-      const Problem p = random_problem(cfg, m, n, kstep, rng, special_rate);
+  for (const auto& [special_rate, moderate] : {std::pair{0, false}, {400, false}, {23, false}, {0, true}, {97, true}}) {
+    for (const auto& [m, n, threads] : {std::tuple{3u, 21u, 1u}, std::tuple{11u, 37u, 3u}, std::tuple{8u, 16u, 1u}}) {
+      const Problem p = random_problem(cfg, m, n, kstep, rng, special_rate, moderate);
       const std::vector<std::uint64_t> want = chained(cfg, p);
       if (spec) {
         const std::vector<std::uint64_t> ref = chained(*spec, p);
@@ -230,6 +246,93 @@ TEST(Gemm, OtherFdaConfigurations) {
   check_config(carry, 16, rng, "fda carry bits 2");
   const DotConfig mixed = default_dot_config(MmaAlgorithm::cofda, e4m3, e5m2, binary32, binary32, 32);
   check_config(mixed, 32, rng, "cofda e4m3 x e5m2");
+}
+
+}  // namespace
+
+namespace {
+
+// The host's rounding mode, and (x86) flushing of subnormal results and operands, for a scope.
+class ScopedFloatingPointMode {
+ public:
+  ScopedFloatingPointMode(int rounding, bool flush) : rounding_(std::fegetround()) {
+    std::fesetround(rounding);
+#if defined(__SSE2__)
+    csr_ = _mm_getcsr();
+    if (flush) _mm_setcsr(csr_ | 0x8040);  // FTZ and DAZ
+#else
+    (void)flush;
+#endif
+  }
+  ~ScopedFloatingPointMode() {
+    std::fesetround(rounding_);
+#if defined(__SSE2__)
+    _mm_setcsr(csr_);
+#endif
+  }
+
+ private:
+  int rounding_;
+#if defined(__SSE2__)
+  unsigned csr_;
+#endif
+};
+
+// The floating-point kernel's edges, whatever the host's rounding mode and subnormal flushing:
+// binary32 addends at every scale (subnormal, tiny normal, where the scale leaves binary32's range,
+// near overflow, specials) beside blocks of zero products, of the largest products (whose aligned
+// sum with c, 0x4effffff at row 3 column 5, overflows 32 bits), of one product 0.75 (whose aligned
+// sum with c = 2^24 - 1, row 5 column 1, is 2^26 - 1: a binary32 conversion rounds it up a binade)
+// and of mixed ones, for the binary32 output configurations.
+TEST(Gemm, FloatingPointKernelEdges) {
+  std::mt19937_64 rng(5);
+  const std::uint64_t addends[] = {0,          0x80000000, 1,          0x807fffff, 0x00800000, 0x09000000,
+                                   0x4b7fffff, 0x3f800000, 0x4effffff, 0xcf000000, 0x7f7fffff, 0x7f800000,
+                                   0x7fc00000, 0x5f000000, 0x1f800000, 0x0c800000};
+  struct Case {
+    const Format* ab;
+    int F, kstep, floor;
+    Rounding rounding;
+    int out_bits;
+  };
+  const Case cases[] = {
+      {&binary16, 25, 16, kNoAlignFloor, Rounding::rz, 23}, {&binary16, 25, 16, -133, Rounding::rne, 23},
+      {&binary16, 24, 8, kNoAlignFloor, Rounding::rne, 13}, {&e4m3, 13, 32, -133, Rounding::rz, 13},
+      {&e5m2, 26, 4, kNoAlignFloor, Rounding::rne, 23},     {&bfloat16, 25, 16, kNoAlignFloor, Rounding::rz, 23},
+      {&tf32, 1, 1, kNoAlignFloor, Rounding::rz, 23}};
+  for (const Case& x : cases) {
+    DotConfig cfg = default_dot_config(MmaAlgorithm::fda, *x.ab, *x.ab, binary32, binary32, x.kstep);
+    cfg.F = x.F, cfg.align_floor = x.floor, cfg.out_rounding = x.rounding, cfg.out_fraction_bits = x.out_bits;
+    ASSERT_EQ(check(cfg), "");
+    const std::size_t m = 9, n = std::size(addends);
+    Problem p{m, n, std::size_t(3 * x.kstep), x.kstep, {}, {}, {}, {}, {}};  // (chained() takes 3 steps)
+    const std::uint64_t largest = x.ab->max_finite_magnitude() << x.ab->pad_bits,
+                        one = (std::uint64_t(x.ab->bias) << x.ab->man_bits) << x.ab->pad_bits,
+                        three_quarters = ((std::uint64_t(x.ab->bias - 1) << x.ab->man_bits) |
+                                          (std::uint64_t{1} << (x.ab->man_bits - 1)))
+                                         << x.ab->pad_bits;
+    Draw moderate{rng, 0, true};
+    p.a.resize(m * p.k);
+    p.bt.resize(n * p.k);
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t k = 0; k < p.k; ++k)
+        p.a[i * p.k + k] = i < 3   ? 0
+                           : i < 5 ? largest
+                           : i < 6 ? (k % std::size_t(x.kstep) == 0 ? one : 0)
+                                   : moderate(*x.ab);
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t k = 0; k < p.k; ++k)
+        p.bt[j * p.k + k] = j % 3 == 2 ? largest : j == 1 ? three_quarters : moderate(*x.ab);
+    p.c.resize(m * n);
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < n; ++j) p.c[i * n + j] = addends[(i + j) % n];
+    const std::vector<std::uint64_t> want = chained(cfg, p);
+    const std::string what = std::string(x.ab->name) + " F " + std::to_string(x.F);
+    for (const int mode : {FE_TONEAREST, FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO}) {
+      ScopedFloatingPointMode scoped(mode, mode != FE_TONEAREST);
+      matches(cfg, p, want, 1, what + " rounding mode " + std::to_string(mode));
+    }
+  }
 }
 
 }  // namespace
