@@ -283,25 +283,33 @@ class ScopedFloatingPointMode {
 // near overflow, specials) beside blocks of zero products, of the largest products (whose aligned
 // sum with c, 0x4effffff at row 3 column 5, overflows 32 bits), of one product 0.75 (whose aligned
 // sum with c = 2^24 - 1, row 5 column 1, is 2^26 - 1: a binary32 conversion rounds it up a binade)
-// and of mixed ones, for the binary32 output configurations.
+// and of mixed ones, for the configurations whose c and d are binary32, or binary16.
 TEST(Gemm, FloatingPointKernelEdges) {
   std::mt19937_64 rng(5);
   const std::uint64_t addends[] = {0,          0x80000000, 1,          0x807fffff, 0x00800000, 0x09000000,
                                    0x4b7fffff, 0x3f800000, 0x4effffff, 0xcf000000, 0x7f7fffff, 0x7f800000,
                                    0x7fc00000, 0x5f000000, 0x1f800000, 0x0c800000};
+  const std::uint64_t binary16_addends[] = {0,      0x8000, 1,      0x83ff, 0x0400, 0x0800, 0x6bff, 0x3c00,
+                                            0x7bff, 0xf800, 0x7bff, 0x7c00, 0x7e00, 0x5bff, 0x1000, 0x2400};
+  static_assert(std::size(binary16_addends) == std::size(addends));
   struct Case {
     const Format* ab;
     int F, kstep, floor;
     Rounding rounding;
     int out_bits;
+    const Format* cd = &binary32;  // c and d
   };
-  const Case cases[] = {
-      {&binary16, 25, 16, kNoAlignFloor, Rounding::rz, 23}, {&binary16, 25, 16, -133, Rounding::rne, 23},
-      {&binary16, 24, 8, kNoAlignFloor, Rounding::rne, 13}, {&e4m3, 13, 32, -133, Rounding::rz, 13},
-      {&e5m2, 26, 4, kNoAlignFloor, Rounding::rne, 23},     {&bfloat16, 25, 16, kNoAlignFloor, Rounding::rz, 23},
-      {&tf32, 1, 1, kNoAlignFloor, Rounding::rz, 23}};
+  const Case cases[] = {{&binary16, 25, 16, kNoAlignFloor, Rounding::rz, 23},
+                        {&binary16, 25, 16, -133, Rounding::rne, 23},
+                        {&binary16, 24, 8, kNoAlignFloor, Rounding::rne, 13},
+                        {&e4m3, 13, 32, -133, Rounding::rz, 13},
+                        {&e5m2, 26, 4, kNoAlignFloor, Rounding::rne, 23},
+                        {&bfloat16, 25, 16, kNoAlignFloor, Rounding::rz, 23},
+                        {&tf32, 1, 1, kNoAlignFloor, Rounding::rz, 23},
+                        {&binary16, 25, 16, kNoAlignFloor, Rounding::rz, 10, &binary16},
+                        {&e5m2, 13, 32, -30, Rounding::rne, 10, &binary16}};
   for (const Case& x : cases) {
-    DotConfig cfg = default_dot_config(MmaAlgorithm::fda, *x.ab, *x.ab, binary32, binary32, x.kstep);
+    DotConfig cfg = default_dot_config(MmaAlgorithm::fda, *x.ab, *x.ab, *x.cd, *x.cd, x.kstep);
     cfg.F = x.F, cfg.align_floor = x.floor, cfg.out_rounding = x.rounding, cfg.out_fraction_bits = x.out_bits;
     ASSERT_EQ(check(cfg), "");
     const std::size_t m = 9, n = std::size(addends);
@@ -325,7 +333,8 @@ TEST(Gemm, FloatingPointKernelEdges) {
         p.bt[j * p.k + k] = j % 3 == 2 ? largest : j == 1 ? three_quarters : moderate(*x.ab);
     p.c.resize(m * n);
     for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t j = 0; j < n; ++j) p.c[i * n + j] = addends[(i + j) % n];
+      for (std::size_t j = 0; j < n; ++j)
+        p.c[i * n + j] = (x.cd == &binary32 ? addends : binary16_addends)[(i + j) % n];
     const std::vector<std::uint64_t> want = chained(cfg, p);
     const std::string what = std::string(x.ab->name) + " F " + std::to_string(x.F);
     for (const int mode : {FE_TONEAREST, FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO}) {
