@@ -4,6 +4,31 @@
 
 namespace gp::model {
 
+namespace detail {
+// Built at compile time (constant initialization: no static initializer can see it unset), a
+// binade at a time (clang's constant evaluation allows a million steps): each finite value is its
+// significand (the fraction with the hidden bit of normal binades) times its binade's quantum,
+// exactly in binary32; the negative encodings hold the negated values.
+constinit const std::array<float, 65536> binary16_host_values = [] {
+  constexpr const Format& f = binary16;
+  constexpr std::uint64_t hidden = std::uint64_t{1} << f.man_bits, sign = f.sign_mask(), top = f.exp_field_max();
+  std::array<float, 65536> t{};
+  float quantum = 1;  // 2^quantum_min: the subnormals' and the first normal binade's
+  for (int e = f.quantum_min(); e < 0; ++e) quantum *= 0.5f;
+  for (std::uint64_t field = 0; field <= top; ++field) {
+    if (field > 1) quantum *= 2;
+    for (std::uint64_t fraction = 0; fraction < hidden; ++fraction) {
+      const std::uint64_t h = field << f.man_bits | fraction;
+      const float v = field == top ? std::numeric_limits<float>::quiet_NaN()
+                                   : float(fraction | (field != 0 ? hidden : 0)) * quantum;
+      t[h] = v;
+      t[h | sign] = -v;
+    }
+  }
+  return t;
+}();
+}  // namespace detail
+
 namespace {
 
 // Integer square root of x and whether x was not a perfect square (digit by digit, base 4).
@@ -152,11 +177,24 @@ std::optional<Op> find_op(std::string_view n) {
   return std::nullopt;
 }
 
+namespace {
+// The host fast path of add, sub and mul out of line: inlined into evaluate's switch, it made the
+// function too large for GCC to inline the general paths' helpers (up to a fifth slower).
+template <Op op>
+[[gnu::noinline]] Result host(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  return detail::binary_op<op>(f, o, a, b);
+}
+template <Op op>
+Result binary(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  return detail::host_path(f, o) ? host<op>(f, o, a, b) : detail::general<op>(f, o, a, b);
+}
+}  // namespace
+
 Result evaluate(Op op, const Format& f, const Options& o, std::span<const std::uint64_t> x, const Format& from) {
   switch (op) {
-    case Op::add: return add(f, o, x[0], x[1]);
-    case Op::sub: return sub(f, o, x[0], x[1]);
-    case Op::mul: return mul(f, o, x[0], x[1]);
+    case Op::add: return binary<Op::add>(f, o, x[0], x[1]);
+    case Op::sub: return binary<Op::sub>(f, o, x[0], x[1]);
+    case Op::mul: return binary<Op::mul>(f, o, x[0], x[1]);
     case Op::div: return div(f, o, x[0], x[1]);
     case Op::sqrt: return sqrt(f, o, x[0]);
     case Op::fma: return fma(f, o, x[0], x[1], x[2]);

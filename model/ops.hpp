@@ -1,9 +1,16 @@
 // Correctly rounded operations: add, sub, mul, div, sqrt, fma and conversion, in any format and
 // mode. Pure functions of (format, options, operand bits) -> (result bits, flags), integer
-// arithmetic only. The special-value conventions are those of model/rounding.hpp.
+// arithmetic only but for the host fast path below (binary16 and binary32 add, sub and mul in round
+// to nearest even, where the host's floating point is exact or provably as good). The
+// special-value conventions are those of model/rounding.hpp.
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cfloat>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -11,6 +18,9 @@
 #include "model/rounding.hpp"
 
 namespace gp::model {
+
+// The operations by name, for batch evaluation.
+enum class Op : std::uint8_t { add, sub, mul, div, sqrt, fma, cvt };
 
 namespace detail {
 
@@ -57,7 +67,7 @@ struct Finite {
   std::uint64_t sig;
   int exp;
 };
-[[gnu::always_inline]] inline Finite decode_finite(const Format& f, std::uint64_t bits, bool ftz) {
+[[gnu::always_inline]] constexpr Finite decode_finite(const Format& f, std::uint64_t bits, bool ftz) {
   const std::uint64_t mag = magnitude_of(f, bits);
   const std::uint64_t field = mag >> f.man_bits;
   const bool normal = field != 0 || !f.has_subnormals();
@@ -141,31 +151,27 @@ constexpr bool both_finite(const Format& f, std::uint64_t a, std::uint64_t b) {
   if (f.nan != NanStyle::ieee) return !is_nan(classify(f, a)) && !is_nan(classify(f, b));
   return magnitude_of(f, a) < f.inf_magnitude() && magnitude_of(f, b) < f.inf_magnitude();
 }
-}  // namespace detail
 
-[[gnu::always_inline]] inline Result add(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
-  if (detail::small_exact_sums(f) && detail::both_finite(f, a, b)) {
-    return detail::round_quanta(f, o, detail::to_quanta(f, a, o.ftz_in) + detail::to_quanta(f, b, o.ftz_in),
-                                sign_of(f, a), sign_of(f, b));
+// add, sub and mul for every format and option (the host fast path below takes the common case).
+[[gnu::always_inline]] inline Result add_general(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  if (small_exact_sums(f) && both_finite(f, a, b)) {
+    return round_quanta(f, o, to_quanta(f, a, o.ftz_in) + to_quanta(f, b, o.ftz_in), sign_of(f, a), sign_of(f, b));
   }
-  return detail::add_unpacked(f, o, unpack(f, a, o.ftz_in), unpack(f, b, o.ftz_in));
+  return add_unpacked(f, o, unpack(f, a, o.ftz_in), unpack(f, b, o.ftz_in));
 }
 
-// a - b: b's sign is flipped unless b is a NaN (NaN operands propagate unchanged), or is flipped
-// anyway with Options::nan_sub_flips.
-[[gnu::always_inline]] inline Result sub(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
-  if (detail::small_exact_sums(f) && detail::both_finite(f, a, b)) {
-    return detail::round_quanta(f, o, detail::to_quanta(f, a, o.ftz_in) - detail::to_quanta(f, b, o.ftz_in),
-                                sign_of(f, a), !sign_of(f, b));
+[[gnu::always_inline]] inline Result sub_general(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  if (small_exact_sums(f) && both_finite(f, a, b)) {
+    return round_quanta(f, o, to_quanta(f, a, o.ftz_in) - to_quanta(f, b, o.ftz_in), sign_of(f, a), !sign_of(f, b));
   }
   Unpacked ub = unpack(f, b, o.ftz_in);
   if (!is_nan(ub.cls) || o.nan_sub_flips) ub.neg = !ub.neg;
-  return detail::add_unpacked(f, o, unpack(f, a, o.ftz_in), ub);
+  return add_unpacked(f, o, unpack(f, a, o.ftz_in), ub);
 }
 
-[[gnu::always_inline]] inline Result mul(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
-  if (2 * f.precision() <= 64 && detail::both_finite(f, a, b)) {
-    const detail::Finite x = detail::decode_finite(f, a, o.ftz_in), y = detail::decode_finite(f, b, o.ftz_in);
+[[gnu::always_inline]] inline Result mul_general(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  if (2 * f.precision() <= 64 && both_finite(f, a, b)) {
+    const Finite x = decode_finite(f, a, o.ftz_in), y = decode_finite(f, b, o.ftz_in);
     return round_pack(f, o, sign_of(f, a) != sign_of(f, b), x.exp + y.exp, x.sig * y.sig);
   }
   const Unpacked ua = unpack(f, a, o.ftz_in), ub = unpack(f, b, o.ftz_in);
@@ -176,12 +182,172 @@ constexpr bool both_finite(const Format& f, std::uint64_t a, std::uint64_t b) {
     const std::uint64_t p = narrow_jam(u128(ua.sig) * ub.sig, exp);
     return round_pack(f, o, neg, exp, p);
   }
-  if (auto n = detail::nan_operands(f, o, {&ua, &ub})) return *n;
+  if (auto n = nan_operands(f, o, {&ua, &ub})) return *n;
   const bool inf = ua.cls == Class::infinite || ub.cls == Class::infinite;
   const bool zero_operand = ua.cls == Class::zero || ub.cls == Class::zero;
   if (inf && zero_operand) return invalid_result(f, o);
   if (inf) return infinity(f, o, neg);
   return zero(f, neg);
+}
+
+template <Op op>
+[[gnu::always_inline]] inline Result general(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  static_assert(op == Op::add || op == Op::sub || op == Op::mul);
+  if constexpr (op == Op::add) return add_general(f, o, a, b);
+  if constexpr (op == Op::sub) return sub_general(f, o, a, b);
+  if constexpr (op == Op::mul) return mul_general(f, o, a, b);
+}
+
+// The general path of a host format, out of line: the fast path's callers keep their loops small
+// (and, the options taken by value, keep them in registers).
+template <const Format& F, Op op>
+[[gnu::noinline]] Result general_out_of_line(Options o, std::uint64_t a, std::uint64_t b) {
+  return general<op>(F, o, a, b);
+}
+
+// The host fast path: add, sub and mul of binary16 and binary32 in round to nearest even, by the
+// host's arithmetic in a wider format H (binary32 for binary16, binary64 for binary32). Products
+// are exact in H (22 and 48 bits), and so are sums of exponents at most H.precision() -
+// F.precision() - 1 apart (12 and 28). Otherwise the host returns one of the exact sum's two
+// neighbours in H, which lie, as the sum does, strictly between the larger operand and its
+// nearest midpoints in F (H.precision() >= 2 * F.precision() + 2): all three round to that
+// operand. Integer code then rounds H's result to F. No operand or result of the host's
+// arithmetic is subnormal and the exact ones do not depend on the rounding mode, so the host's
+// rounding mode and flush settings (x86's MXCSR RC, FTZ, DAZ) never matter. The host's status
+// flags may be raised (inexact, invalid on NaN operands); nothing reads them.
+inline constexpr bool host_arithmetic =
+    std::numeric_limits<double>::is_iec559 && std::numeric_limits<float>::is_iec559 && FLT_EVAL_METHOD == 0;
+template <const Format& F>
+using HostFloat = std::conditional_t<&F == &binary16, float, double>;
+template <const Format& F>
+inline constexpr const Format& host_format = &F == &binary16 ? binary32 : binary64;
+
+// Each binary16 encoding's value as a binary32 (subnormals are normal there); infinities and
+// NaNs as a quiet NaN, whose results take the general path.
+extern const std::array<float, 65536> binary16_host_values;
+
+// Whether the fast path takes operand x: every binary16; a binary32 neither zero nor subnormal
+// (which DAZ would flush).
+template <const Format& F>
+constexpr bool host_takes(std::uint64_t x) {
+  return &F == &binary16 || (x & (F.exp_field_max() << F.man_bits)) != 0;
+}
+
+// x in H, exactly; ftz_in reads a binary16 subnormal as the zero of its sign.
+template <const Format& F>
+[[gnu::always_inline]] inline HostFloat<F> host_value(const Options& o, std::uint64_t x) {
+  static_assert(&F == &binary16 || &F == &binary32);
+  if constexpr (&F == &binary16) {
+    if (o.ftz_in && (x & (F.exp_field_max() << F.man_bits)) == 0) x &= F.sign_mask();
+    return binary16_host_values[x];
+  } else {
+    return std::bit_cast<float>(std::uint32_t(x));
+  }
+}
+
+// x >> s rounded to nearest even; 0 < s < the width of T, x below its top bit.
+template <class T>
+[[gnu::always_inline]] constexpr T shift_right_rne(T x, int s) {
+  return (x + (T{1} << (s - 1)) - 1 + ((x >> s) & 1)) >> s;
+}
+
+// A magnitude m in H below 2^emin (and not below half the smallest subnormal) rounded to nearest
+// even on F's subnormal grid; tiny unless it rounds to 2^emin at F's precision. Out of line: rare.
+template <const Format& F>
+[[gnu::noinline]] Result round_host_subnormal(bool neg, std::uint64_t m) {
+  constexpr const Format& H = host_format<F>;
+  constexpr std::uint64_t hidden = std::uint64_t{1} << H.man_bits;
+  constexpr std::uint64_t normal = std::uint64_t(H.bias + F.emin()) << H.man_bits;
+  const int s = H.man_bits - F.man_bits + F.emin() - (int(m >> H.man_bits) - H.bias);
+  const std::uint64_t sig = (m & (hidden - 1)) | hidden;
+  const bool inexact = (sig & ((std::uint64_t{1} << s) - 1)) != 0, tiny = m < normal - (hidden >> F.precision());
+  return {pack(F, neg, shift_right_rne(sig, s)), inexact ? Flag::inexact | (tiny ? Flag::underflow : 0) : 0};
+}
+
+// A result in H (exact, or as good, see above) rounded to nearest even into F with round_pack's
+// flags; null where the general path decides: a NaN or infinity (a special operand, an invalid
+// operation), a zero sum (its sign is the mode's), a sum that overflows (rare), a subnormal result
+// under ftz_out. `products`: x may overflow (to infinity, or the largest finite value under
+// saturate) or lie below F's subnormal range (vanishing: zero, exact where x is).
+template <const Format& F, bool products>
+[[gnu::always_inline]] inline std::optional<Result> round_host(const Options& o, HostFloat<F> x) {
+  constexpr const Format& H = host_format<F>;
+  using Bits = std::conditional_t<sizeof(x) == 4, std::uint32_t, std::uint64_t>;
+  constexpr int shift = H.man_bits - F.man_bits, low = H.storage_bits - 32;
+  constexpr Bits rebias = Bits(H.bias - F.bias) << H.man_bits;
+  // Magnitudes in H: 2^emin; 2^(quantum_min - 1), at most which rounds to zero; the least that
+  // rounds past the largest finite value. The branches compare high words (32 bits): 2^(quantum_min
+  // - 1) itself takes the subnormal branch, a few sums just below the overflow the general path.
+  constexpr Bits normal = Bits(H.bias + F.emin()) << H.man_bits;
+  constexpr Bits vanish = Bits(H.bias + F.quantum_min() - 1) << H.man_bits;
+  constexpr Bits overflow = (Bits(F.max_finite_magnitude()) << shift) + rebias + (Bits{1} << (shift - 1));
+  constexpr auto high_word = [](Bits v) { return std::uint32_t(v >> low); };
+  const Bits bits = std::bit_cast<Bits>(x), m = bits & Bits(H.magnitude_mask());
+  const std::uint32_t high = high_word(m);
+  const bool neg = bits >> H.sign_shift();
+  if (high >= high_word(products ? Bits(H.inf_magnitude()) : overflow)) return std::nullopt;
+  constexpr std::uint32_t subnormal_from = products ? high_word(vanish) : 0;
+  if (high - subnormal_from < high_word(normal) - subnormal_from) [[unlikely]] {
+    if (m == 0 || o.ftz_out) return std::nullopt;
+    return round_host_subnormal<F>(neg, m);
+  }
+  // F's magnitude is H's shifted and rebiased, the carry of the rounding moving into the exponent.
+  Flags flags = (m & ((Bits{1} << shift) - 1)) != 0 ? Flag::inexact : 0;
+  Result r{pack(F, neg, shift_right_rne(m, shift) - (rebias >> shift)), flags};
+  if constexpr (products) {
+    static_assert(F.inf_magnitude() == F.max_finite_magnitude() + 1);
+    if (m >= overflow) r = {pack(F, neg, F.max_finite_magnitude() + !o.saturate), Flag::overflow | Flag::inexact};
+    if (high < high_word(vanish)) r = {pack(F, neg, 0), m != 0 ? Flag::underflow | Flag::inexact : 0};
+  }
+  return r;
+}
+
+template <const Format& F, Op op>
+[[gnu::always_inline]] inline Result host_op(const Options& o, std::uint64_t a, std::uint64_t b) {
+  static_assert(host_format<F>.precision() >= 2 * F.precision() + 2);
+  if (host_takes<F>(a) && host_takes<F>(b)) {
+    const HostFloat<F> x = host_value<F>(o, a);
+    if constexpr (op == Op::mul) {
+      if (auto r = round_host<F, true>(o, x * host_value<F>(o, b))) return *r;
+    } else {
+      const HostFloat<F> y = host_value<F>(o, op == Op::sub ? b ^ F.sign_mask() : b);
+      if (auto r = round_host<F, false>(o, x + y)) {
+        // Exponents too far apart for an exact sum of nonzero values: the host may have rounded
+        // (see above), and the sum is inexact (the smaller lies below the larger's last digit).
+        constexpr int exact = host_format<F>.precision() - F.precision() - 1;
+        const int d = int(magnitude_of(F, a) >> F.man_bits) - int(magnitude_of(F, b) >> F.man_bits);
+        if ((d > exact && y != 0) || (d < -exact && x != 0)) r->flags |= Flag::inexact;
+        return *r;
+      }
+    }
+  }
+  return general_out_of_line<F, op>(o, a, b);
+}
+
+// Whether add, sub and mul of format f under options o take the host fast path.
+constexpr bool host_path(const Format& f, const Options& o) {
+  return host_arithmetic && o.rounding == Rounding::rne && (&f == &binary16 || &f == &binary32);
+}
+
+// add, sub or mul: the host fast path where it applies, else the general one.
+template <Op op>
+[[gnu::always_inline]] inline Result binary_op(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  if (host_path(f, o)) return &f == &binary16 ? host_op<binary16, op>(o, a, b) : host_op<binary32, op>(o, a, b);
+  return general<op>(f, o, a, b);
+}
+
+}  // namespace detail
+
+[[gnu::always_inline]] inline Result add(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  return detail::binary_op<Op::add>(f, o, a, b);
+}
+// a - b: b's sign is flipped unless b is a NaN (NaN operands propagate unchanged), or is flipped
+// anyway with Options::nan_sub_flips.
+[[gnu::always_inline]] inline Result sub(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  return detail::binary_op<Op::sub>(f, o, a, b);
+}
+[[gnu::always_inline]] inline Result mul(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  return detail::binary_op<Op::mul>(f, o, a, b);
 }
 
 Result div(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b);
@@ -191,8 +357,6 @@ Result fma(const Format& f, const Options& o, std::uint64_t a, std::uint64_t b, 
 // Conversion of `bits` of format `from` to format `to`; ftz_in applies to the source.
 Result cvt(const Format& to, const Format& from, const Options& o, std::uint64_t bits);
 
-// The operations by name, for batch evaluation.
-enum class Op : std::uint8_t { add, sub, mul, div, sqrt, fma, cvt };
 inline constexpr Op all_ops[] = {Op::add, Op::sub, Op::mul, Op::div, Op::sqrt, Op::fma, Op::cvt};
 std::string_view name(Op op);
 std::optional<Op> find_op(std::string_view name);

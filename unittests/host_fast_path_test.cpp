@@ -1,0 +1,220 @@
+// The host fast path of add, sub and mul (model/ops.hpp: binary16 and binary32 in round to nearest
+// even by the host's arithmetic in a wider format) against the general path of the same operation:
+// bits and flags alike, for every option that reaches the fast path, under every host rounding mode
+// and, on x86-64, with MXCSR's DAZ and FTZ set, which the fast path must not depend on. Operands:
+// every b for a set of edge a (binary16), all pairs of edge values, sums whose exponents are near
+// the limit of exact sums in the wider format, and random patterns weighted to the subnormal,
+// underflow, overflow and cancellation cases.
+#include <gtest/gtest.h>
+
+#include <cfenv>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model/ops.hpp"
+#include "unittests/drawn_seed.hpp"
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
+namespace gp::model {
+namespace {
+
+constexpr Op kOps[] = {Op::add, Op::sub, Op::mul};
+
+Result fast(Op op, const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  return op == Op::add ? add(f, o, a, b) : op == Op::sub ? sub(f, o, a, b) : mul(f, o, a, b);
+}
+Result general(Op op, const Format& f, const Options& o, std::uint64_t a, std::uint64_t b) {
+  return op == Op::add   ? detail::general<Op::add>(f, o, a, b)
+         : op == Op::sub ? detail::general<Op::sub>(f, o, a, b)
+                         : detail::general<Op::mul>(f, o, a, b);
+}
+
+// The options that reach the fast path (rne with every combination of the options it reads or
+// passes on), and options of the NaN results, which it hands to the general path.
+std::vector<Options> fast_options() {
+  std::vector<Options> v;
+  for (int i = 0; i < 8; ++i) {
+    Options o;
+    o.ftz_in = i & 1;
+    o.ftz_out = i & 2;
+    o.saturate = i & 4;
+    v.push_back(o);
+  }
+  Options nan;
+  nan.canonical_nan = true;
+  nan.nan_default = DefaultNan::negative_quiet;
+  v.push_back(nan);
+  nan = {};
+  nan.nan_propagation = NanPropagation::last;
+  nan.nan_keep_signaling = nan.nan_sub_flips = true;
+  v.push_back(nan);
+  return v;
+}
+
+// The host's rounding mode and (x86-64) flush settings for the duration of a scope.
+class HostEnvironment {
+ public:
+  HostEnvironment(int mode, bool flush) {
+    std::fesetround(mode);
+#if defined(__x86_64__)
+    if (flush) _mm_setcsr(saved_ | 0x8040u);
+#else
+    (void)flush;
+#endif
+  }
+  ~HostEnvironment() {
+    std::fesetround(FE_TONEAREST);
+#if defined(__x86_64__)
+    _mm_setcsr(saved_);
+#endif
+  }
+
+ private:
+#if defined(__x86_64__)
+  unsigned saved_ = _mm_getcsr();
+#endif
+};
+
+struct Environment {
+  int mode;
+  bool flush;
+  std::string name;
+};
+std::vector<Environment> environments() {
+  const std::pair<int, const char*> modes[] = {
+      {FE_TONEAREST, "to nearest"}, {FE_UPWARD, "upward"}, {FE_DOWNWARD, "downward"}, {FE_TOWARDZERO, "toward zero"}};
+  std::vector<Environment> v;
+  for (const auto& [mode, name] : modes)
+    for (bool flush : {false, true})
+      v.push_back({mode, flush, std::string("host ") + name + (flush ? ", DAZ FTZ" : "")});
+  return v;
+}
+
+// Zeros, subnormal and normal boundaries, values near 1, the largest finite value, infinities,
+// quiet and signalling NaNs, square roots of the underflow and overflow thresholds (products near
+// them), both signs.
+std::vector<std::uint64_t> edges(const Format& f) {
+  const std::uint64_t q = f.quiet_bit(), one = std::uint64_t(f.bias) << f.man_bits, top = f.max_finite_magnitude();
+  const std::uint64_t root_tiny = std::uint64_t(f.bias + f.quantum_min() / 2) << f.man_bits;
+  const std::uint64_t root_huge = std::uint64_t(f.bias + (f.emax() + 1) / 2) << f.man_bits;
+  std::vector<std::uint64_t> mags = {0,
+                                     1,
+                                     2,
+                                     3,
+                                     f.man_mask() >> 1,
+                                     f.man_mask(),
+                                     f.man_mask() + 1,
+                                     f.man_mask() + 2,
+                                     one - 1,
+                                     one,
+                                     one + 1,
+                                     one + (f.man_mask() >> 1),
+                                     root_tiny - 1,
+                                     root_tiny,
+                                     root_tiny + 1,
+                                     root_huge - 1,
+                                     root_huge,
+                                     root_huge + 1,
+                                     top - 1,
+                                     top,
+                                     f.inf_magnitude(),
+                                     f.inf_magnitude() | q,
+                                     f.inf_magnitude() | q | 1,
+                                     f.inf_magnitude() | 1};
+  std::vector<std::uint64_t> v;
+  for (std::uint64_t m : mags) {
+    v.push_back(m);
+    v.push_back(m | f.sign_mask());
+  }
+  return v;
+}
+
+// Uniform patterns, operands of close exponents, near the subnormal range, near the square roots
+// of the underflow and overflow thresholds.
+std::uint64_t operand(std::mt19937_64& rng, const Format& f) {
+  const std::uint64_t man = rng() & f.man_mask(), sign = rng() & 1 ? f.sign_mask() : 0;
+  const auto field = [&](int e) {
+    return sign | (std::uint64_t(std::clamp(e, 0, int(f.exp_field_max()))) << f.man_bits) | man;
+  };
+  switch (rng() % 5) {
+    case 0: return rng() & f.storage_mask();
+    case 1: return field(f.bias + int(rng() % 5) - 2);
+    case 2: return field(int(rng() % 4));
+    case 3: return field(f.bias + f.quantum_min() / 2 + int(rng() % 9) - 4);
+    default: return field(f.bias + (f.emax() + 1) / 2 + int(rng() % 5) - 2);
+  }
+}
+
+// Pairs whose exponent fields are 8 below to 12 beyond the limit of exact sums in the host's wider
+// format (12 apart for binary16, 28 for binary32), the larger often a power of two (below which
+// the grid is twice as fine), of either sign.
+std::pair<std::uint64_t, std::uint64_t> far_apart(std::mt19937_64& rng, const Format& f) {
+  const int limit = &f == &binary16 ? 12 : 28, d = limit - 8 + int(rng() % 21);
+  const int e = d + 1 + int(rng() % std::uint64_t(int(f.exp_field_max()) - 1 - d));
+  const std::uint64_t big = (std::uint64_t(e) << f.man_bits) | (rng() & 1 ? 0 : rng() & f.man_mask());
+  const std::uint64_t small = (std::uint64_t(e - d) << f.man_bits) | (rng() & f.man_mask());
+  const std::uint64_t sa = rng() & 1 ? f.sign_mask() : 0, sb = rng() & 1 ? f.sign_mask() : 0;
+  return rng() & 1 ? std::pair{big | sa, small | sb} : std::pair{small | sa, big | sb};
+}
+
+class HostFastPath : public ::testing::TestWithParam<const Format*> {};
+
+// Every comparison of a run, its mismatches counted and the first few reported.
+struct Tally {
+  const Format& f;
+  std::uint64_t mismatches = 0;
+  void check(Op op, const Options& o, std::uint64_t a, std::uint64_t b, const char* where) {
+    const Result x = fast(op, f, o, a, b), y = general(op, f, o, a, b);
+    if (x.bits == y.bits && x.flags == y.flags) return;
+    if (++mismatches <= 10)
+      ADD_FAILURE() << f.name << " " << name(op) << " " << where << std::hex << " operands " << a << " " << b
+                    << ": fast path " << x.bits << " flags " << x.flags << ", general " << y.bits << " flags "
+                    << y.flags << std::dec << " (rne, ftz_in " << o.ftz_in << ", ftz_out " << o.ftz_out << ", saturate "
+                    << o.saturate << ", canonical_nan " << o.canonical_nan << ")";
+  }
+};
+
+TEST_P(HostFastPath, MatchesTheGeneralPathInEveryHostEnvironment) {
+  const Format& f = *GetParam();
+  ASSERT_TRUE(detail::host_arithmetic) << "the fast path is compiled out on this host";
+  const std::uint64_t seed = testing::drawn_seed(0x686f7374);
+  std::mt19937_64 rng(seed);
+  const std::vector<std::uint64_t> edge = edges(f);
+  Tally t{f};
+  for (const Environment& env : environments()) {
+    const HostEnvironment scope(env.mode, env.flush);
+    const char* where = env.name.c_str();
+    for (const Options& o : fast_options())
+      for (Op op : kOps) {
+        for (std::uint64_t a : edge)
+          for (std::uint64_t b : edge) t.check(op, o, a, b, where);
+        for (int i = 0; i < 10000; ++i) t.check(op, o, operand(rng, f), operand(rng, f), where);
+        for (int i = 0; i < 5000; ++i) {
+          const auto [a, b] = far_apart(rng, f);
+          t.check(op, o, a, b, where);
+        }
+      }
+  }
+  EXPECT_EQ(t.mismatches, 0u) << "seed " << seed;
+}
+
+// binary16: every b for each edge a, with the default options and with every flush option.
+TEST(HostFastPath, Binary16EveryOperandAgainstEdges) {
+  Tally t{binary16};
+  Options flush;
+  flush.ftz_in = flush.ftz_out = true;
+  for (const Options& o : {Options{}, flush})
+    for (Op op : kOps)
+      for (std::uint64_t a : edges(binary16))
+        for (std::uint64_t b = 0; b < 0x10000; ++b) t.check(op, o, a, b, "host to nearest");
+  EXPECT_EQ(t.mismatches, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, HostFastPath, ::testing::Values(&binary16, &binary32),
+                         [](const auto& test) { return std::string(test.param->name); });
+
+}  // namespace
+}  // namespace gp::model
