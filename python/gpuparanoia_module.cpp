@@ -211,48 +211,84 @@ bool round_inputs_of(const py::object& v) {
   return true;
 }
 
+// The docstrings: numpy's layout (Parameters, Returns, Raises), after the signature pybind11 writes
+// from the arguments. python/gpuparanoia-stubs/__init__.pyi types the same arguments.
 const char* const kMatmulDocHead =
-    R"(matmul(a, b, c=None, *, instruction=None, profile=None, config=None, algorithm=None,
-       a_format=None, b_format=None, c_format=None, d_format=None, a_scale=None, b_scale=None, threads=None,
-       round_inputs=None, bits=False, **parameters)
+    R"(D = C + A B as the reference model computes it, bit for bit as `gpuparanoia model dot`.
 
-D = C + A B as the reference model computes it, bit for bit as `gpuparanoia model dot`.
+The unit is an MMA instruction (instruction=), a device profile's MMA configuration (profile=,
+config=), or an algorithm with its formats and parameters (algorithm=, a_format ... d_format,
+**parameters): exactly one of instruction=, profile=, algorithm=. With instruction= or profile=,
+K must be a multiple of the instruction's K: a longer K chains the instruction in order over K as a
+GEMM kernel does, the partial result (in d's format) becoming the next instruction's c. With
+algorithm=, one evaluation takes all K products (its `block` parameter chains inside it, and no
+fused block holds more than 1024), the tree algorithm its tree's K. The dot products run on worker
+threads with the GIL released.
 
-The unit is one of: instruction='hopper:HMMA.16816.F32' (any row of instructions()); profile= a
-profile or result file (a path), its dict (profile() reads one), or a built-in device's name, with
-config= one of its MMA configurations ('16x8x16:binary16,binary16,binary32,binary32' or its
-instruction; not needed where it has only one), computed with the model the profile gives it (an
-audit's identified algorithm and parameters); or algorithm='fda' (sfma gps fda cofda gdfs fdrda
-cofdrda gfdrda cogfdrda tree ocfda) with a_format ... d_format and the parameters as keywords, named as
+Parameters
+----------
+a, b : array_like
+    A (M x K) and B (K x N). Arrays of unsigned integers are raw bit patterns of the operand's
+    format (fp6 and fp4 in the low bits of a byte, tf32 in 32 bits); float16, float32 and float64
+    arrays are values, which must be exact in the operand's format unless round_inputs='rne'.
+c : array_like or None
+    C (M x N), as a and b; None: zeros (+0), refused where c's format has no zero.
+instruction : str or None
+    An instruction by its id, arch:name, e.g. 'hopper:HMMA.16816.F32': any row of instructions()
+    (`gpuparanoia model dot --list`).
+profile : str, os.PathLike, dict or None
+    A device: a profile or result file (a path), its dict (profile() reads one), or a built-in
+    device's name (with or without 'ref:'). Its MMA configuration computes with the model the
+    profile gives it (an audit's identified algorithm and parameters).
+config : str or None
+    profile='s MMA configuration, by name ('16x8x16:binary16,binary16,binary32,binary32') or by
+    its instruction; not needed where the profile has only one.
+algorithm : str or None
+    sfma gps fda cofda gdfs fdrda cofdrda gfdrda cogfdrda tree ocfda.
+a_format, b_format, c_format, d_format : str or None
+    algorithm='s formats by name (formats() lists them), each required with it; an instruction's
+    and a profile's are their own.
+a_scale, b_scale : array_like or None
+    The block scale factors of the MX and NVFP4 units (required there, refused elsewhere), raw bits
+    or values of the scale format: a_scale M x S and b_scale S x N, S = K / the scale block.
+threads : int or None
+    The most worker threads, a positive int; None: one per core.
+round_inputs : 'rne' or None
+    'rne' rounds values to nearest even into the operand's format; None refuses inexact ones.
+bits : bool
+    Return raw bits even where numpy has d's format.
+**parameters
 )";
-// After the keywords' list, which matmul_doc() writes from the table (model/dot_parameters.hpp).
+// The keywords' list, which matmul_doc() writes from the table (model/dot_parameters.hpp), ends it.
 const char* const kMatmulDocTail = R"(
 
-a is M x K, b is K x N, c is M x N or None (zeros). With instruction= or profile=, K must be a
-multiple of the instruction's K: a longer K chains the instruction in order over K as a GEMM kernel
-does, the partial result (in d's format) becoming the next instruction's c. With algorithm=, one evaluation
-takes all K products (its `block` parameter chains inside it, and no fused block holds more than
-1024), the tree algorithm its tree's K.
+Returns
+-------
+numpy.ndarray
+    D (M x N): float32, float16 or float64 where numpy has d's format, else raw bits (unsigned
+    integers of d's storage width).
 
-Arrays of unsigned integers are raw bit patterns of the operand's format (bfloat16, fp8, fp6, fp4,
-tf32 in 32 bits, scale factors). float16, float32 and float64 arrays are values, which must be exact
-in the operand's format (ValueError naming the first that is not) unless round_inputs='rne'.
-a_scale (M x S) and b_scale (S x N) are the block scale factors of the MX and NVFP4 units, S = K /
-scale block.
+Raises
+------
+ValueError
+    Not exactly one of instruction=, profile=, algorithm=; an unknown instruction, algorithm,
+    format or configuration, a missing format, an unknown parameter or one out of its range;
+    shapes that do not multiply, a K that is not a multiple of the unit's; a value not exact in
+    its format or a bit pattern wider than it (the first, by index); missing or misshapen scale
+    factors; a profile that does not load; threads= not a positive int.
+TypeError
+    An array that is neither values nor raw bits (signed integers, bool, complex, objects, a
+    big-endian dtype); a name or parameter of the wrong type.)";
 
-Returns d as float32, float16 or float64 where numpy has d's format, else raw bits (unsigned
-integers of d's storage width); bits=True always returns raw bits. threads= limits the worker
-threads (default: every core); the GIL is released while they run.)";
-
-// The docstring, its keywords wrapped within 98 columns.
+// The docstring, its keywords indented and wrapped within 98 columns.
 std::string matmul_doc() {
-  std::string out = kMatmulDocHead, line = "the profiles' MMA entries name them:";
+  std::string out = kMatmulDocHead, line = "    algorithm='s parameters, named as the profiles' MMA entries name them:";
   const auto names = model::dot_parameter_names();
   for (std::size_t i = 0; i < names.size(); ++i) {
     const std::string word = std::string(names[i]) + (i + 1 < names.size() ? "," : ".");
     if (line.size() + 1 + word.size() > 98) {
       out += line + "\n";
-      line = word;
+      line = "    " + word;
     } else {
       line += " " + word;
     }
@@ -345,21 +381,60 @@ py::array matmul(const py::object& a, const py::object& b, const py::object& c, 
   return array_of(d, {M, N}, *cfg.d, bits);
 }
 
-const char* const kScalarDoc = R"(scalar(op, *operands, format='binary32', rounding=None, from_format=None, ftz=(),
-       saturate=False, canonical_nan=False, profile=None, round_inputs=None, bits=False, flags=False)
+const char* const kScalarDoc =
+    R"(One correctly rounded operation per element, bit for bit as `gpuparanoia model scalar`.
 
-One correctly rounded operation per element, as `gpuparanoia model scalar`: op is add sub mul div
-sqrt fma cvt (cvt converts from from_format to format), rounding rne (the default) rna rnz rnu rnd
-rno rz ru rd ra ro, ftz a subset of ('in', 'out'). With profile= (a profile or result file, its
-dict, or a built-in device's name such as 'nvidia-g70'), the operation is the profile's unit of
-that format's instead, as a device program computes it: the operands loaded into the unit's
-registers, the unit's operation (its adder, multiplier, fusion, flushing and NaN rules), the result
-stored (rounding, ftz, saturate and canonical_nan are then the unit's, not arguments). The
-operands broadcast together as numpy's arrays do; they are
-values (float16, float32, float64 arrays, exact in the operands' format unless round_inputs='rne')
-or raw bits (unsigned integer arrays). Returns the results as matmul does (float32, float16,
-float64 or raw bits; bits=True: raw bits), and with flags=True a tuple (results, flags): the IEEE
-flags of each operation as uint8 (1 inexact, 2 underflow, 4 overflow, 8 divbyzero, 16 invalid).)";
+With profile=, the operation is the device's unit of that format instead, as a device program
+computes it: the operands loaded into the unit's registers, the unit's operation (its adder,
+multiplier, fusion, flushing and NaN rules), the result stored; rounding, ftz, saturate and
+canonical_nan are then the unit's.
+
+Parameters
+----------
+op : str
+    add sub mul div sqrt fma cvt (cvt converts from from_format to format).
+*operands : array_like
+    As many as op takes (one for sqrt and cvt, three for fma, else two), broadcast together as
+    numpy's arrays are: values (float16, float32, float64 arrays, exact in the operands' format
+    unless round_inputs='rne') or raw bits (unsigned integer arrays). The operands' format is
+    format, or cvt's from_format.
+format : str
+    The format of the operation and its result, by name (formats() lists them).
+rounding : str or None
+    rne (None: the default) rna rnz rnu rnd rno rz ru rd ra ro.
+from_format : str or None
+    cvt's source format, required with it and refused with the other operations.
+ftz : sequence of str
+    A subset of ('in', 'out'): subnormal operands read as zeros, subnormal results become zeros.
+saturate : bool
+    Overflow gives the largest finite value, never inf or NaN.
+canonical_nan : bool
+    Every NaN result is the canonical NaN.
+profile : str, os.PathLike, dict or None
+    A device, as matmul's profile= names one: its scalar unit of format (and of from_format).
+round_inputs : 'rne' or None
+    'rne' rounds values to nearest even into the operands' format; None refuses inexact ones.
+bits : bool
+    Return raw bits even where numpy has the format.
+flags : bool
+    Return each operation's IEEE flags too.
+
+Returns
+-------
+numpy.ndarray, or a tuple (results, flags) with flags=True
+    The results in the operands' broadcast shape as matmul returns d (float16, float32 or float64
+    where numpy has the format, else raw bits); flags as uint8, the sum of 1 inexact,
+    2 underflow, 4 overflow, 8 divbyzero, 16 invalid.
+
+Raises
+------
+ValueError
+    An unknown op, format, rounding or ftz item; not as many operands as op takes, operands that
+    do not broadcast; from_format missing for cvt or given for another op; a value not exact in its
+    format or a bit pattern wider than it; rounding, ftz, saturate or canonical_nan with profile=;
+    a profile that does not load or has no unit of the format.
+TypeError
+    An operand that is neither values nor raw bits; a name of the wrong type.)";
 
 py::object scalar(const std::string& op_name, const py::args& operands, const std::string& format,
                   const std::optional<std::string>& rounding, const py::object& from_format,
@@ -465,6 +540,16 @@ py::object scalar(const std::string& op_name, const py::args& operands, const st
   return py::make_tuple(result, fl);
 }
 
+const char* const kFormatsDoc = R"(Every number format of the model (`model/format.hpp`).
+
+Returns
+-------
+list of dict
+    One per format: name; exp_bits, man_bits (the fraction's bits), bias; storage_bits and
+    pad_bits (the container's width and its unused low bits, 13 in tf32); signed, infinities,
+    nans, subnormals, zero (what its encodings hold, bools); emin and emax (the normal exponents'
+    range).)";
+
 py::list formats() {
   py::list out;
   for (const Format* f : model::all_formats()) {
@@ -487,6 +572,29 @@ py::list formats() {
   return out;
 }
 
+const char* const kProfileDoc = R"(A device profile as a dict, in the schema of profile files.
+
+Parameters
+----------
+path_or_name : str, os.PathLike, dict or list
+    A profile or result file (a path: a str naming an existing file, or an os.PathLike), a
+    built-in device's name (ieee-binary32, nvidia-g70, hopper:HMMA.16816.F32, ...; with or without
+    'ref:'), or a profile's dict (or a list of them), read and written back.
+
+Returns
+-------
+dict, or list of dict for a file that lists several profiles
+    name, device_name, vendor, description, scalar, mma, published: what matmul's and scalar's
+    profile= take back.
+
+Raises
+------
+ValueError
+    A file that does not load (naming the file and key), a name that is neither a file nor a
+    built-in device.
+TypeError
+    Neither a dict, a list, a str nor an os.PathLike.)";
+
 // profile(path_or_name): the profile as a dict of the profile file's schema (a list for a file that
 // lists several), which profile= takes back.
 py::object profile(const py::object& path_or_name) {
@@ -496,6 +604,16 @@ py::object profile(const py::object& path_or_name) {
   for (const backends::Profile& p : all) list.push_back(backends::profile_json(p));
   return from_json(list);
 }
+
+const char* const kInstructionsDoc = R"(Every MMA instruction of the model's table (`gpuparanoia model dot --list`).
+
+Returns
+-------
+list of dict
+    One per instruction: id (arch:name, what matmul's instruction= takes), arch, name; m, n, k
+    (its shape); a_format, b_format, c_format, d_format; algorithm; scale_format and scale_block
+    (None without block scales); parameters (the algorithm's, as matmul's keywords: matmul with
+    algorithm=, these formats and parameters and K = k is the instruction); notes.)";
 
 py::list instructions() {
   py::list out;
@@ -524,17 +642,41 @@ py::list instructions() {
   return out;
 }
 
-const char* const kFitDoc = R"(fit(a, b, c, d, *, a_format, b_format, c_format, d_format, max_seconds=0, threads=0)
+const char* const kFitDoc = R"(The model's candidates that reproduce dot products captured on a matrix unit.
 
-The model's candidates that reproduce dot products captured on a matrix unit: the search of
-`gpuparanoia fit` (the space an audit's identification searches, less the summation tree only a
-device's probe can measure). a and b are N x K arrays of raw bits (unsigned integers) of their
-formats, c and d length-N arrays of raw bits, d[i] the unit's output for c[i] + sum_k a[i,k] b[i,k].
-max_seconds: a deadline for the search (0: none). Returns a dict: lines, complete (no bound cut the
-search short), candidates_checked, survivors, classes (the survivors grouped by their outputs on
-random inputs, the canonical choice first: each with candidates, algorithm, parameters and the
-parameters its members leave open) and, when nothing survives a whole search, closest (algorithm,
-parameters, mismatches of the five that mispredict the fewest lines).)";
+The search of `gpuparanoia fit`: the space an audit's identification searches, less the summation
+tree only a device's probe can measure. Line i is the unit's output d[i] for
+c[i] + sum_k a[i, k] b[i, k].
+
+Parameters
+----------
+a, b : numpy.ndarray
+    N x K arrays of unsigned integers, raw bit patterns of a_format and b_format; 1 <= K <= 1024.
+c, d : numpy.ndarray
+    Length-N arrays of unsigned integers, raw bit patterns of c_format and d_format.
+a_format, b_format, c_format, d_format : str
+    The operands' formats by name (formats() lists them).
+max_seconds : float
+    A deadline for the search; 0: none.
+threads : int
+    Worker threads; 0: one per core. The GIL is released while they run.
+
+Returns
+-------
+dict
+    lines; complete (no bound cut the search short); candidates_checked; survivors; classes, the
+    survivors grouped by their outputs on random inputs, the canonical choice first, each a dict
+    of candidates (its size), algorithm, parameters, description and open (the parameters its
+    members leave open); and closest, when nothing survives a whole search: the five candidates
+    that mispredict the fewest lines, each with algorithm, parameters, description, mismatches.
+
+Raises
+------
+ValueError
+    An unknown format; shapes that do not agree, K out of range; a bit pattern wider than its
+    format; max_seconds < 0.
+TypeError
+    An argument that is not an array of unsigned integers of its rank.)";
 
 py::dict fit(const py::object& a, const py::object& b, const py::object& c, const py::object& d,
              const std::string& a_format, const std::string& b_format, const std::string& c_format,
@@ -627,7 +769,10 @@ py::dict fit(const py::object& a, const py::object& b, const py::object& c, cons
 }  // namespace gp::python
 
 PYBIND11_MODULE(gpuparanoia, m) {
-  m.doc() = "gpuparanoia's bit-accurate reference model of GPU arithmetic: MMA instructions and algorithms";
+  m.doc() =
+      "gpuparanoia's bit-accurate reference model of GPU arithmetic: matmul (MMA instructions, device profiles, "
+      "algorithms), scalar (correctly rounded operations, a device's units), fit (a model from captured dot products), "
+      "profile, formats, instructions.";
   static const std::string matmul_doc = gp::python::matmul_doc();
   m.def("matmul", &gp::python::matmul, matmul_doc.c_str(), py::arg("a"), py::arg("b"), py::arg("c") = py::none(),
         py::kw_only(), py::arg("instruction") = py::none(), py::arg("profile") = py::none(),
@@ -644,16 +789,7 @@ PYBIND11_MODULE(gpuparanoia, m) {
   m.def("fit", &gp::python::fit, gp::python::kFitDoc, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("d"),
         py::kw_only(), py::arg("a_format"), py::arg("b_format"), py::arg("c_format"), py::arg("d_format"),
         py::arg("max_seconds") = 0.0, py::arg("threads") = 0u);
-  m.def("profile", &gp::python::profile, py::arg("path_or_name"),
-        "A device profile as a dict, in the schema of profile files (name, device_name, vendor, description, scalar, "
-        "mma, published): read from a profile or result file (a path; a list of dicts for a file that lists several), "
-        "or a built-in device by name (ieee-binary32, nvidia-g70, hopper:HMMA.16816.F32, ...). matmul's and scalar's "
-        "profile= take it back.");
-  m.def("formats", &gp::python::formats,
-        "Every number format of the model, as dicts: name, exp_bits, man_bits, bias, storage_bits, pad_bits, signed, "
-        "infinities, nans, subnormals, zero, emin, emax.");
-  m.def("instructions", &gp::python::instructions,
-        "Every MMA instruction of the model's table (the rows of `gpuparanoia model dot --list`), as dicts: id, arch, "
-        "name, m, n, k, a_format, b_format, c_format, d_format, algorithm, scale_format, scale_block, parameters (the "
-        "algorithm's, as matmul's keywords), notes.");
+  m.def("profile", &gp::python::profile, gp::python::kProfileDoc, py::arg("path_or_name"));
+  m.def("formats", &gp::python::formats, gp::python::kFormatsDoc);
+  m.def("instructions", &gp::python::instructions, gp::python::kInstructionsDoc);
 }

@@ -1,0 +1,66 @@
+# Type stubs of the compiled module (python/gpuparanoia_module.cpp, which holds the docstrings),
+# installed beside it as a stub-only package (PEP 561). python/tests/test_stubs.py holds them to the
+# module: the same names, parameters and defaults.
+from collections.abc import Sequence
+from os import PathLike
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+# A profile: a profile or result file's path, its dict (or a list of them), a built-in device's name.
+_Profile = str | PathLike[str] | dict[str, Any] | list[dict[str, Any]]
+# An algorithm's parameter, as a profile's MMA entry writes it.
+_Parameter = None | bool | int | float | str | Sequence[str]
+
+def matmul(
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    c: npt.ArrayLike | None = None,
+    *,
+    instruction: str | None = None,
+    profile: _Profile | None = None,
+    config: str | None = None,
+    algorithm: str | None = None,
+    a_format: str | None = None,
+    b_format: str | None = None,
+    c_format: str | None = None,
+    d_format: str | None = None,
+    a_scale: npt.ArrayLike | None = None,
+    b_scale: npt.ArrayLike | None = None,
+    threads: int | None = None,
+    round_inputs: Literal["rne"] | None = None,
+    bits: bool = False,
+    **parameters: _Parameter,
+) -> npt.NDArray[Any]: ...
+def scalar(
+    op: str,
+    *operands: npt.ArrayLike,
+    format: str = "binary32",
+    rounding: str | None = None,
+    from_format: str | None = None,
+    ftz: Sequence[str] = ...,
+    saturate: bool = False,
+    canonical_nan: bool = False,
+    profile: _Profile | None = None,
+    round_inputs: Literal["rne"] | None = None,
+    bits: bool = False,
+    flags: bool = False,
+) -> Any: ...  # the results, or with flags=True a tuple (results, flags as uint8)
+def fit(
+    a: npt.NDArray[np.unsignedinteger[Any]],
+    b: npt.NDArray[np.unsignedinteger[Any]],
+    c: npt.NDArray[np.unsignedinteger[Any]],
+    d: npt.NDArray[np.unsignedinteger[Any]],
+    *,
+    a_format: str,
+    b_format: str,
+    c_format: str,
+    d_format: str,
+    max_seconds: float = 0.0,
+    threads: int = 0,
+) -> dict[str, Any]: ...
+# A dict, or a list of dicts for a file that holds several profiles.
+def profile(path_or_name: _Profile) -> Any: ...
+def formats() -> list[dict[str, Any]]: ...
+def instructions() -> list[dict[str, Any]]: ...
