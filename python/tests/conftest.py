@@ -1,5 +1,6 @@
-# The Python module's tests: ctest runs them with the module's folder on PYTHONPATH and the
-# command-line program and the source tree named by GPUPARANOIA_BINARY and GPUPARANOIA_SOURCE_DIR.
+# The Python module's tests: ctest runs them on the build tree's module (its folder on PYTHONPATH:
+# python_module) and on the module pip installs into a venv (python_install), the command-line
+# program and the source tree named by GPUPARANOIA_BINARY and GPUPARANOIA_SOURCE_DIR.
 import os
 import pathlib
 import subprocess
