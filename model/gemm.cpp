@@ -75,10 +75,6 @@ struct ExponentRange {
   }
 };
 
-// (The kernel's vectors are passed and returned only within this file: the ABI notes GCC gives
-// for vectors wider than the target's are moot.)
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 // In a portable build (its target without AVX2), the kernel compiled for x86-64-v4 (AVX-512) and
 // x86-64-v3 (AVX2) beside the baseline, the processor choosing at run time: its vectors are 16
 // lanes wide, which the baseline splits into SSE2 quarters, emulating what SSE2 lacks (per-lane
