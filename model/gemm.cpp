@@ -65,10 +65,6 @@ void gemm_dot(const DotConfig& cfg, const GemmOperands& g, int kstep, std::span<
 // The smallest and largest exponent (ilogb) of a set of nonzero finite values.
 struct ExponentRange {
   int lo = INT_MAX, hi = INT_MIN;
-  void add(int e) {
-    lo = std::min(lo, e);
-    hi = std::max(hi, e);
-  }
   void add(const ExponentRange& r) {
     lo = std::min(lo, r.lo);
     hi = std::max(hi, r.hi);

@@ -9,6 +9,24 @@ namespace py = pybind11;
 
 namespace gp::python {
 
+namespace {
+
+// fn(T{}) with T the unsigned type of `bytes` bytes (1, 2, 4 or 8): element loops copy fixed
+// sizes, which compile to loads and stores rather than a call per element.
+template <class Fn>
+void with_width(std::size_t bytes, const Fn& fn) {
+  if (bytes == 1)
+    fn(std::uint8_t{});
+  else if (bytes == 2)
+    fn(std::uint16_t{});
+  else if (bytes == 4)
+    fn(std::uint32_t{});
+  else
+    fn(std::uint64_t{});
+}
+
+}  // namespace
+
 const model::Format& named_format(const std::string& name, const char* key) {
   if (const auto f = model::find_format(name)) return **f;
   std::string known;
@@ -64,43 +82,38 @@ std::vector<std::uint64_t> Operand::bits(const model::Format& f, bool round, boo
   const std::uint64_t used = width >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
   const char* base = static_cast<const char*>(array_.data());
   const bool same = !values || &from == &f;
-  const auto read = [&](py::ssize_t e) {
-    const char* p = base + std::size_t(e) * size;
-    std::uint64_t x = 0;  // little-endian: the element's bytes are its low bytes
-    if (size == 2)        // (fixed-size copies, which compile to loads)
-      std::memcpy(&x, p, 2);
-    else if (size == 4)
-      std::memcpy(&x, p, 4);
-    else if (size == 8)
-      std::memcpy(&x, p, 8);
-    else
-      std::memcpy(&x, p, 1);
-    if (!values) {
-      if (x & ~used)
-        throw py::value_error(element(e) + " is not a bit pattern of " + std::string(f.name) + " (" +
-                              std::to_string(width) + " bits)");
-    } else if (!same) {
-      const model::Result r = model::cvt(f, from, model::Options{}, x);
-      if (r.flags & model::Flag::invalid)
-        throw py::value_error(element(e) + " has no encoding in " + std::string(f.name));
-      if (!round && (r.flags & (model::Flag::inexact | model::Flag::overflow)))
-        throw py::value_error(element(e) + " is not exact in " + std::string(f.name) +
-                              " (round_inputs='rne' rounds it to nearest even)");
-      x = r.bits;
-    }
-    return x;
-  };
   std::vector<std::uint64_t> out(static_cast<std::size_t>(n));
-  if (!transposed) {
-    for (py::ssize_t e = 0; e < n; ++e) out[std::size_t(e)] = read(e);
-    return out;
-  }
-  // Element (r, c) to (c, r), by square tiles that both sides keep in cache.
-  const py::ssize_t R = rows(), C = cols(), T = 64;
-  for (py::ssize_t r0 = 0; r0 < R; r0 += T)
-    for (py::ssize_t c0 = 0; c0 < C; c0 += T)
-      for (py::ssize_t r = r0; r < std::min(R, r0 + T); ++r)
-        for (py::ssize_t c = c0; c < std::min(C, c0 + T); ++c) out[std::size_t(c * R + r)] = read(r * C + c);
+  with_width(size, [&]<class T>(T) {
+    const auto read = [&](py::ssize_t e) {
+      T v;
+      std::memcpy(&v, base + std::size_t(e) * sizeof v, sizeof v);
+      std::uint64_t x = v;  // little-endian: the element's bytes are its low bytes
+      if (!values) {
+        if (x & ~used)
+          throw py::value_error(element(e) + " is not a bit pattern of " + std::string(f.name) + " (" +
+                                std::to_string(width) + " bits)");
+      } else if (!same) {
+        const model::Result r = model::cvt(f, from, model::Options{}, x);
+        if (r.flags & model::Flag::invalid)
+          throw py::value_error(element(e) + " has no encoding in " + std::string(f.name));
+        if (!round && (r.flags & (model::Flag::inexact | model::Flag::overflow)))
+          throw py::value_error(element(e) + " is not exact in " + std::string(f.name) +
+                                " (round_inputs='rne' rounds it to nearest even)");
+        x = r.bits;
+      }
+      return x;
+    };
+    if (!transposed) {
+      for (py::ssize_t e = 0; e < n; ++e) out[std::size_t(e)] = read(e);
+      return;
+    }
+    // Element (r, c) to (c, r), by square tiles that both sides keep in cache.
+    const py::ssize_t R = rows(), C = cols(), tile = 64;
+    for (py::ssize_t r0 = 0; r0 < R; r0 += tile)
+      for (py::ssize_t c0 = 0; c0 < C; c0 += tile)
+        for (py::ssize_t r = r0; r < std::min(R, r0 + tile); ++r)
+          for (py::ssize_t c = c0; c < std::min(C, c0 + tile); ++c) out[std::size_t(c * R + r)] = read(r * C + c);
+  });
   return out;
 }
 
@@ -113,21 +126,12 @@ py::array array_of(const std::vector<std::uint64_t>& bits, const std::vector<py:
   if (!raw && &f == &model::binary64) type = "float64";
   py::array out(py::dtype(type), shape);
   char* p = static_cast<char*>(out.mutable_data());
-  // (fixed-size copies, which compile to stores; little-endian: the low bytes)
-  const auto store = [&]<class T>(T) {
+  with_width(std::size_t(bytes), [&]<class T>(T) {
     for (std::size_t i = 0; i < bits.size(); ++i) {
-      const auto v = T(bits[i]);
+      const auto v = T(bits[i]);  // (little-endian: the low bytes)
       std::memcpy(p + i * sizeof v, &v, sizeof v);
     }
-  };
-  if (bytes == 1)
-    store(std::uint8_t{});
-  else if (bytes == 2)
-    store(std::uint16_t{});
-  else if (bytes == 4)
-    store(std::uint32_t{});
-  else
-    store(std::uint64_t{});
+  });
   return out;
 }
 
