@@ -98,14 +98,17 @@ void BM_gemm_fda_fp16_fp32_256_model(benchmark::State& state) {
     c[x] = d.c[x % d.c.size()];
   }
   const MmaInstruction& ins = *find_mma_instruction("hopper:HMMA.16816.F32");
-  GemmOperands g;
-  g.m = g.n = g.k = n;
-  g.kstep = ins.k;
-  g.a = a;
-  g.bt = bt;
-  g.c = c;
+  const GemmOperands g{.m = n,
+                       .n = n,
+                       .k = n,
+                       .kstep = ins.k,
+                       .a = BitMatrix::row_major(a, n),
+                       .b = BitMatrix::row_major(bt, n).transposed(),
+                       .c = BitMatrix::row_major(c, n),
+                       .sa = {},
+                       .sb = {}};
   for (auto _ : state) {
-    gemm(ins.config, g, out, 1);
+    gemm(ins.config, g, OutBitMatrix::row_major(out, n), 1);
     benchmark::DoNotOptimize(out.data());
   }
   state.counters["products_per_s"] =

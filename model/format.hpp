@@ -52,6 +52,10 @@ struct Format {
   constexpr bool has_subnormals() const { return subnormals == Subnormals::gradual; }
   // Width of sign + exponent + fraction, before padding.
   constexpr int value_bits() const { return (has_sign() ? 1 : 0) + exp_bits + man_bits; }
+  // The narrowest unsigned integer type that holds the container: its size in bytes (1, 2, 4, 8).
+  constexpr int storage_bytes() const {
+    return storage_bits <= 8 ? 1 : storage_bits <= 16 ? 2 : storage_bits <= 32 ? 4 : 8;
+  }
   constexpr int sign_shift() const { return pad_bits + exp_bits + man_bits; }
   constexpr std::uint64_t sign_mask() const { return has_sign() ? std::uint64_t{1} << sign_shift() : 0; }
   constexpr std::uint64_t storage_mask() const {

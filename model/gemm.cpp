@@ -36,29 +36,40 @@ void split_rows(const GemmOperands& g, unsigned threads, const Rows& rows) {
 }
 
 // Any configuration: Dot element by element, the first evaluation with c's format, later ones
-// with d's.
-void gemm_dot(const DotConfig& cfg, const GemmOperands& g, int kstep, std::span<std::uint64_t> d, unsigned threads) {
+// with d's. Dot reads 64-bit patterns: B's columns (and b's scale factors) are copied so once,
+// each row of A as it is evaluated.
+void gemm_dot(const DotConfig& cfg, const GemmOperands& g, int kstep, const OutBitMatrix& d, unsigned threads) {
   DotConfig next_cfg = cfg;
   next_cfg.c = cfg.d;
   const Dot first(cfg), next(next_cfg);
   const auto uk = std::size_t(kstep);
   const auto per_step = std::size_t(scale_count(cfg, kstep));
   const std::size_t S = per_step * (g.k / uk);
+  const bool scaled = cfg.scale && !g.sa.empty();
+  std::vector<std::uint64_t> bt(g.n * g.k), sbt(scaled ? g.n * S : 0);
+  for (std::size_t j = 0; j < g.n; ++j) {
+    g.b.get(0, j, g.k, true, &bt[j * g.k]);
+    if (scaled) g.sb.get(0, j, S, true, &sbt[j * S]);
+  }
   split_rows(g, threads, [&](std::size_t r0, std::size_t r1) {
-    for (std::size_t i = r0; i < r1; ++i)
+    std::vector<std::uint64_t> a(g.k), sa(scaled ? S : 0);
+    for (std::size_t i = r0; i < r1; ++i) {
+      g.a.get(i, 0, g.k, false, a.data());
+      if (scaled) g.sa.get(i, 0, S, false, sa.data());
       for (std::size_t j = 0; j < g.n; ++j) {
-        std::uint64_t acc = g.c[i * g.n + j];
+        std::uint64_t acc = g.c.empty() ? 0 : g.c(i, j);
         for (std::size_t t = 0; t < g.k / uk; ++t) {
-          std::span<const std::uint64_t> sa, sb;
-          if (cfg.scale && !g.sa.empty()) {
-            sa = g.sa.subspan(i * S + t * per_step, per_step);
-            sb = g.sbt.subspan(j * S + t * per_step, per_step);
+          std::span<const std::uint64_t> sat, sbt_t;
+          if (scaled) {
+            sat = std::span(sa).subspan(t * per_step, per_step);
+            sbt_t = std::span(sbt).subspan(j * S + t * per_step, per_step);
           }
-          acc = (t == 0 ? first : next)(acc, g.a.subspan(i * g.k + t * uk, uk), g.bt.subspan(j * g.k + t * uk, uk), sa,
-                                        sb);
+          acc = (t == 0 ? first : next)(acc, std::span(a).subspan(t * uk, uk),
+                                        std::span(bt).subspan(j * g.k + t * uk, uk), sat, sbt_t);
         }
-        d[i * g.n + j] = acc;
+        d.put(i, j, 1, &acc);
       }
+    }
   });
 }
 
@@ -99,7 +110,7 @@ namespace base {
 
 // Runs the kernel of format F for this processor: B decoded once, A's rows split among threads.
 template <const Format& F>
-void fda_gemm(const DotConfig& cfg, const GemmOperands& g, int kstep, std::span<std::uint64_t> d, unsigned threads,
+void fda_gemm(const DotConfig& cfg, const GemmOperands& g, int kstep, const OutBitMatrix& d, unsigned threads,
               GemmKernel version) {
   const auto run = [&]<class Kernel>(const Kernel* /*tag*/) {
     const Kernel kernel(cfg, g, kstep, threads);
@@ -122,8 +133,7 @@ void fda_gemm(const DotConfig& cfg, const GemmOperands& g, int kstep, std::span<
 
 }  // namespace
 
-void gemm(const DotConfig& cfg, const GemmOperands& g, std::span<std::uint64_t> d, unsigned threads,
-          GemmKernel kernel) {
+void gemm(const DotConfig& cfg, const GemmOperands& g, const OutBitMatrix& d, unsigned threads, GemmKernel kernel) {
   const int kstep = g.kstep > 0 ? g.kstep : int(g.k);
   const bool fast = g.k > 0 && fda_fast::with_format(
                                    cfg, [&]<const Format & F>() { fda_gemm<F>(cfg, g, kstep, d, threads, kernel); });

@@ -352,33 +352,25 @@ py::array matmul(const py::object& a, const py::object& b, const py::object& c, 
     nthreads = unsigned(std::min<long long>(threads.cast<long long>(), 1024));
   }
 
-  // Raw bits: a row-major, b and b_scale transposed so that each dot product reads contiguous rows.
-  const std::vector<std::uint64_t> abits = A.bits(*cfg.a, round);
-  const std::vector<std::uint64_t> bbits = B.bits(*cfg.b, round, true);
-  // No c: +0, all zero bits in every format that has a zero.
-  const std::vector<std::uint64_t> cbits =
-      C ? C->bits(*cfg.c, round) : std::vector<std::uint64_t>(std::size_t(M * N), 0);
-  std::vector<std::uint64_t> sabits, sbbits;
-  if (cfg.scale) {
-    sabits = SA->bits(*cfg.scale, round);
-    sbbits = SB->bits(*cfg.scale, round, true);
-  }
-
-  std::vector<std::uint64_t> d(std::size_t(M * N));
+  // The operands' bits where numpy holds them when their format is the array's own (no copy),
+  // else converted into the stores; d written straight into the result.
+  std::vector<std::uint64_t> stores[5];
   const model::GemmOperands g{.m = std::size_t(M),
                               .n = std::size_t(N),
                               .k = std::size_t(K),
                               .kstep = kstep,
-                              .a = abits,
-                              .bt = bbits,
-                              .c = cbits,
-                              .sa = sabits,
-                              .sbt = sbbits};
+                              .a = A.matrix(*cfg.a, round, stores[0]),
+                              .b = B.matrix(*cfg.b, round, stores[1]),
+                              .c = C ? C->matrix(*cfg.c, round, stores[2]) : model::BitMatrix{},
+                              .sa = cfg.scale ? SA->matrix(*cfg.scale, round, stores[3]) : model::BitMatrix{},
+                              .sb = cfg.scale ? SB->matrix(*cfg.scale, round, stores[4]) : model::BitMatrix{}};
+  py::array d = array_for({M, N}, *cfg.d, bits);
+  const model::OutBitMatrix out{static_cast<std::byte*>(d.mutable_data()), int(d.itemsize()), std::size_t(N), 1};
   {
     py::gil_scoped_release release;
-    model::gemm(cfg, g, d, nthreads);
+    model::gemm(cfg, g, out, nthreads);
   }
-  return array_of(d, {M, N}, *cfg.d, bits);
+  return d;
 }
 
 const char* const kScalarDoc =

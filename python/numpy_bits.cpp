@@ -9,23 +9,7 @@ namespace py = pybind11;
 
 namespace gp::python {
 
-namespace {
-
-// fn(T{}) with T the unsigned type of `bytes` bytes (1, 2, 4 or 8): element loops copy fixed
-// sizes, which compile to loads and stores rather than a call per element.
-template <class Fn>
-void with_width(std::size_t bytes, const Fn& fn) {
-  if (bytes == 1)
-    fn(std::uint8_t{});
-  else if (bytes == 2)
-    fn(std::uint16_t{});
-  else if (bytes == 4)
-    fn(std::uint32_t{});
-  else
-    fn(std::uint64_t{});
-}
-
-}  // namespace
+using model::with_width;
 
 const model::Format& named_format(const std::string& name, const char* key) {
   if (const auto f = model::find_format(name)) return **f;
@@ -72,61 +56,85 @@ std::string Operand::element(py::ssize_t flat) const {
   return name_ + (index.empty() ? "" : "[" + text + "]") + " = " + std::string(py::repr(value));
 }
 
-std::vector<std::uint64_t> Operand::bits(const model::Format& f, bool round, bool transposed) const {
-  const auto n = py::ssize_t(array_.size());
-  const auto size = std::size_t(array_.itemsize());
-  const bool values = array_.dtype().kind() == 'f';
-  const model::Format& from = size == 2 ? model::binary16 : size == 4 ? model::binary32 : model::binary64;
+void Operand::check_bits(const model::Format& f) const {
   // The bits a pattern may use: sign, exponent, fraction and padding.
   const int width = f.value_bits() + f.pad_bits;
   const std::uint64_t used = width >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
   const char* base = static_cast<const char*>(array_.data());
-  const bool same = !values || &from == &f;
-  std::vector<std::uint64_t> out(static_cast<std::size_t>(n));
-  with_width(size, [&]<class T>(T) {
-    const auto read = [&](py::ssize_t e) {
+  const auto n = py::ssize_t(array_.size());
+  with_width(std::size_t(array_.itemsize()), [&]<class T>(T) {
+    const auto at = [&](py::ssize_t e) {
       T v;
       std::memcpy(&v, base + std::size_t(e) * sizeof v, sizeof v);
-      std::uint64_t x = v;  // little-endian: the element's bytes are its low bytes
-      if (!values) {
-        if (x & ~used)
-          throw py::value_error(element(e) + " is not a bit pattern of " + std::string(f.name) + " (" +
-                                std::to_string(width) + " bits)");
-      } else if (!same) {
+      return std::uint64_t(v);  // little-endian: the element's bytes are its low bytes
+    };
+    std::uint64_t any = 0;  // (a first pass without branches, the element named only on failure)
+    for (py::ssize_t e = 0; e < n; ++e) any |= at(e) & ~used;
+    for (py::ssize_t e = 0; any && e < n; ++e)
+      if (at(e) & ~used)
+        throw py::value_error(element(e) + " is not a bit pattern of " + std::string(f.name) + " (" +
+                              std::to_string(width) + " bits)");
+  });
+}
+
+// The numpy format of an array of values.
+const model::Format& Operand::value_format() const {
+  const auto size = array_.itemsize();
+  return size == 2 ? model::binary16 : size == 4 ? model::binary32 : model::binary64;
+}
+
+std::vector<std::uint64_t> Operand::bits(const model::Format& f, bool round) const {
+  const auto n = std::size_t(array_.size());
+  const bool values = array_.dtype().kind() == 'f';
+  if (!values) check_bits(f);
+  const model::Format& from = value_format();
+  const bool same = !values || &from == &f;
+  const char* base = static_cast<const char*>(array_.data());
+  std::vector<std::uint64_t> out(n);
+  with_width(std::size_t(array_.itemsize()), [&]<class T>(T) {
+    for (std::size_t e = 0; e < n; ++e) {
+      T v;
+      std::memcpy(&v, base + e * sizeof v, sizeof v);
+      std::uint64_t x = v;
+      if (!same) {
         const model::Result r = model::cvt(f, from, model::Options{}, x);
         if (r.flags & model::Flag::invalid)
-          throw py::value_error(element(e) + " has no encoding in " + std::string(f.name));
+          throw py::value_error(element(py::ssize_t(e)) + " has no encoding in " + std::string(f.name));
         if (!round && (r.flags & (model::Flag::inexact | model::Flag::overflow)))
-          throw py::value_error(element(e) + " is not exact in " + std::string(f.name) +
+          throw py::value_error(element(py::ssize_t(e)) + " is not exact in " + std::string(f.name) +
                                 " (round_inputs='rne' rounds it to nearest even)");
         x = r.bits;
       }
-      return x;
-    };
-    if (!transposed) {
-      for (py::ssize_t e = 0; e < n; ++e) out[std::size_t(e)] = read(e);
-      return;
+      out[e] = x;
     }
-    // Element (r, c) to (c, r), by square tiles that both sides keep in cache.
-    const py::ssize_t R = rows(), C = cols(), tile = 64;
-    for (py::ssize_t r0 = 0; r0 < R; r0 += tile)
-      for (py::ssize_t c0 = 0; c0 < C; c0 += tile)
-        for (py::ssize_t r = r0; r < std::min(R, r0 + tile); ++r)
-          for (py::ssize_t c = c0; c < std::min(C, c0 + tile); ++c) out[std::size_t(c * R + r)] = read(r * C + c);
   });
   return out;
 }
 
-py::array array_of(const std::vector<std::uint64_t>& bits, const std::vector<py::ssize_t>& shape,
-                   const model::Format& f, bool raw) {
-  const int bytes = f.storage_bits <= 8 ? 1 : f.storage_bits <= 16 ? 2 : f.storage_bits <= 32 ? 4 : 8;
+model::BitMatrix Operand::matrix(const model::Format& f, bool round, std::vector<std::uint64_t>& store) const {
+  const bool values = array_.dtype().kind() == 'f';
+  if (values && &value_format() != &f) {
+    store = bits(f, round);
+    return model::BitMatrix::row_major(store, std::size_t(cols()));
+  }
+  if (!values) check_bits(f);
+  return {static_cast<const std::byte*>(array_.data()), int(array_.itemsize()), std::size_t(cols()), 1};
+}
+
+py::array array_for(const std::vector<py::ssize_t>& shape, const model::Format& f, bool raw) {
+  const int bytes = f.storage_bytes();
   std::string type = "uint" + std::to_string(8 * bytes);
   if (!raw && &f == &model::binary16) type = "float16";
   if (!raw && &f == &model::binary32) type = "float32";
   if (!raw && &f == &model::binary64) type = "float64";
-  py::array out(py::dtype(type), shape);
+  return py::array(py::dtype(type), shape);
+}
+
+py::array array_of(const std::vector<std::uint64_t>& bits, const std::vector<py::ssize_t>& shape,
+                   const model::Format& f, bool raw) {
+  py::array out = array_for(shape, f, raw);
   char* p = static_cast<char*>(out.mutable_data());
-  with_width(std::size_t(bytes), [&]<class T>(T) {
+  with_width(std::size_t(out.itemsize()), [&]<class T>(T) {
     for (std::size_t i = 0; i < bits.size(); ++i) {
       const auto v = T(bits[i]);  // (little-endian: the low bytes)
       std::memcpy(p + i * sizeof v, &v, sizeof v);

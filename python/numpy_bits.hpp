@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/format.hpp"
+#include "model/gemm.hpp"
 
 namespace gp::python {
 
@@ -28,19 +29,26 @@ class Operand {
   pybind11::ssize_t rows() const { return array_.shape(0); }
   pybind11::ssize_t cols() const { return array_.shape(1); }
   std::string shape_text() const;  // "16 x 8"
-  // Raw bits of every element in format f in C order (a matrix's transposed: column-major).
-  // ValueError naming the first element that f does not hold: a value not exact in f (unless
-  // round), a NaN or an infinity where f has none, a bit pattern wider than f.
-  std::vector<std::uint64_t> bits(const model::Format& f, bool round, bool transposed = false) const;
+  // Raw bits of every element in format f in C order. ValueError naming the first element that f
+  // does not hold: a value not exact in f (unless round), a NaN or an infinity where f has none, a
+  // bit pattern wider than f.
+  std::vector<std::uint64_t> bits(const model::Format& f, bool round) const;
+  // A matrix's bits in format f as bits() gives them, viewed where the array holds them already
+  // (f's values in their own numpy type, or raw bits: checked, not copied), else held in `store`.
+  model::BitMatrix matrix(const model::Format& f, bool round, std::vector<std::uint64_t>& store) const;
 
  private:
   std::string element(pybind11::ssize_t flat) const;  // "a[1, 5] = 0.1"
+  void check_bits(const model::Format& f) const;      // raw bits: ValueError for one wider than f
+  const model::Format& value_format() const;          // values: binary16, binary32 or binary64
   pybind11::array array_;
   std::string name_;
 };
 
 // Results in format f, shaped `shape`: float16/float32/float64 where numpy has f, else (or with
 // raw) its bit patterns in the narrowest unsigned integer type that holds f's storage.
+// An uninitialized array for results in format f, typed as array_of types them.
+pybind11::array array_for(const std::vector<pybind11::ssize_t>& shape, const model::Format& f, bool raw);
 pybind11::array array_of(const std::vector<std::uint64_t>& bits, const std::vector<pybind11::ssize_t>& shape,
                          const model::Format& f, bool raw);
 

@@ -62,11 +62,47 @@ struct Problem {
   std::size_t m, n, k;
   int kstep;
   std::vector<std::uint64_t> a, bt, c, sa, sbt;
+  // As 64-bit patterns, B (and b's scale factors) given transposed.
   GemmOperands operands() const {
+    const std::size_t s = sa.size() / std::max<std::size_t>(m, 1);
     GemmOperands g;
     g.m = m, g.n = n, g.k = k, g.kstep = kstep;
-    g.a = a, g.bt = bt, g.c = c, g.sa = sa, g.sbt = sbt;
+    g.a = BitMatrix::row_major(a, k);
+    g.b = BitMatrix::row_major(bt, k).transposed();
+    g.c = BitMatrix::row_major(c, n);
+    if (!sa.empty()) g.sa = BitMatrix::row_major(sa, s), g.sb = BitMatrix::row_major(sbt, s).transposed();
     return g;
+  }
+};
+
+// The operands as numpy's arrays pass them: each matrix row-major (B K x N) in the narrowest
+// elements that hold its format's patterns, c left out where it is all +0.
+struct NarrowOperands {
+  std::vector<std::byte> store[5];
+  GemmOperands g;
+  NarrowOperands(const DotConfig& cfg, const Problem& p) {
+    const std::size_t s = p.sa.size() / std::max<std::size_t>(p.m, 1);
+    g.m = p.m, g.n = p.n, g.k = p.k, g.kstep = p.kstep;
+    g.a = narrow(store[0], *cfg.a, BitMatrix::row_major(p.a, p.k), p.m, p.k);
+    g.b = narrow(store[1], *cfg.b, BitMatrix::row_major(p.bt, p.k).transposed(), p.k, p.n);
+    if (std::any_of(p.c.begin(), p.c.end(), [](std::uint64_t x) { return x != 0; }))
+      g.c = narrow(store[2], *cfg.c, BitMatrix::row_major(p.c, p.n), p.m, p.n);
+    if (!p.sa.empty()) {
+      g.sa = narrow(store[3], *cfg.scale, BitMatrix::row_major(p.sa, s), p.m, s);
+      g.sb = narrow(store[4], *cfg.scale, BitMatrix::row_major(p.sbt, s).transposed(), s, p.n);
+    }
+  }
+  static BitMatrix narrow(std::vector<std::byte>& store, const Format& f, const BitMatrix& from, std::size_t rows,
+                          std::size_t cols) {
+    const int bytes = f.storage_bytes();
+    store.resize(rows * cols * std::size_t(bytes));
+    const OutBitMatrix to{store.data(), bytes, cols, 1};
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t c = 0; c < cols; ++c) {
+        const std::uint64_t x = from(r, c);
+        to.put(r, c, 1, &x);
+      }
+    return {store.data(), bytes, cols, 1};
   }
 };
 
@@ -133,14 +169,20 @@ bool matches(const DotConfig& cfg, const Problem& p, const std::vector<std::uint
   const bool fda_kernel = fda_fast::with_format(cfg, []<const Format&>() {});
   for (const GemmKernel kernel : {GemmKernel::best, GemmKernel::avx2, GemmKernel::baseline}) {
     if (kernel != GemmKernel::best && !fda_kernel) break;
+    // 64-bit patterns, B transposed; then narrow elements, B as it is (d narrow too).
     std::vector<std::uint64_t> d(p.m * p.n, 0xDEADBEEF);
-    gemm(cfg, p.operands(), d, threads, kernel);
+    gemm(cfg, p.operands(), OutBitMatrix::row_major(d, p.n), threads, kernel);
+    const NarrowOperands narrow(cfg, p);
+    std::vector<std::byte> d_narrow(p.m * p.n * std::size_t(cfg.d->storage_bytes()), std::byte{0xA5});
+    const OutBitMatrix dn{d_narrow.data(), cfg.d->storage_bytes(), p.n, 1};
+    gemm(cfg, narrow.g, dn, threads, kernel);
     for (std::size_t x = 0; x < d.size(); ++x)
-      if (d[x] != want[x]) {
-        ADD_FAILURE() << what << ", " << threads << " thread(s), kernel " << int(kernel) << ": d[" << x / p.n << "]["
-                      << x % p.n << "] is " << hex(d[x]) << ", Dot chained gives " << hex(want[x]);
-        return false;
-      }
+      for (const auto& [layout, got] : {std::pair{"64-bit", d[x]}, {"narrow", dn(x / p.n, x % p.n)}})
+        if (got != want[x]) {
+          ADD_FAILURE() << what << ", " << threads << " thread(s), kernel " << int(kernel) << ", " << layout << ": d["
+                        << x / p.n << "][" << x % p.n << "] is " << hex(got) << ", Dot chained gives " << hex(want[x]);
+          return false;
+        }
   }
   return true;
 }
@@ -167,6 +209,12 @@ void check_config(const DotConfig& cfg, int kstep, std::mt19937_64& rng, const s
       if (!matches(cfg, p, want, threads, what)) return;
       if (threads > 1 && !matches(cfg, p, want, 1, what)) return;
     }
+  }
+  // c all +0, which the narrow layout leaves out (numpy's matmul without c).
+  if (cfg.c->has_zero()) {
+    Problem p = random_problem(cfg, 6, 20, kstep, rng, 0, true);
+    std::fill(p.c.begin(), p.c.end(), 0);
+    if (!matches(cfg, p, chained(cfg, p), 2, what + " without c")) return;
   }
   // No scale factors given to a scaled configuration: Dot without them (a device's batch has none).
   if (cfg.scale) {

@@ -81,21 +81,18 @@ Expected<std::vector<std::uint64_t>> ReferenceDevice::mma(const MmaBatch& batch)
   if (const std::string why = model::check(dot_config); !why.empty()) return Error{why, ErrorKind::invalid};
   // Each tile is a GEMM of one K step (the batch carries no scale factors: a scaled configuration
   // computes with none, as Dot does without them).
-  std::vector<std::uint64_t> d(*n * sc), bt(sb);
+  std::vector<std::uint64_t> d(*n * sc);
   for (std::size_t t = 0; t < *n; ++t) {
-    const std::uint64_t* b = &batch.b[t * sb];
-    for (int k = 0; k < cfg.k; ++k)
-      for (int j = 0; j < cfg.n; ++j) bt[std::size_t(j) * cfg.k + k] = b[std::size_t(k) * cfg.n + j];
-    const model::GemmOperands g{std::size_t(cfg.m),
-                                std::size_t(cfg.n),
-                                std::size_t(cfg.k),
-                                cfg.k,
-                                batch.a.subspan(t * sa, sa),
-                                bt,
-                                batch.c.subspan(t * sc, sc),
-                                {},
-                                {}};
-    model::gemm(dot_config, g, std::span(d).subspan(t * sc, sc), 1);
+    const model::GemmOperands g{.m = std::size_t(cfg.m),
+                                .n = std::size_t(cfg.n),
+                                .k = std::size_t(cfg.k),
+                                .kstep = cfg.k,
+                                .a = model::BitMatrix::row_major(batch.a.subspan(t * sa, sa), std::size_t(cfg.k)),
+                                .b = model::BitMatrix::row_major(batch.b.subspan(t * sb, sb), std::size_t(cfg.n)),
+                                .c = model::BitMatrix::row_major(batch.c.subspan(t * sc, sc), std::size_t(cfg.n)),
+                                .sa = {},
+                                .sb = {}};
+    model::gemm(dot_config, g, model::OutBitMatrix::row_major(std::span(d).subspan(t * sc, sc), std::size_t(cfg.n)), 1);
   }
   return d;
 }
