@@ -100,12 +100,14 @@ std::string value_text(const DotParameterValue& v) {
 
 // One trial's measures of one result against the exact sum.
 struct Measure {
-  double rel = 0, signed_rel = 0, normwise = 0;
+  double d = 0, exact = 0, rel = 0, signed_rel = 0, normwise = 0;
   bool correctly_rounded = false;
 };
 
 Measure measure(const ExactSum& exact, double exact_value, double abs_sum, const Format& f, std::uint64_t r) {
   Measure m;
+  m.exact = exact_value;
+  m.d = finite(f, r) ? value_of(f, r) : kNaN;
   if (!finite(f, r)) {
     m.rel = m.normwise = kInf;
     m.signed_rel = kNaN;
@@ -365,6 +367,16 @@ float numpy_pairwise_sum(const float* x, long n) {
   return numpy_pairwise_sum(x, n2) + numpy_pairwise_sum(x + n2, n - n2);
 }
 
+float numpy_add_reduce(const float* x, long n) {
+  float s = 0.f;
+  for (long i = 0; i < n; i += kNumpyBuffer) s += numpy_pairwise_sum(x + i, std::min(kNumpyBuffer, n - i));
+  return s;
+}
+
+int numpy_add_reduce_depth(long n) {
+  return numpy_pairwise_depth(std::min(n, kNumpyBuffer)) + int((n + kNumpyBuffer - 1) / kNumpyBuffer);
+}
+
 int numpy_pairwise_depth(long n) {
   if (n < 8) return int(std::max(0L, n - 1));
   if (n <= 128) return int((n - n % 8) / 8 - 1 + 3 + n % 8);
@@ -429,7 +441,7 @@ ErrorReport analyse_error(const ErrorUnit& unit, const ErrorRequest& req,
       "(b+1) 2^-F; ocfda twice that; the fdrda family b 2^-F + 4 2^-24); Blanchard, Higham, Lopez, Mary, "
       "Pranesh 2020 (block FMA, internal precision u_int = 2^-F), underflow and the alignment floor "
       "ignored; none for gps, tree, or carry bits too few for b + 1 terms. binary32: (1+2^-24)^n - 1, "
-      "n = K FMAs, or the pairwise sum's deepest path plus the product's and c's roundings";
+      "n = K FMAs, or the pairwise sum's deepest path (over c and the K products) plus the product's rounding";
   rep.probabilistic_bound =
       "Higham and Mary 2019: gamma~_m(lambda) = exp(lambda sqrt(m) u + m u^2/(1-u)) - 1 over the m roundings "
       "to nearest (independent, mean zero), times (1+beta)^m for the alignment (biased, kept deterministic); "
@@ -489,7 +501,8 @@ ErrorReport analyse_error(const ErrorUnit& unit, const ErrorRequest& req,
       slot(v) = measure(exact, exact_value, abs_value, *cfg.d, d);
     }
     // binary32: the inputs converted (exactly where narrower), c first.
-    std::vector<float> a32(in.a.size()), b32(in.b.size()), p(in.a.size());
+    // numpy's np.add.reduce([c, p_0, ..., p_K-1]) hands the whole array, c included, to its pairwise sum.
+    std::vector<float> a32(in.a.size()), b32(in.b.size()), cp(in.a.size() + 1);
     for (std::size_t i = 0; i < a32.size(); ++i) {
       a32[i] = float_of(af, in.a[i]);
       b32[i] = float_of(bf, in.b[i]);
@@ -497,8 +510,9 @@ ErrorReport analyse_error(const ErrorUnit& unit, const ErrorRequest& req,
     const float c32 = float_of(cf, in.c);
     float chain = c32;
     for (std::size_t i = 0; i < a32.size(); ++i) chain = std::fma(a32[i], b32[i], chain);
-    for (std::size_t i = 0; i < a32.size(); ++i) p[i] = a32[i] * b32[i];
-    const float pairwise = c32 + numpy_pairwise_sum(p.data(), long(p.size()));
+    cp[0] = c32;
+    for (std::size_t i = 0; i < a32.size(); ++i) cp[i + 1] = a32[i] * b32[i];
+    const float pairwise = numpy_add_reduce(cp.data(), long(cp.size()));
     slot(nv) = measure(exact, exact_value, abs_value, binary32, std::bit_cast<std::uint32_t>(chain));
     slot(nv + 1) = measure(exact, exact_value, abs_value, binary32, std::bit_cast<std::uint32_t>(pairwise));
   };
@@ -548,6 +562,8 @@ ErrorReport analyse_error(const ErrorUnit& unit, const ErrorRequest& req,
           sum_rel += m.rel;
           sum_signed += m.signed_rel;
           correct += m.correctly_rounded;
+          e.trial_d.push_back(m.d);
+          e.trial_exact.push_back(m.exact);
           e.trial_rel.push_back(m.signed_rel);
           e.trial_normwise.push_back(m.normwise);
         }
@@ -564,7 +580,7 @@ ErrorReport analyse_error(const ErrorUnit& unit, const ErrorRequest& req,
           // Inputs wider than binary32 are rounded on conversion: no bound given.
           const DotConfig& base = *cfgs[0][ki];
           const bool exact_in = base.a->precision() <= 24 && base.b->precision() <= 24 && base.c->precision() <= 24;
-          const double n = s == nv ? double(k) : double(numpy_pairwise_depth(k) + 2);
+          const double n = s == nv ? double(k) : double(numpy_add_reduce_depth(k + 1) + 1);
           b = exact_in ? ErrorBounds{gamma_det(n, 0x1p-24), gamma_tilde(n, 0x1p-24, req.lambda)}
                        : ErrorBounds{kNaN, kNaN};
         }

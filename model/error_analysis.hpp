@@ -79,8 +79,11 @@ struct ErrorSeries {
   // max over trials of |d - exact| / (|c| + sum |a_i b_i|): the quantity the bounds bound.
   std::vector<double> max_normwise;
   std::vector<double> bound_deterministic, bound_probabilistic;
-  // Per trial (ks.size() x trials): d - exact over |exact| and over |c| + sum |a_i b_i|.
-  std::vector<double> trial_rel, trial_normwise;
+  // Per trial (ks.size() x trials, row by K): d (its value; NaN where not finite), (d - exact) /
+  // |exact|, and |d - exact| / (|c| + sum |a_i b_i|).
+  std::vector<double> trial_d, trial_rel, trial_normwise;
+  // Per trial: the exact result rounded to nearest even into binary64.
+  std::vector<double> trial_exact;
 };
 
 struct ErrorReport {
@@ -106,10 +109,17 @@ struct ErrorInputs {
 ErrorInputs error_inputs(const DotConfig& cfg, int kstep, ErrorDistribution dist, int k, int trial, std::uint64_t seed);
 
 // numpy's float32 pairwise sum (np.add.reduce's inner loop, pairwise_sum in
-// numpy/core/src/umath/loops_utils.h.src), in its order exactly.
+// numpy/core/src/umath/loops_utils.h.src), in its order exactly: below 8 elements sequential from
+// 0, up to 128 eight accumulators combined ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)) then the rest in
+// order, above that halves split at a multiple of 8.
 float numpy_pairwise_sum(const float* x, long n);
-// The most roundings one summand of numpy_pairwise_sum(n) goes through.
+// np.add.reduce(x) of a contiguous float32 array (numpy 1.24, as measured): its iterator hands the
+// sum its buffer's 8192 elements at a time, each chunk's pairwise sum added in turn to 0.
+inline constexpr long kNumpyBuffer = 8192;
+float numpy_add_reduce(const float* x, long n);
+// The most roundings one summand of numpy_pairwise_sum(n), numpy_add_reduce(n) goes through.
 int numpy_pairwise_depth(long n);
+int numpy_add_reduce_depth(long n);
 
 // The bounds on |d - exact| / (|c| + sum |a_i b_i|) of the unit over K products, K a multiple of
 // kstep (0: one call), lambda the probabilistic bound's; NaN where no bound applies.
