@@ -290,26 +290,19 @@ ErrorInputs error_inputs(const DotConfig& cfg, int kstep, ErrorDistribution dist
   const auto uk = std::size_t(k);
   switch (dist) {
     case ErrorDistribution::normal:
-      in.c = round_into(cf, rng.normal());
-      for (std::size_t i = 0; i < uk; ++i) {
-        in.a[i] = round_into(af, rng.normal());
-        in.b[i] = round_into(bf, rng.normal());
-      }
-      break;
     case ErrorDistribution::large_products:
-      in.c = round_into(cf, rng.normal());
+    case ErrorDistribution::uniform_positive: {
+      // c, then a_i and b_i in turn, of one law each.
+      const bool uniform = dist == ErrorDistribution::uniform_positive;
+      const double scale = dist == ErrorDistribution::large_products ? 1000 : 1;
+      const auto draw = [&] { return uniform ? rng.uniform() : rng.normal(); };
+      in.c = round_into(cf, draw());
       for (std::size_t i = 0; i < uk; ++i) {
-        in.a[i] = round_into(af, 1000 * rng.normal());
-        in.b[i] = round_into(bf, 1000 * rng.normal());
+        in.a[i] = round_into(af, scale * draw());
+        in.b[i] = round_into(bf, scale * draw());
       }
       break;
-    case ErrorDistribution::uniform_positive:
-      in.c = round_into(cf, rng.uniform());
-      for (std::size_t i = 0; i < uk; ++i) {
-        in.a[i] = round_into(af, rng.uniform());
-        in.b[i] = round_into(bf, rng.uniform());
-      }
-      break;
+    }
     case ErrorDistribution::cancellation: {
       in.c = round_into(cf, rng.normal());
       const std::size_t h = uk / 2;

@@ -68,6 +68,24 @@ def _grid(plt, doc, title):
     return fig, list(zip(names, axes.flat))
 
 
+def _finish(ax, name, ylabel, log_y=True):
+    ax.set_xscale("log", base=2)
+    if log_y:
+        ax.set_yscale("log")
+    ax.set_xlabel("K")
+    ax.set_ylabel(ylabel)
+    ax.set_title(name)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="x-small")
+
+
+def _save(plt, fig, path):
+    fig.tight_layout()
+    fig.savefig(path, format="svg")
+    plt.close(fig)
+    return path
+
+
 def _title(doc):
     u = doc["unit"]
     return "{} ({} x {} -> {}), {} trials".format(u["label"], u["a_format"], u["b_format"], u["d_format"], doc["trials"])
@@ -94,17 +112,8 @@ def plot_error(report, path):
                     b = _values(s.get(key))
                     if b is not None:
                         ax.plot(ks, _positive(b), color="k", linestyle=dash, label=what)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("K")
-        ax.set_ylabel("relative error")
-        ax.set_title(name)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize="x-small")
-    fig.tight_layout()
-    fig.savefig(path, format="svg")
-    plt.close(fig)
-    return path
+        _finish(ax, name, "relative error")
+    return _save(plt, fig, path)
 
 
 def plot_bias(report, path):
@@ -122,17 +131,9 @@ def plot_bias(report, path):
             floor = min([floor] + [abs(y) for y in ys if y == y and y != 0])
             ax.plot(ks, ys, label="unit" if s["kind"] == "unit" else s["label"], **style)
         ax.axhline(0, color="k", linewidth=0.8)
-        ax.set_xscale("log", base=2)
         ax.set_yscale("symlog", linthresh=floor if math.isfinite(floor) else 1e-9)
-        ax.set_xlabel("K")
-        ax.set_ylabel("mean signed relative error")
-        ax.set_title(name)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="x-small")
-    fig.tight_layout()
-    fig.savefig(path, format="svg")
-    plt.close(fig)
-    return path
+        _finish(ax, name, "mean signed relative error", log_y=False)
+    return _save(plt, fig, path)
 
 
 def plot_what_if(report, path):
@@ -148,17 +149,8 @@ def plot_what_if(report, path):
             label = "unit" if s["kind"] == "unit" else s["label"]
             ax.plot(ks, _positive(_values(s["max_rel"])), label=label + " max", **style)
             ax.plot(ks, _positive(_values(s["mean_rel"])), color=style["color"], linestyle=":", alpha=0.7)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("K")
-        ax.set_ylabel("relative error (dotted: mean)")
-        ax.set_title(name)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize="x-small")
-    fig.tight_layout()
-    fig.savefig(path, format="svg")
-    plt.close(fig)
-    return path
+        _finish(ax, name, "relative error (dotted: mean)")
+    return _save(plt, fig, path)
 
 
 def plot_all(report, out_dir):
