@@ -3,11 +3,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -168,6 +170,15 @@ int run_error(const ErrorArgs& a, std::ostream& out, std::ostream& err) {
   if (const int rc = unit_of(a, u, err); rc != kExitOk) return rc;
   model::ErrorRequest r;
   if (const int rc = request_of(a, u, r, err); rc != kExitOk) return rc;
+  // The output files' folders before any work: a run whose results cannot be written does not start.
+  for (const std::string* f : {&a.json, &a.csv}) {
+    if (f->empty()) continue;
+    const fs::path dir = fs::absolute(*f).parent_path();
+    if (::access(dir.c_str(), W_OK) != 0) {
+      err << input::error_line(fmt::format("cannot write {}: {}", *f, std::strerror(errno)));
+      return kExitWriteFailed;
+    }
+  }
   if (!a.out.empty()) {
     std::error_code ec;
     fs::create_directories(a.out, ec);
