@@ -107,8 +107,8 @@ def plot_error(report, path):
             ax.plot(ks, _positive(_values(s["mean_rel"])), label=label + " mean", color=style["color"],
                     linestyle=":", alpha=0.7)
             if s["kind"] == "unit":
-                for key, dash, what in (("bound_deterministic", "--", "deterministic bound"),
-                                        ("bound_probabilistic", "-.", "probabilistic bound")):
+                for key, dash, what in (("bound_deterministic", "--", "deterministic bound (normwise)"),
+                                        ("bound_probabilistic", "-.", "probabilistic bound (normwise)")):
                     b = _values(s.get(key))
                     if b is not None:
                         ax.plot(ks, _positive(b), color="k", linestyle=dash, label=what)

@@ -186,3 +186,17 @@ def test_cli_out_draws_the_plots(binary, tmp_path):
     assert run.returncode == 0, run.stderr
     assert "plots not drawn" in (other / "error.txt").read_text()
     assert not list(other.glob("*.svg"))
+
+
+def test_bounds_hold_for_every_instruction():
+    # Every row of the table (and a round-toward-zero variant of each fused one), K from the
+    # instruction's to 16 times it, two trials of each distribution: no trial beyond its bounds.
+    for ins in gpuparanoia.instructions():
+        fused = ins["algorithm"] not in ("sfma", "gps", "tree")
+        r = gpuparanoia.error_analysis(
+            instruction=ins["id"], ks=[ins["k"], 16 * ins["k"]], trials=2, what_if="out_rounding=rz" if fused else None
+        )
+        for s in r["series"]:
+            for key in ("bound_deterministic", "bound_probabilistic"):
+                if s[key] is not None:
+                    assert np.all(s["max_normwise"] <= s[key]), (ins["id"], s["label"], s["distribution"], key)
