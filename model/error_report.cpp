@@ -110,10 +110,12 @@ std::string error_csv(const ErrorReport& r) {
 
 std::string error_text(const ErrorUnit& u, const ErrorReport& r) {
   std::string s = fmt::format(
-      "Error analysis of {} ({}), {} x {} -> {} (c {}), {} products per call\n{}\n{} trials per K and "
+      "Error analysis of {} ({}), {} x {} -> {} (c {}), {} products per call{}\n{}\n{} trials per K and "
       "distribution, seed {}\n\n",
       u.label, name(u.config.algorithm), u.config.a->name, u.config.b->name, u.config.d->name, u.config.c->name,
-      u.kstep > 0 ? std::to_string(u.kstep) : "all K", u.command, r.trials, r.seed);
+      u.kstep > 0 ? std::to_string(u.kstep) : "all K",
+      u.kstep > 0 ? fmt::format(", each call's d ({}) the next call's c", u.config.d->name) : "", u.command, r.trials,
+      r.seed);
   s += "rel: |d - exact| / |exact|; bias: mean of (d - exact) / |exact|; correct: share of d equal to the exact\n"
        "result rounded to nearest even into d's format; normwise: max |d - exact| / (|c| + sum |a_i b_i|), the\n"
        "quantity the bounds bound (the bound holds on a trial when normwise <= bound).\n\n";
