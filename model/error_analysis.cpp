@@ -264,7 +264,7 @@ std::optional<WhatIf> parse_what_if(std::string_view text, std::string& error) {
 
 std::string check(const ErrorUnit& u, const ErrorRequest& r) {
   if (r.ks.empty()) return "no K to run";
-  if (r.trials < 1) return "--trials: at least 1";
+  if (r.trials < 1) return "trials: at least 1";
   for (int k : r.ks) {
     if (k < 1 || k > (1 << 20)) return "K = " + std::to_string(k) + ": must lie in 1..1048576";
     if (u.kstep > 0 && k % u.kstep != 0)
@@ -273,7 +273,7 @@ std::string check(const ErrorUnit& u, const ErrorRequest& r) {
   const int kcall = u.kstep > 0 ? u.kstep : r.ks.back();
   if (DotConfigOrError c = u.variant(kcall, {}); !c.config) return c.error;
   for (const WhatIf& w : r.what_ifs)
-    if (DotConfigOrError c = u.variant(kcall, w.parameters); !c.config) return "--what-if " + w.label + ": " + c.error;
+    if (DotConfigOrError c = u.variant(kcall, w.parameters); !c.config) return "what-if " + w.label + ": " + c.error;
   return "";
 }
 
