@@ -22,6 +22,7 @@
 #include "model/ops.hpp"
 #include "model/scalar_unit.hpp"
 #include "python/numpy_bits.hpp"
+#include "python/unit.hpp"
 #include "tests_mma/identify/fit.hpp"
 
 namespace py = pybind11;
@@ -33,14 +34,8 @@ namespace {
 using model::DotConfig;
 using model::Format;
 
-// What evaluates one output element over `k` products; longer K chains it.
-struct Unit {
-  DotConfig cfg;
-  int k = 0;         // products per evaluation (the instruction's K); 0: the whole K at once
-  std::string name;  // for messages: the instruction, or the algorithm
-};
+}  // namespace
 
-// A keyword argument of the parameters as a model::DotParameterValue; TypeError otherwise.
 model::DotParameterValue parameter_value(const std::string& key, const py::handle& v) {
   if (v.is_none()) return std::monostate{};
   if (py::isinstance<py::bool_>(v)) return v.cast<bool>();
@@ -64,6 +59,8 @@ model::DotParameterValue parameter_value(const std::string& key, const py::handl
   throw py::type_error(key + ": None, a bool, an int, a str or a list of str, not " +
                        std::string(py::str(v.get_type().attr("__name__"))));
 }
+
+namespace {
 
 // Python objects and nlohmann's JSON, through Python's json module (a NaN or another value JSON
 // cannot hold is a ValueError).
@@ -150,6 +147,8 @@ const Format& format_arg(const char* key, const py::object& v) {
   return named_format(v.cast<std::string>(), key);
 }
 
+}  // namespace
+
 Unit resolve_unit(const py::object& instruction, const py::object& profile, const py::object& config,
                   const py::object& algorithm, const py::object& a_format, const py::object& b_format,
                   const py::object& c_format, const py::object& d_format, const py::kwargs& parameters, int k) {
@@ -202,6 +201,8 @@ Unit resolve_unit(const py::object& instruction, const py::object& profile, cons
   if (!cfg.config) throw py::value_error(cfg.error);
   return {*cfg.config, cfg.config->tree ? cfg.config->tree->k : 0, alg_name};
 }
+
+namespace {
 
 // round_inputs=: None (values must be exact) or 'rne'.
 bool round_inputs_of(const py::object& v) {
@@ -784,4 +785,5 @@ PYBIND11_MODULE(gpuparanoia, m) {
   m.def("profile", &gp::python::profile, gp::python::kProfileDoc, py::arg("path_or_name"));
   m.def("formats", &gp::python::formats, gp::python::kFormatsDoc);
   m.def("instructions", &gp::python::instructions, gp::python::kInstructionsDoc);
+  gp::python::register_error_analysis(m);
 }

@@ -64,3 +64,44 @@ def fit(
 def profile(path_or_name: _Profile) -> Any: ...
 def formats() -> list[dict[str, Any]]: ...
 def instructions() -> list[dict[str, Any]]: ...
+# A what-if: "KEY=VALUE[,KEY=VALUE]" or {key: value}, or a list of them.
+_WhatIf = str | dict[str, _Parameter]
+
+def error_analysis(
+    *,
+    instruction: str | None = None,
+    profile: _Profile | None = None,
+    config: str | None = None,
+    algorithm: str | None = None,
+    a_format: str | None = None,
+    b_format: str | None = None,
+    c_format: str | None = None,
+    d_format: str | None = None,
+    ks: Sequence[int] | None = None,
+    k_max: int = 65536,
+    trials: int = 20,
+    seed: int = 1,
+    distributions: Sequence[str] | None = None,
+    what_if: _WhatIf | Sequence[_WhatIf] | None = None,
+    lambda_: float = 6.0,
+    threads: int | None = None,
+    samples: bool = False,
+    **parameters: _Parameter,
+) -> dict[str, Any]: ...  # the JSON document of `gpuparanoia error`, statistics as numpy arrays
+def error_inputs(
+    k: int,
+    distribution: str,
+    trial: int,
+    *,
+    seed: int = 1,
+    instruction: str | None = None,
+    profile: _Profile | None = None,
+    config: str | None = None,
+    algorithm: str | None = None,
+    a_format: str | None = None,
+    b_format: str | None = None,
+    c_format: str | None = None,
+    d_format: str | None = None,
+    bits: bool = False,
+    **parameters: _Parameter,
+) -> dict[str, npt.NDArray[Any]]: ...
