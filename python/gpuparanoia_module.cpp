@@ -1,11 +1,13 @@
-// The Python module `gpuparanoia`: the reference model's MMA units as a numpy matmul (README, From
-// Python). Arrays are converted to raw bits of the unit's formats under the GIL, every check done
-// there; the dot products then run on worker threads with the GIL released.
+// The extension `gpuparanoia._core`, which the package `gpuparanoia` re-exports (python/gpuparanoia/):
+// the reference model's MMA units as a numpy matmul (README, From Python). Arrays are converted to raw bits of the
+// unit's formats under the GIL, every check done there; the dot products then run on worker threads with the GIL
+// released.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -15,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "audit/report/compare.hpp"
+#include "audit/report/result_check.hpp"
 #include "backends/reference/profile.hpp"
 #include "model/dot_parameters.hpp"
 #include "model/gemm.hpp"
@@ -212,7 +216,7 @@ bool round_inputs_of(const py::object& v) {
 }
 
 // The docstrings: numpy's layout (Parameters, Returns, Raises), after the signature pybind11 writes
-// from the arguments. python/gpuparanoia-stubs/__init__.pyi types the same arguments.
+// from the arguments. python/gpuparanoia/_core.pyi types the same arguments.
 const char* const kMatmulDocHead =
     R"(D = C + A B as the reference model computes it, bit for bit as `gpuparanoia model dot`.
 
@@ -764,15 +768,61 @@ py::dict fit(const py::object& a, const py::object& b, const py::object& c, cons
   return out;
 }
 
+const char* const kCompareDoc = R"(What differs between two result documents, as `gpuparanoia compare` reports it.
+
+Parameters
+----------
+a, b : dict
+    Result documents (a result JSON of `gpuparanoia run --json` or `--out`, read with json.load).
+
+Returns
+-------
+dict
+    a, b (each device as compare names it), compared_findings (how many findings were matched by
+    probe and target), differences (a list of dict: where, a, b, the values rendered, (absent)
+    where one side has none), text and markdown (compare's report in each form).
+
+Raises
+------
+ValueError
+    A document whose keys do not have the schema's types (the key named).)";
+
+py::dict compare(const py::object& a, const py::object& b) {
+  std::array<nlohmann::json, 2> docs;
+  for (int i = 0; i < 2; ++i) {
+    const char* key = i == 0 ? "a" : "b";
+    docs[std::size_t(i)] = to_json(i == 0 ? a : b, key);
+    if (const auto err = audit::check_result(docs[std::size_t(i)]))
+      throw py::value_error(std::string(key) + ": " + err->text());
+  }
+  const audit::Comparison c = audit::compare_results(docs[0], docs[1]);
+  py::list differences;
+  for (const audit::Difference& d : c.differences) {
+    py::dict e;
+    e["where"] = d.where;
+    e["a"] = d.a;
+    e["b"] = d.b;
+    differences.append(e);
+  }
+  py::dict out;
+  out["a"] = c.a_name;
+  out["b"] = c.b_name;
+  out["compared_findings"] = c.compared_findings;
+  out["differences"] = differences;
+  out["text"] = audit::comparison_text(c);
+  out["markdown"] = audit::comparison_markdown(c);
+  return out;
+}
+
 }  // namespace
 
 }  // namespace gp::python
 
-PYBIND11_MODULE(gpuparanoia, m) {
+PYBIND11_MODULE(_core, m) {
   m.doc() =
       "gpuparanoia's bit-accurate reference model of GPU arithmetic: matmul (MMA instructions, device profiles, "
       "algorithms), scalar (correctly rounded operations, a device's units), fit (a model from captured dot products), "
-      "profile, formats, instructions.";
+      "profile, formats, instructions, compare (two results, as `gpuparanoia compare`).";
   static const std::string matmul_doc = gp::python::matmul_doc();
   m.def("matmul", &gp::python::matmul, matmul_doc.c_str(), py::arg("a"), py::arg("b"), py::arg("c") = py::none(),
         py::kw_only(), py::arg("instruction") = py::none(), py::arg("profile") = py::none(),
@@ -792,4 +842,5 @@ PYBIND11_MODULE(gpuparanoia, m) {
   m.def("profile", &gp::python::profile, gp::python::kProfileDoc, py::arg("path_or_name"));
   m.def("formats", &gp::python::formats, gp::python::kFormatsDoc);
   m.def("instructions", &gp::python::instructions, gp::python::kInstructionsDoc);
+  m.def("compare", &gp::python::compare, gp::python::kCompareDoc, py::arg("a"), py::arg("b"));
 }

@@ -1,6 +1,7 @@
-# Type stubs of the compiled module (python/gpuparanoia_module.cpp, which holds the docstrings),
-# installed beside it as a stub-only package (PEP 561). python/tests/test_stubs.py holds them to the
-# module: the same names, parameters and defaults.
+# Type stubs of the compiled module gpuparanoia._core (python/gpuparanoia_module.cpp, which holds the
+# docstrings), beside it in the package, which py.typed marks as typed (PEP 561); the package's
+# __init__.py re-exports its names. python/tests/test_stubs.py holds them to the module: the same
+# names, parameters and defaults.
 from collections.abc import Sequence
 from os import PathLike
 from typing import Any, Literal
@@ -64,3 +65,4 @@ def fit(
 def profile(path_or_name: _Profile) -> Any: ...
 def formats() -> list[dict[str, Any]]: ...
 def instructions() -> list[dict[str, Any]]: ...
+def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]: ...
