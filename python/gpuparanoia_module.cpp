@@ -7,7 +7,6 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -18,12 +17,14 @@
 #include <vector>
 
 #include "audit/report/compare.hpp"
+#include "audit/report/report.hpp"
 #include "audit/report/result_check.hpp"
 #include "backends/reference/profile.hpp"
 #include "model/dot_parameters.hpp"
 #include "model/gemm.hpp"
 #include "model/mma_instructions.hpp"
 #include "model/ops.hpp"
+#include "model/summation_tree.hpp"
 #include "model/scalar_unit.hpp"
 #include "python/numpy_bits.hpp"
 #include "tests_mma/identify/fit.hpp"
@@ -768,6 +769,77 @@ py::dict fit(const py::object& a, const py::object& b, const py::object& c, cons
   return out;
 }
 
+const char* const kHeadlinesDoc = R"(A result's identified arithmetic, one line per format and MMA configuration.
+
+Parameters
+----------
+doc : dict
+    A result document.
+
+Returns
+-------
+list of str
+    The lines of the closing summary of `gpuparanoia run`: "binary32: add rne; mul rne; ...", and
+    per MMA configuration its identified model.
+
+Raises
+------
+ValueError
+    A document whose keys do not have the schema's types.)";
+
+nlohmann::json checked_result(const py::object& doc, const char* key) {
+  nlohmann::json j = to_json(doc, key);
+  if (const auto err = audit::check_result(j)) throw py::value_error(std::string(key) + ": " + err->text());
+  return j;
+}
+
+std::vector<std::string> result_headlines(const py::object& doc) {
+  return audit::headline_lines(checked_result(doc, "doc"));
+}
+
+const char* const kFindingTreeDoc = R"(The summation tree a finding of a result names, as the reports draw it.
+
+Parameters
+----------
+finding : dict
+    One entry of a result's findings.
+
+Returns
+-------
+str or None
+    The tree's text form (canonical), from the tree-shape probe's tree or an identified model whose
+    algorithm is tree, when it parses over the configuration's K; None otherwise.)";
+
+py::object finding_tree(const py::object& finding) {
+  const auto tree = audit::finding_tree(to_json(finding, "finding"));
+  return tree ? py::object(py::str(tree->text())) : py::object(py::none());
+}
+
+const char* const kTreeDotDoc = R"(A summation tree drawn in Graphviz's DOT (for `dot -Tsvg`), as the reports draw it.
+
+Parameters
+----------
+text : str
+    The tree in its text form, e.g. "((p0+p1)+p2)+c" (the tree parameter of profiles and of
+    `gpuparanoia model dot --tree`); K is the number of products it names.
+
+Returns
+-------
+str
+    A DOT digraph: sums as circles labelled "+", products and c as boxes, each annotation beside
+    its label, the root on top.
+
+Raises
+------
+ValueError
+    Text that is not a tree (why).)";
+
+std::string summation_tree_dot(const std::string& text) {
+  const model::TreeParse parsed = model::parse_summation_tree(text);
+  if (!parsed.tree) throw py::value_error("text: " + parsed.error);
+  return parsed.tree->dot();
+}
+
 const char* const kCompareDoc = R"(What differs between two result documents, as `gpuparanoia compare` reports it.
 
 Parameters
@@ -788,14 +860,7 @@ ValueError
     A document whose keys do not have the schema's types (the key named).)";
 
 py::dict compare(const py::object& a, const py::object& b) {
-  std::array<nlohmann::json, 2> docs;
-  for (int i = 0; i < 2; ++i) {
-    const char* key = i == 0 ? "a" : "b";
-    docs[std::size_t(i)] = to_json(i == 0 ? a : b, key);
-    if (const auto err = audit::check_result(docs[std::size_t(i)]))
-      throw py::value_error(std::string(key) + ": " + err->text());
-  }
-  const audit::Comparison c = audit::compare_results(docs[0], docs[1]);
+  const audit::Comparison c = audit::compare_results(checked_result(a, "a"), checked_result(b, "b"));
   py::list differences;
   for (const audit::Difference& d : c.differences) {
     py::dict e;
@@ -822,7 +887,9 @@ PYBIND11_MODULE(_core, m) {
   m.doc() =
       "gpuparanoia's bit-accurate reference model of GPU arithmetic: matmul (MMA instructions, device profiles, "
       "algorithms), scalar (correctly rounded operations, a device's units), fit (a model from captured dot products), "
-      "profile, formats, instructions, compare (two results, as `gpuparanoia compare`).";
+      "profile, formats, instructions, compare (two results, as `gpuparanoia compare`), result_headlines, "
+      "finding_tree, summation_tree_dot (the reports' "
+      "pieces, for the results site gpuparanoia.site).";
   static const std::string matmul_doc = gp::python::matmul_doc();
   m.def("matmul", &gp::python::matmul, matmul_doc.c_str(), py::arg("a"), py::arg("b"), py::arg("c") = py::none(),
         py::kw_only(), py::arg("instruction") = py::none(), py::arg("profile") = py::none(),
@@ -843,4 +910,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("formats", &gp::python::formats, gp::python::kFormatsDoc);
   m.def("instructions", &gp::python::instructions, gp::python::kInstructionsDoc);
   m.def("compare", &gp::python::compare, gp::python::kCompareDoc, py::arg("a"), py::arg("b"));
+  m.def("result_headlines", &gp::python::result_headlines, gp::python::kHeadlinesDoc, py::arg("doc"));
+  m.def("finding_tree", &gp::python::finding_tree, gp::python::kFindingTreeDoc, py::arg("finding"));
+  m.def("summation_tree_dot", &gp::python::summation_tree_dot, gp::python::kTreeDotDoc, py::arg("text"));
 }

@@ -75,9 +75,10 @@ std::optional<int> config_k(std::string_view config) {
   return shape.k;
 }
 
-// The summation tree a finding names: the tree-shape probe's "tree", or the identified model's when
-// its algorithm is "tree". Only one that parses over the configuration's K: a result is outside
-// input, and a tree over other products would not be the unit's.
+}  // namespace
+
+// Only a tree that parses over the configuration's K: a result is outside input, and a tree over
+// other products would not be the unit's.
 std::optional<model::SummationTree> finding_tree(const json& f) {
   const json& p = member(f, "parameters");
   std::string text = str(p, "tree");
@@ -86,6 +87,8 @@ std::optional<model::SummationTree> finding_tree(const json& f) {
   if (text.empty() || !k) return std::nullopt;
   return model::parse_summation_tree(text, *k).tree;
 }
+
+namespace {
 
 struct Counts {
   int ok = 0, unsupported = 0, error = 0;

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "model/summation_tree.hpp"
 
 namespace gp::audit {
 
@@ -16,5 +19,8 @@ std::string results_table(const std::vector<nlohmann::json>& docs);
 // The same headline as lines for a closing summary: "binary32: add rne, mul rne, div rne, fma()
 // unfused, a*b+c unfused, subnormals preserve/preserve/preserve, 0 mismatches in 100000".
 std::vector<std::string> headline_lines(const nlohmann::json& doc);
+// The summation tree a finding names: the tree-shape probe's "tree", or the identified model's when
+// its algorithm is "tree"; only one that parses over its configuration's K.
+std::optional<model::SummationTree> finding_tree(const nlohmann::json& finding);
 
 }  // namespace gp::audit
