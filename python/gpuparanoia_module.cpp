@@ -5,6 +5,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "audit/report/compare.hpp"
+#include "audit/report/graphviz.hpp"
 #include "audit/report/report.hpp"
 #include "audit/report/result_check.hpp"
 #include "backends/reference/profile.hpp"
@@ -879,6 +881,26 @@ py::dict compare(const py::object& a, const py::object& b) {
   return out;
 }
 
+const char* const kDrawSvgDoc = R"(Graphviz's `dot` drawing a DOT file as SVG, as the reports draw summation trees.
+
+Parameters
+----------
+dot_file : str or os.PathLike
+    The DOT file (summation_tree_dot's text, written to a file).
+svg : str or os.PathLike
+    The SVG file to write.
+
+Returns
+-------
+str
+    An empty string when svg was written; else why not: Graphviz is not installed, dot failed or
+    took too long (run without a shell; never an exception).)";
+
+std::string draw_svg(const std::filesystem::path& dot_file, const std::filesystem::path& svg) {
+  py::gil_scoped_release unlocked;  // dot runs apart; other Python threads go on
+  return audit::draw_svg(dot_file, svg);
+}
+
 }  // namespace
 
 }  // namespace gp::python
@@ -913,4 +935,5 @@ PYBIND11_MODULE(_core, m) {
   m.def("result_headlines", &gp::python::result_headlines, gp::python::kHeadlinesDoc, py::arg("doc"));
   m.def("finding_tree", &gp::python::finding_tree, gp::python::kFindingTreeDoc, py::arg("finding"));
   m.def("summation_tree_dot", &gp::python::summation_tree_dot, gp::python::kTreeDotDoc, py::arg("text"));
+  m.def("draw_svg", &gp::python::draw_svg, gp::python::kDrawSvgDoc, py::arg("dot_file"), py::arg("svg"));
 }

@@ -18,7 +18,6 @@ import json
 import pathlib
 import re
 import shutil
-import subprocess
 import sys
 
 import jinja2
@@ -30,7 +29,6 @@ STATIC = ("site.css", "site.js")
 KINDS = {"gpuparanoia-result/1": "audit", "gpuparanoia-fit/1": "fit", "gpuparanoia-error/1": "error analysis"}
 # Comparison pages: each audit against at most this many others of its backend and build variant.
 COMPARISONS_PER_RESULT = 4
-DOT_SECONDS = 60
 
 
 @dataclasses.dataclass(eq=False)
@@ -120,27 +118,26 @@ def load(results):
 
 
 class Tools:
-    """What the machine has for pictures: Graphviz's dot, gpuparanoia.plot (matplotlib)."""
+    """What the machine has for pictures: Graphviz's dot (drawn by the compiled reports' draw_svg),
+    gpuparanoia.plot (matplotlib); the notes where one is missing or fails."""
 
     def __init__(self):
-        self.dot = shutil.which("dot")
+        self.notes = []
         try:
             from . import plot  # noqa: PLC0415 (optional: matplotlib)
 
             self.plot, self.plot_missing = plot, ""
         except ImportError as err:
             self.plot, self.plot_missing = None, str(err)
+            self.notes.append(f"Plots of error analyses need gpuparanoia.plot and matplotlib (Debian: "
+                              f"python3-matplotlib): {err}.")
 
-    def tree_svg(self, dot_text, target):
-        """`dot -Tsvg` of the DOT text into target (no shell); why not, or an empty string."""
-        if not self.dot:
-            return "Graphviz is not installed (Debian: graphviz): the tree is shown as text and DOT source"
-        try:
-            run = subprocess.run([self.dot, "-Tsvg", "-o", str(target)], input=dot_text, capture_output=True,
-                                 text=True, timeout=DOT_SECONDS, check=False)
-        except (OSError, subprocess.TimeoutExpired) as err:
-            return f"dot failed: {err}"
-        return "" if run.returncode == 0 and target.is_file() else f"dot failed: {run.stderr.strip()}"
+    def tree_svg(self, dot_file, svg):
+        """The SVG of the DOT file, drawn without a shell; why not, or an empty string."""
+        note = _core.draw_svg(dot_file, svg)
+        if note and note + "." not in self.notes:
+            self.notes.append(note + ".")
+        return note
 
 
 def _trees(e):
@@ -169,7 +166,7 @@ def _draw_trees(e, out, tools):
             continue
         stem = f"{e.page[:-5]}-tree{len(drawn) + 1}"
         (out / f"{stem}.dot").write_text(dot_text)
-        note = tools.tree_svg(dot_text, out / f"{stem}.svg")
+        note = tools.tree_svg(out / f"{stem}.dot", out / f"{stem}.svg")
         item = {"where": [where], "text": text, "dot": f"{stem}.dot", "svg": None if note else f"{stem}.svg",
                 "note": note}
         seen[text] = item
@@ -240,13 +237,8 @@ def build(results, out, compare=()):
             profile=json.dumps(e.doc.get("profile"), indent=2, sort_keys=True) if e.kind == "audit" else "",
             document=json.dumps({k: v for k, v in e.doc.items() if k not in ("findings", "profile")}, indent=2)))
         pages.append(e.page)
-    notes = []
-    if not tools.dot:
-        notes.append("Graphviz is not installed (Debian: graphviz): summation trees are shown as text and DOT source.")
-    if tools.plot is None:
-        notes.append(f"Plots of error analyses need gpuparanoia.plot and matplotlib: {tools.plot_missing}.")
     (out / "index.html").write_text(env.get_template("index.html").render(
-        title="gpuparanoia results", entries=entries, left_out=left_out, notes=notes))
+        title="gpuparanoia results", entries=entries, left_out=left_out, notes=tools.notes))
     return ["index.html", *pages]
 
 

@@ -135,7 +135,7 @@ def test_names_are_escaped(source_dir, tmp_path):
 
 
 def test_missing_tools_leave_a_note(source_dir, tmp_path, monkeypatch):
-    monkeypatch.setattr(site.shutil, "which", lambda name: None)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no dot on it
     monkeypatch.setitem(sys.modules, "gpuparanoia.plot", None)  # its import fails: no matplotlib
     error = {"schema": "gpuparanoia-error/1", "unit": {"label": "hopper:HMMA.16816.F32", "command": "model dot",
              "a_format": "binary16", "b_format": "binary16", "c_format": "binary32", "d_format": "binary32"},
