@@ -10,6 +10,7 @@
 #include "cli/audit_command.hpp"
 #include "cli/check_command.hpp"
 #include "cli/contained_run.hpp"
+#include "cli/error_command.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/fit_command.hpp"
 #include "cli/model_command.hpp"
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
   add_results_commands(app, exit_code);
   add_check_command(app, exit_code);
   add_fit_commands(app, exit_code);
+  add_error_command(app, exit_code);
   add_selfcheck_command(app, exit_code);
   allow_one_subcommand(app);
   try {

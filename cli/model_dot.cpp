@@ -38,22 +38,6 @@ std::string line_error(long line_no, std::string why) {
   return input::error_line(input::InputError{input::kStdinName, line_no, "", std::move(why)}.text());
 }
 
-// The --algorithm form: its formats and parameters (model/dot_parameters.hpp), whose defaults
-// depend on K (blocks of cofda, the tree's K).
-struct AlgorithmForm {
-  model::MmaAlgorithm algorithm = model::MmaAlgorithm::fda;
-  const Format *a = nullptr, *b = nullptr, *c = nullptr, *d = nullptr;
-  model::DotParameters parameters;
-  const Format* scale = nullptr;
-  int scale_block = 0;
-  int tree_k = 0;  // the tree algorithm's K, 0 for the others
-
-  model::DotConfigOrError config(int k) const {
-    return model::dot_config_from_parameters(algorithm, *a, *b, *c, *d, k, parameters,
-                                             model::ParameterSpelling::option);
-  }
-};
-
 // Where DotArgs keeps each parameter's option (the options are the table's,
 // model/dot_parameters.hpp): integers as CLI11 reads them, the others as written.
 using ArgField =
@@ -152,7 +136,7 @@ void list_instructions(std::ostream& out) {
 // What a batch evaluates, an instruction or an algorithm's form, with its evaluators.
 struct Unit {
   const model::MmaInstruction* ins = nullptr;
-  std::optional<AlgorithmForm> form;
+  std::optional<DotAlgorithmForm> form;
   // Evaluators, one per K (the --algorithm form derives block defaults from K), created on first
   // use and shared by the workers.
   std::map<int, std::unique_ptr<model::Dot>> dots;
@@ -212,10 +196,11 @@ struct Unit {
   }
 };
 
-// The --instruction form; the exit code (kExitOk: resolved).
-int instruction_unit(const DotArgs& args, Unit& u, std::ostream& err) {
-  u.ins = model::find_mma_instruction(args.instruction);
-  if (!u.ins) {
+}  // namespace
+
+int resolve_instruction(const DotArgs& args, const model::MmaInstruction*& ins, std::ostream& err) {
+  ins = model::find_mma_instruction(args.instruction);
+  if (!ins) {
     err << input::error_line(
         fmt::format("unknown instruction '{}' (arch:name, e.g. hopper:HMMA.16816.F32; `gpuparanoia model dot "
                     "--list` lists them)",
@@ -232,18 +217,16 @@ int instruction_unit(const DotArgs& args, Unit& u, std::ostream& err) {
            "--algorithm form\n";
     return kExitUsage;
   }
-  u.dots.emplace(u.ins->k, std::make_unique<model::Dot>(u.ins->config));
   return kExitOk;
 }
 
-// The --algorithm form; the exit code (kExitOk: resolved).
-int algorithm_unit(const DotArgs& args, Unit& u, std::ostream& err) {
+int resolve_algorithm(const DotArgs& args, DotAlgorithmForm& f, std::ostream& err) {
   const auto alg = model::find_mma_algorithm(args.algorithm);
   if (!alg) {
     err << input::error_line(fmt::format("unknown algorithm '{}' (known: {})", args.algorithm, algorithm_names()));
     return kExitUsage;
   }
-  AlgorithmForm f;
+  f = {};
   f.algorithm = *alg;
   if (const std::string why = parameters_of(args, f.parameters); !why.empty()) {
     err << input::error_line(why);
@@ -274,6 +257,22 @@ int algorithm_unit(const DotArgs& args, Unit& u, std::ostream& err) {
   f.scale = checked.config->scale;
   f.scale_block = checked.config->scale_block;
   if (checked.config->tree) f.tree_k = checked.config->tree->k;
+  return kExitOk;
+}
+
+namespace {
+
+// The --instruction form; the exit code (kExitOk: resolved).
+int instruction_unit(const DotArgs& args, Unit& u, std::ostream& err) {
+  if (const int rc = resolve_instruction(args, u.ins, err); rc != kExitOk) return rc;
+  u.dots.emplace(u.ins->k, std::make_unique<model::Dot>(u.ins->config));
+  return kExitOk;
+}
+
+// The --algorithm form; the exit code (kExitOk: resolved).
+int algorithm_unit(const DotArgs& args, Unit& u, std::ostream& err) {
+  DotAlgorithmForm f;
+  if (const int rc = resolve_algorithm(args, f, err); rc != kExitOk) return rc;
   u.form = f;
   return kExitOk;
 }
@@ -395,27 +394,31 @@ int run_model_dot(const DotArgs& args, std::istream& in, std::ostream& out, std:
   return evaluate_batch(u, threads, in, out, err);
 }
 
-void add_model_dot_command(CLI::App& model, int& exit_code) {
-  auto args = std::make_shared<DotArgs>();
-  CLI::App* dot = model.add_subcommand(
-      "dot", "MMA dot products d = c + sum a_k b_k, one per line of hex fields 'c a0..aK-1 b0..bK-1': d in hex");
-  auto* ins = dot->add_option("--instruction", args->instruction,
-                              "An instruction of MMA-Sim's tables as ARCH:NAME (e.g. hopper:HMMA.16816.F32)");
+void add_dot_unit_options(CLI::App& cmd, DotArgs& args) {
+  auto* ins = cmd.add_option("--instruction", args.instruction,
+                             "An instruction of MMA-Sim's tables as ARCH:NAME (e.g. hopper:HMMA.16816.F32)");
   auto* alg =
-      dot->add_option("--algorithm", args->algorithm,
-                      "sfma gps fda cofda gdfs fdrda cofdrda gfdrda cogfdrda tree ocfda, with the options below");
+      cmd.add_option("--algorithm", args.algorithm,
+                     "sfma gps fda cofda gdfs fdrda cofdrda gfdrda cogfdrda tree ocfda, with the options below");
   ins->excludes(alg);
-  dot->add_option("--a-format", args->a_format, "Format of a");
-  dot->add_option("--b-format", args->b_format, "Format of b");
-  dot->add_option("--c-format", args->c_format, "Format of c");
-  dot->add_option("--d-format", args->d_format, "Format of d");
+  cmd.add_option("--a-format", args.a_format, "Format of a");
+  cmd.add_option("--b-format", args.b_format, "Format of b");
+  cmd.add_option("--c-format", args.c_format, "Format of c");
+  cmd.add_option("--d-format", args.d_format, "Format of d");
   for (const model::DotParameter& p : model::dot_parameters()) {
     const std::string option = model::spell(p.name, model::ParameterSpelling::option);
     const std::string doc(p.doc);
     CLI::Option* o =
-        std::visit([&](auto field) { return dot->add_option(option, (*args).*field, doc); }, arg_field(p.name));
+        std::visit([&](auto field) { return cmd.add_option(option, args.*field, doc); }, arg_field(p.name));
     if (p.type == model::DotParameterType::list) o->delimiter(',');
   }
+}
+
+void add_model_dot_command(CLI::App& model, int& exit_code) {
+  auto args = std::make_shared<DotArgs>();
+  CLI::App* dot = model.add_subcommand(
+      "dot", "MMA dot products d = c + sum a_k b_k, one per line of hex fields 'c a0..aK-1 b0..bK-1': d in hex");
+  add_dot_unit_options(*dot, *args);
   dot->add_option("--threads", args->threads, "Worker threads (default: every core)");
   dot->add_flag("--list", args->list, "List the instructions and exit");
   dot->callback([args, &exit_code] {

@@ -22,6 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "model/dot_parameters.hpp"
+#include "model/mma_instructions.hpp"
+
 namespace CLI {
 class App;  // <CLI/CLI.hpp>, included by the files that build the commands
 }
@@ -39,6 +42,30 @@ struct DotArgs {
   unsigned threads = 0;  // 0: every core
   bool list = false;
 };
+
+// The --algorithm form: its formats and parameters (model/dot_parameters.hpp), whose defaults
+// depend on K (blocks of cofda, the tree's K).
+struct DotAlgorithmForm {
+  model::MmaAlgorithm algorithm = model::MmaAlgorithm::fda;
+  const model::Format *a = nullptr, *b = nullptr, *c = nullptr, *d = nullptr;
+  model::DotParameters parameters;
+  const model::Format* scale = nullptr;
+  int scale_block = 0;
+  int tree_k = 0;  // the tree algorithm's K, 0 for the others
+
+  model::DotConfigOrError config(int k) const {
+    return model::dot_config_from_parameters(algorithm, *a, *b, *c, *d, k, parameters,
+                                             model::ParameterSpelling::option);
+  }
+};
+
+// The options that state a unit (--instruction, or --algorithm with its formats and parameters),
+// for `model dot` and the commands that take a unit as it does (`error`).
+void add_dot_unit_options(CLI::App& cmd, DotArgs& args);
+// The unit of the --instruction form, or of the --algorithm form (checked for a representative
+// K); the exit code (kExitOk: resolved), one error line on `err` otherwise.
+int resolve_instruction(const DotArgs& args, const model::MmaInstruction*& ins, std::ostream& err);
+int resolve_algorithm(const DotArgs& args, DotAlgorithmForm& form, std::ostream& err);
 
 // Registers `dot` under the `model` command.
 void add_model_dot_command(CLI::App& model, int& exit_code);

@@ -29,6 +29,7 @@
 #include "model/summation_tree.hpp"
 #include "model/scalar_unit.hpp"
 #include "python/numpy_bits.hpp"
+#include "python/unit.hpp"
 #include "tests_mma/identify/fit.hpp"
 
 namespace py = pybind11;
@@ -40,14 +41,8 @@ namespace {
 using model::DotConfig;
 using model::Format;
 
-// What evaluates one output element over `k` products; longer K chains it.
-struct Unit {
-  DotConfig cfg;
-  int k = 0;         // products per evaluation (the instruction's K); 0: the whole K at once
-  std::string name;  // for messages: the instruction, or the algorithm
-};
+}  // namespace
 
-// A keyword argument of the parameters as a model::DotParameterValue; TypeError otherwise.
 model::DotParameterValue parameter_value(const std::string& key, const py::handle& v) {
   if (v.is_none()) return std::monostate{};
   if (py::isinstance<py::bool_>(v)) return v.cast<bool>();
@@ -71,6 +66,8 @@ model::DotParameterValue parameter_value(const std::string& key, const py::handl
   throw py::type_error(key + ": None, a bool, an int, a str or a list of str, not " +
                        std::string(py::str(v.get_type().attr("__name__"))));
 }
+
+namespace {
 
 // Python objects and nlohmann's JSON, through Python's json module (a NaN or another value JSON
 // cannot hold is a ValueError).
@@ -157,6 +154,8 @@ const Format& format_arg(const char* key, const py::object& v) {
   return named_format(v.cast<std::string>(), key);
 }
 
+}  // namespace
+
 Unit resolve_unit(const py::object& instruction, const py::object& profile, const py::object& config,
                   const py::object& algorithm, const py::object& a_format, const py::object& b_format,
                   const py::object& c_format, const py::object& d_format, const py::kwargs& parameters, int k) {
@@ -209,6 +208,8 @@ Unit resolve_unit(const py::object& instruction, const py::object& profile, cons
   if (!cfg.config) throw py::value_error(cfg.error);
   return {*cfg.config, cfg.config->tree ? cfg.config->tree->k : 0, alg_name};
 }
+
+namespace {
 
 // round_inputs=: None (values must be exact) or 'rne'.
 bool round_inputs_of(const py::object& v) {
@@ -910,8 +911,8 @@ PYBIND11_MODULE(_core, m) {
       "gpuparanoia's bit-accurate reference model of GPU arithmetic: matmul (MMA instructions, device profiles, "
       "algorithms), scalar (correctly rounded operations, a device's units), fit (a model from captured dot products), "
       "profile, formats, instructions, compare (two results, as `gpuparanoia compare`), result_headlines, "
-      "finding_tree, summation_tree_dot (the reports' "
-      "pieces, for the results site gpuparanoia.site).";
+      "finding_tree, summation_tree_dot, draw_svg (the reports' pieces, for the results site gpuparanoia.site), "
+      "error_analysis and error_inputs (`gpuparanoia error`).";
   static const std::string matmul_doc = gp::python::matmul_doc();
   m.def("matmul", &gp::python::matmul, matmul_doc.c_str(), py::arg("a"), py::arg("b"), py::arg("c") = py::none(),
         py::kw_only(), py::arg("instruction") = py::none(), py::arg("profile") = py::none(),
@@ -936,4 +937,5 @@ PYBIND11_MODULE(_core, m) {
   m.def("finding_tree", &gp::python::finding_tree, gp::python::kFindingTreeDoc, py::arg("finding"));
   m.def("summation_tree_dot", &gp::python::summation_tree_dot, gp::python::kTreeDotDoc, py::arg("text"));
   m.def("draw_svg", &gp::python::draw_svg, gp::python::kDrawSvgDoc, py::arg("dot_file"), py::arg("svg"));
+  gp::python::register_error_analysis(m);
 }

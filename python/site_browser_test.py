@@ -6,6 +6,7 @@
 import os
 import pathlib
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -100,11 +101,22 @@ def main():
     with tempfile.TemporaryDirectory(prefix="site_browser_test.") as out:
         out = pathlib.Path(out)
         try:
-            gpuparanoia.site.build([source / "results"], out)
+            results = [source / "results"]
+            # An error analysis too where the program is at hand: its plots are images to render.
+            binary = os.environ.get("GPUPARANOIA_BINARY")
+            if binary:
+                error = out.parent / f"{out.name}.error.json"
+                subprocess.run([binary, "error", "--instruction", "hopper:HMMA.16816.F32", "--ks", "16", "256",
+                                "--trials", "2", "--what-if", "F=23", "--json", str(error)], check=True,
+                               capture_output=True)
+                results.append(error)
+            gpuparanoia.site.build(results, out)
             pages = sorted(out.glob("*.html"))
             targets = []
             for page in pages:
                 targets += check_page(driver, page, failures)
+            if binary and not any(p.name.endswith(".error.html") for p in pages):
+                failures.append("the error analysis has no page")
             for url, path in targets:
                 if not path.is_file():
                     failures.append(f"link {url} does not resolve")
@@ -120,6 +132,8 @@ def main():
             driver.quit()
     for f in failures:
         print("site_browser_test: FAIL:", f)
+    if binary:
+        error.unlink(missing_ok=True)
     print(f"site_browser_test: {len(pages)} pages, {len(targets)} links and images, "
           f"{time.monotonic() - start:.1f} s: {'failed' if failures else 'ok'}")
     return 1 if failures else 0

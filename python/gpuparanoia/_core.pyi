@@ -70,3 +70,44 @@ def result_headlines(doc: dict[str, Any]) -> list[str]: ...
 def finding_tree(finding: dict[str, Any]) -> str | None: ...
 def summation_tree_dot(text: str) -> str: ...
 def draw_svg(dot_file: str | PathLike[str], svg: str | PathLike[str]) -> str: ...
+# A what-if: "KEY=VALUE[,KEY=VALUE]" or {key: value}, or a list of them.
+_WhatIf = str | dict[str, _Parameter]
+
+def error_analysis(
+    *,
+    instruction: str | None = None,
+    profile: _Profile | None = None,
+    config: str | None = None,
+    algorithm: str | None = None,
+    a_format: str | None = None,
+    b_format: str | None = None,
+    c_format: str | None = None,
+    d_format: str | None = None,
+    ks: Sequence[int] | None = None,
+    k_max: int = 65536,
+    trials: int = 20,
+    seed: int = 1,
+    distributions: Sequence[str] | None = None,
+    what_if: _WhatIf | Sequence[_WhatIf] | None = None,
+    lambda_: float = 6.0,
+    threads: int | None = None,
+    samples: bool = False,
+    **parameters: _Parameter,
+) -> dict[str, Any]: ...  # the JSON document of `gpuparanoia error`, statistics as numpy arrays
+def error_inputs(
+    k: int,
+    distribution: str,
+    trial: int,
+    *,
+    seed: int = 1,
+    instruction: str | None = None,
+    profile: _Profile | None = None,
+    config: str | None = None,
+    algorithm: str | None = None,
+    a_format: str | None = None,
+    b_format: str | None = None,
+    c_format: str | None = None,
+    d_format: str | None = None,
+    bits: bool = False,
+    **parameters: _Parameter,
+) -> dict[str, npt.NDArray[Any]]: ...

@@ -174,14 +174,34 @@ def _draw_trees(e, out, tools):
     return drawn
 
 
+# The plots of an error analysis (gpuparanoia.plot), each beside the page: (function, file suffix, caption).
+PLOTS = (
+    ("plot_error", "error", "Relative error against K: the unit, binary32 FMA chains and pairwise sums, the bounds"),
+    ("plot_bias", "bias", "Bias: the mean signed relative error against K"),
+    ("plot_what_if", "what-if", "The unit beside its what-if variants"),
+)
+
+
 def _error_figures(e, out, tools):
-    """The error analysis's plots as (file, caption) and a note where they cannot be drawn."""
+    """The error analysis's plots as (file, caption), and a note where they cannot be drawn."""
     if tools.plot is None:
         return [], f"plots need gpuparanoia.plot and matplotlib (Debian: python3-matplotlib): {tools.plot_missing}"
-    try:
-        return tools.plot.write_plots(e.doc, out, e.page[:-5]), ""
-    except Exception as err:  # noqa: BLE001 (a plot that fails is a note on the page, not the site's end)
-        return [], f"the plots could not be drawn: {type(err).__name__}: {err}"
+    figures = []
+    for function, suffix, caption in PLOTS:
+        if suffix == "what-if" and not any(s.get("kind") == "what-if" for s in e.doc.get("series") or []):
+            continue
+        name = f"{e.page[:-5]}-{suffix}.svg"
+        try:
+            getattr(tools.plot, function)(e.doc, str(out / name))
+        except ImportError as err:
+            note = f"plots need matplotlib (Debian: python3-matplotlib): {err}"
+            if note + "." not in tools.notes:
+                tools.notes.append(note + ".")
+            return figures, note
+        except Exception as err:  # noqa: BLE001 (a plot that fails is a note on the page, not the site's end)
+            return figures, f"the plots could not be drawn: {type(err).__name__}: {err}"
+        figures.append((name, caption))
+    return figures, ""
 
 
 def _comparisons(entries, chosen, out, env):

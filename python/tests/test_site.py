@@ -12,6 +12,7 @@ import urllib.parse
 import pytest
 
 jinja2 = pytest.importorskip("jinja2", reason="the site needs Jinja2 (python3-jinja2)")
+import gpuparanoia  # noqa: E402
 import gpuparanoia.site as site  # noqa: E402
 
 
@@ -137,6 +138,7 @@ def test_names_are_escaped(source_dir, tmp_path):
 def test_missing_tools_leave_a_note(source_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # no dot on it
     monkeypatch.setitem(sys.modules, "gpuparanoia.plot", None)  # its import fails: no matplotlib
+    monkeypatch.delattr(gpuparanoia, "plot", raising=False)  # nor taken from an earlier import
     error = {"schema": "gpuparanoia-error/1", "unit": {"label": "hopper:HMMA.16816.F32", "command": "model dot",
              "a_format": "binary16", "b_format": "binary16", "c_format": "binary32", "d_format": "binary32"},
              "ks": [16, 32], "trials": 2, "seed": 1, "distributions": [],
@@ -151,6 +153,31 @@ def test_missing_tools_leave_a_note(source_dir, tmp_path, monkeypatch):
     device = (tmp_path / "out" / "in--vulkan-0.html").read_text()
     assert "Graphviz is not installed" in device and 'href="in--vulkan-0-tree1.dot"' in device
     assert "plots need gpuparanoia.plot" in (tmp_path / "out" / "in--error.html").read_text()
+
+
+def test_error_analysis_page(binary, tmp_path):
+    """An error analysis of `gpuparanoia error`: its page, its table of K, its plots where matplotlib is."""
+    (tmp_path / "in").mkdir()
+    run = subprocess.run([binary, "error", "--instruction", "cdna3:v_mfma_f32_32x32x8_f16", "--ks", "8", "64",
+                          "--trials", "2", "--what-if", "F=26", "--json", str(tmp_path / "in" / "cdna3.json")],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    doc = json.loads((tmp_path / "in" / "cdna3.json").read_text())
+    site.build([tmp_path / "in"], tmp_path / "out")
+    page = (tmp_path / "out" / "in--cdna3.html").read_text()
+    assert "cdna3:v_mfma_f32_32x32x8_f16" in parse(tmp_path / "out" / "index.html").rows
+    assert "<th>K = 8</th><th>K = 64</th>" in page
+    unit = next(s for s in doc["series"] if s["kind"] == "unit")
+    assert f"<td>{unit['label']}</td><td>{unit['distribution']}</td><td>{unit['max_rel'][0]:.3g}</td>" in page
+    images = parse(tmp_path / "out" / "in--cdna3.html").images
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert not images and "matplotlib" in page
+        return
+    assert images == ["in--cdna3-error.svg", "in--cdna3-bias.svg", "in--cdna3-what-if.svg"]
+    for image in images:
+        assert (tmp_path / "out" / image).read_text().lstrip().startswith("<?xml")
 
 
 def test_command_line(source_dir, tmp_path):
