@@ -180,6 +180,34 @@ def test_error_analysis_page(binary, tmp_path):
         assert (tmp_path / "out" / image).read_text().lstrip().startswith("<?xml")
 
 
+def test_fit_beside_the_published_model(binary, source_dir, tmp_path):
+    """A fit of captured dot products (H100's fp16 captures, fitted by `gpuparanoia fit`) with the
+    capture set's set.json beside it: its row, its candidates, the published settings beside the fit."""
+    golden = source_dir / "tests_mma" / "golden" / "nvidia-tensor-cores" / "H100" / "fp16"
+    formats = ["--a-format", "binary16", "--b-format", "binary16", "--c-format", "binary32", "--d-format", "binary32"]
+    convert = subprocess.run([binary, "captures", "convert", *formats] + [
+        x for k, f in zip("abcd", ("a_H100_fp16", "b_H100_fp16", "c_H100_fp32", "d_H100_fp32"))
+        for x in (f"--{k}", str(golden / f"{f}.txt"))], capture_output=True, text=True)
+    assert convert.returncode == 0, convert.stderr
+    folder = tmp_path / "in" / "H100-fp16-fp32"
+    folder.mkdir(parents=True)
+    (folder / "captures.txt").write_text(convert.stdout)
+    fit = subprocess.run([binary, "fit", *formats, "--json", str(folder / "fit.json"), str(folder / "captures.txt")],
+                         capture_output=True, text=True)
+    assert fit.returncode == 0, fit.stderr
+    doc = json.loads((folder / "fit.json").read_text())
+    published = {"model": "models/H100.m", "model_dot": "--algorithm fda --F 24 <published>", "mispredictions": 17}
+    (folder / "set.json").write_text(json.dumps({"set": folder.name, "gpu": "H100", "input": "fp16", "output": "fp32",
+                                                 "lines": doc["lines"], "published": published}))
+    site.build([tmp_path / "in"], tmp_path / "out")
+    assert parse(tmp_path / "out" / "index.html").rows == ["H100 fp16 → fp32"]
+    page = (tmp_path / "out" / "H100-fp16-fp32--fit.html").read_text()
+    assert f"<code>{html.escape(doc['candidates'][0]['model_dot'], quote=True)}</code>" in page
+    assert "<code>--algorithm fda --F 24 &lt;published&gt;</code>" in page
+    assert f"17 of {doc['lines']} lines" in page
+    assert "set.json" not in (tmp_path / "out" / "index.html").read_text()  # a companion, not a file left out
+
+
 def test_command_line(source_dir, tmp_path):
     run = subprocess.run([sys.executable, "-m", "gpuparanoia.site", str(source_dir / "results" / "pocl-3.1"),
                           str(tmp_path)], capture_output=True, text=True)
