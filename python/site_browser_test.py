@@ -1,8 +1,9 @@
 # The results site in a real browser: builds the site of results/ (gpuparanoia.site) and opens it in
 # Debian's chromium, headless, through selenium and chromium-driver, one browser for every page by
 # file:// URLs: each page loads without a console error, each link's target loads, each image
-# renders, and the index's filter keeps a device's row and hides the others. ctest runs it
-# (python_site_browser) with the build tree's package on PYTHONPATH; exit 77 is a skip, saying why.
+# renders, a click on the index's device heading sorts its rows, and its filter keeps a device's row
+# and hides the others. ctest runs it (python_site_browser) with the build tree's package on
+# PYTHONPATH; exit 77 is a skip, saying why.
 import os
 import pathlib
 import shutil
@@ -75,6 +76,16 @@ def check_filter(driver, index, failures):
     if len(set(names)) < 2:
         failures.append(f"index.html: {len(set(names))} distinct device names, the filter cannot be checked")
         return
+    # Sorting: a click on the heading orders the rows by the column, a second click the other way.
+    heading = driver.find_element(By.CSS_SELECTOR, "#results th")
+    ordered = """const names = Array.from(document.querySelectorAll("tr.device"), r => r.cells[0].textContent.trim());
+                 return names.every((n, i) => i == 0 || arguments[0] * names[i - 1].localeCompare(n) <= 0);"""
+    for direction in (1, -1):
+        heading.click()
+        if not driver.execute_script(ordered, direction):
+            failures.append(f"index.html: a click on the device heading does not sort ({direction})")
+    rows = driver.find_elements(By.CSS_SELECTOR, "tr.device")  # in the order sorted
+    names = [r.get_attribute("data-name") for r in rows]
     wanted = names[0]
     other = next(i for i, n in enumerate(names) if wanted.lower() not in n.lower())
     driver.find_element(By.ID, "filter").send_keys(wanted)
