@@ -1,6 +1,7 @@
-# The build of the Python module for pip (pyproject.toml): setuptools' build_ext runs the project's
-# CMake for the module's target alone and takes the shared object it links; setuptools does the rest
-# (the wheel's name, tags and record). The type stubs go beside it as a stub-only package (PEP 561).
+# The build of the Python package for pip (pyproject.toml): setuptools' build_ext runs the project's
+# CMake for the extension's target alone (gpuparanoia._core) and takes the shared object it links;
+# setuptools does the rest (the package's pure-Python modules, stubs and templates from
+# python/gpuparanoia/, the wheel's name, tags and record).
 import os
 import re
 import shlex
@@ -44,7 +45,7 @@ class CMakeBuild(build_ext):
         subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), *configure], check=True, env=env)
         subprocess.run(["cmake", "--build", str(build), "--target", "gpuparanoia_python", "--parallel", jobs],
                        check=True, env=env)
-        built = build / "python" / self.get_ext_filename(ext.name)
+        built = build / "python" / self.get_ext_filename(ext.name)  # python/gpuparanoia/_core...so
         target = Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         self.copy_file(str(built), str(target))
@@ -56,10 +57,10 @@ setup(
     version=re.search(r"project\(gpuparanoia VERSION ([0-9.]+)", (ROOT / "CMakeLists.txt").read_text())[1],
     # pybind11 reads numpy 2's arrays from 2.12 on: built with an older one (Debian 12's), numpy 1.
     install_requires=["numpy" if pybind11.version_info >= (2, 12) else "numpy<2"],
-    ext_modules=[Extension("gpuparanoia", sources=[])],
+    ext_modules=[Extension("gpuparanoia._core", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
-    packages=["gpuparanoia-stubs"],
-    package_dir={"gpuparanoia-stubs": "python/gpuparanoia-stubs"},
-    package_data={"gpuparanoia-stubs": ["__init__.pyi"]},
+    packages=["gpuparanoia"],
+    package_dir={"gpuparanoia": "python/gpuparanoia"},
+    package_data={"gpuparanoia": ["_core.pyi", "py.typed", "templates/*"]},
     options={"egg_info": {"egg_base": "build"}},
 )

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "audit/report/compare.hpp"
+#include "audit/report/graphviz.hpp"
 #include "audit/report/report.hpp"
 #include "audit/runner.hpp"
 #include "backends/device.hpp"
@@ -284,10 +285,11 @@ struct DeviceReports {
 // compiled in another float mode: what differs from the device's own run is the compiler's, said in
 // its reports and the summary.
 DeviceReports device_reports(const backends::Device& d, const audit::ResultDocument& doc,
-                             std::map<std::string, nlohmann::json, std::less<>>& bases) {
+                             std::map<std::string, nlohmann::json, std::less<>>& bases,
+                             const audit::TreeDrawings* drawings) {
   const std::string& id = d.info().id;
   const std::size_t plus = id.find('+');
-  DeviceReports r{audit::text_report(doc.json()), audit::markdown_report(doc.json()), ""};
+  DeviceReports r{audit::text_report(doc.json()), audit::markdown_report(doc.json(), drawings), ""};
   if (plus == std::string::npos) {
     if (!is_reference(d)) bases[id] = doc.json();
   } else if (const auto base = bases.find(std::string_view(id).substr(0, plus)); base != bases.end()) {
@@ -300,6 +302,25 @@ DeviceReports device_reports(const backends::Device& d, const audit::ResultDocum
                                   changed.size(), changed.size() == 1 ? "" : "s", base->first);
   }
   return r;
+}
+
+// The result's summation trees beside its reports (<stem>-tree1.dot ...), each as DOT and, where
+// Graphviz is installed, as SVG: a drawing that fails is a note in the Markdown, never the run's end.
+template <class OnWriteError>
+audit::TreeDrawings draw_trees(const nlohmann::json& doc, const std::string& out_stem,
+                               const OnWriteError& write_error) {
+  audit::TreeDrawings drawn{fs::path(out_stem).filename().string(), {}};
+  const std::vector<model::SummationTree> trees = audit::result_trees(doc);
+  for (std::size_t i = 0; i < trees.size(); ++i) {
+    const std::string file = fmt::format("{}-tree{}", out_stem, i + 1);
+    if (auto ok = audit::write_atomically(file + ".dot", trees[i].dot()); !ok) {
+      write_error(ok.error());
+      drawn.notes.push_back("the DOT file could not be written");
+      continue;
+    }
+    drawn.notes.push_back(audit::draw_svg(file + ".dot", file + ".svg"));
+  }
+  return drawn;
 }
 
 // The summary's lines of one device: its tally, its headlines, what a variant changed.
@@ -368,7 +389,9 @@ int run_audit(const RunArgs& a) {
     }
     const audit::Tally t = audit_one_device(a, settings, *d, doc, tty);
     if (doc.write_error()) write_error(*doc.write_error());
-    const DeviceReports r = device_reports(*d, doc, bases);
+    const audit::TreeDrawings drawings =
+        out_stem.empty() ? audit::TreeDrawings{} : draw_trees(doc.json(), out_stem, write_error);
+    const DeviceReports r = device_reports(*d, doc, bases, out_stem.empty() ? nullptr : &drawings);
     fmt::print("{}\n", r.text);
     if (!out_stem.empty()) {
       for (const auto& [ext, content] : {std::pair{".md", r.markdown}, std::pair{".txt", r.text}})

@@ -316,43 +316,52 @@ std::string SummationTree::text() const {
   return r;
 }
 
-std::string SummationTree::mermaid() const {
-  // Node ids: a leaf by its name, the n-th sum sn. On the stack a leaf is its index, sum n is -1 - n.
-  const auto append_id = [&](std::string& out, int v) {
-    if (v < 0)
-      (out += 's') += std::to_string(-1 - v);
-    else if (v == k)
-      out += 'c';
-    else
-      (out += 'p') += std::to_string(v);
+namespace {
+
+// The graph renderings (Mermaid, Graphviz's DOT): one walk of the postfix steps, each syntax its
+// own head, node declaration and edge arrow. Node ids: a leaf by its name, the n-th sum sn; on the
+// stack a leaf is its index, sum n is -1 - n. Leaves without an annotation need no declaration:
+// both syntaxes label a node by its id. Labels hold names of formats and roundings, digits, "+",
+// "@" and ":" alone: nothing either syntax must escape.
+std::string render_graph(const SummationTree& t, std::string out, std::string_view arrow, std::string_view tail,
+                         void (*declare)(std::string& out, std::string_view id, std::string_view label, bool sum)) {
+  const auto id_of = [&](int v) {
+    return v < 0 ? "s" + std::to_string(-1 - v) : v == t.k ? std::string("c") : "p" + std::to_string(v);
   };
-  std::string out = "graph TD\n";
   std::vector<int> stack;
   int sums = 0;
-  for (const Step& s : steps) {
+  for (const SummationTree::Step& s : t.steps) {
     const int id = s.leaf >= 0 ? s.leaf : -1 - sums++;
-    // Leaves without an annotation need no declaration: Mermaid labels them by their id.
     if (s.leaf < 0 || s.format) {
-      out += "  ";
-      append_id(out, id);
-      out += "[\"";
-      append_label(out, s, k);
-      out += "\"]\n";
+      std::string label;
+      append_label(label, s, t.k);
+      declare(out, id_of(id), label, s.leaf < 0);
     }
     if (s.leaf < 0) {
       if (s.arity < 1 || std::size_t(s.arity) > stack.size()) return "";
-      for (std::size_t i = stack.size() - std::size_t(s.arity); i < stack.size(); ++i) {
-        out += "  ";
-        append_id(out, stack[i]);
-        out += " --> ";
-        append_id(out, id);
-        out += '\n';
-      }
+      for (std::size_t i = stack.size() - std::size_t(s.arity); i < stack.size(); ++i)
+        ((((out += "  ") += id_of(stack[i])) += arrow) += id_of(id)) += '\n';
       stack.resize(stack.size() - std::size_t(s.arity));
     }
     stack.push_back(id);
   }
-  return stack.size() == 1 ? out : "";
+  return stack.size() == 1 ? out += tail : "";
+}
+
+}  // namespace
+
+std::string SummationTree::mermaid() const {
+  return render_graph(*this, "graph TD\n", " --> ", "",
+                      [](std::string& out, std::string_view id, std::string_view label, bool) {
+                        ((((out += "  ") += id) += "[\"") += label) += "\"]\n";
+                      });
+}
+
+std::string SummationTree::dot() const {
+  return render_graph(*this, "digraph summation_tree {\n  rankdir=BT;\n  node [shape=box];\n", " -> ", "}\n",
+                      [](std::string& out, std::string_view id, std::string_view label, bool sum) {
+                        ((((out += "  ") += id) += " [label=\"") += label) += sum ? "\", shape=circle];\n" : "\"];\n";
+                      });
 }
 
 std::string SummationTree::indented() const {

@@ -60,8 +60,11 @@ struct SummationTree {
   // Renderings for the reports, annotations kept beside "+" and leaf names. mermaid(): a Mermaid
   // flowchart, "graph TD", sums s0, s1 ... in postfix order labelled "+", an edge from each child
   // to its parent ("p0 --> s0"). indented(): the tree from the root, one node a line, two spaces
-  // a level: "+\n  +\n    p0\n    p1\n  c\n" for "(p0+p1)+c".
+  // a level: "+\n  +\n    p0\n    p1\n  c\n" for "(p0+p1)+c". dot(): the Mermaid graph in Graphviz's
+  // DOT, "digraph summation_tree", the root on top (rankdir=BT), sums circles labelled "+", leaves
+  // boxes ("p0 -> s0;"), for `dot -Tsvg`.
   std::string mermaid() const;
+  std::string dot() const;
   std::string indented() const;
 };
 

@@ -1,9 +1,11 @@
-// The Python module `gpuparanoia`: the reference model's MMA units as a numpy matmul (README, From
-// Python). Arrays are converted to raw bits of the unit's formats under the GIL, every check done
-// there; the dot products then run on worker threads with the GIL released.
+// The extension `gpuparanoia._core`, which the package `gpuparanoia` re-exports (python/gpuparanoia/):
+// the reference model's MMA units as a numpy matmul (README, From Python). Arrays are converted to raw bits of the
+// unit's formats under the GIL, every check done there; the dot products then run on worker threads with the GIL
+// released.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,11 +17,16 @@
 #include <thread>
 #include <vector>
 
+#include "audit/report/compare.hpp"
+#include "audit/report/graphviz.hpp"
+#include "audit/report/report.hpp"
+#include "audit/report/result_check.hpp"
 #include "backends/reference/profile.hpp"
 #include "model/dot_parameters.hpp"
 #include "model/gemm.hpp"
 #include "model/mma_instructions.hpp"
 #include "model/ops.hpp"
+#include "model/summation_tree.hpp"
 #include "model/scalar_unit.hpp"
 #include "python/numpy_bits.hpp"
 #include "python/unit.hpp"
@@ -213,7 +220,7 @@ bool round_inputs_of(const py::object& v) {
 }
 
 // The docstrings: numpy's layout (Parameters, Returns, Raises), after the signature pybind11 writes
-// from the arguments. python/gpuparanoia-stubs/__init__.pyi types the same arguments.
+// from the arguments. python/gpuparanoia/_core.pyi types the same arguments.
 const char* const kMatmulDocHead =
     R"(D = C + A B as the reference model computes it, bit for bit as `gpuparanoia model dot`.
 
@@ -757,15 +764,147 @@ py::dict fit(const py::object& a, const py::object& b, const py::object& c, cons
   return out;
 }
 
+const char* const kHeadlinesDoc = R"(A result's identified arithmetic, one line per format and MMA configuration.
+
+Parameters
+----------
+doc : dict
+    A result document.
+
+Returns
+-------
+list of str
+    The lines of the closing summary of `gpuparanoia run`: "binary32: add rne; mul rne; ...", and
+    per MMA configuration its identified model.
+
+Raises
+------
+ValueError
+    A document whose keys do not have the schema's types.)";
+
+nlohmann::json checked_result(const py::object& doc, const char* key) {
+  nlohmann::json j = to_json(doc, key);
+  if (const auto err = audit::check_result(j)) throw py::value_error(std::string(key) + ": " + err->text());
+  return j;
+}
+
+std::vector<std::string> result_headlines(const py::object& doc) {
+  return audit::headline_lines(checked_result(doc, "doc"));
+}
+
+const char* const kFindingTreeDoc = R"(The summation tree a finding of a result names, as the reports draw it.
+
+Parameters
+----------
+finding : dict
+    One entry of a result's findings.
+
+Returns
+-------
+str or None
+    The tree's text form (canonical), from the tree-shape probe's tree or an identified model whose
+    algorithm is tree, when it parses over the configuration's K; None otherwise.)";
+
+py::object finding_tree(const py::object& finding) {
+  const auto tree = audit::finding_tree(to_json(finding, "finding"));
+  return tree ? py::object(py::str(tree->text())) : py::object(py::none());
+}
+
+const char* const kTreeDotDoc = R"(A summation tree drawn in Graphviz's DOT (for `dot -Tsvg`), as the reports draw it.
+
+Parameters
+----------
+text : str
+    The tree in its text form, e.g. "((p0+p1)+p2)+c" (the tree parameter of profiles and of
+    `gpuparanoia model dot --tree`); K is the number of products it names.
+
+Returns
+-------
+str
+    A DOT digraph: sums as circles labelled "+", products and c as boxes, each annotation beside
+    its label, the root on top.
+
+Raises
+------
+ValueError
+    Text that is not a tree (why).)";
+
+std::string summation_tree_dot(const std::string& text) {
+  const model::TreeParse parsed = model::parse_summation_tree(text);
+  if (!parsed.tree) throw py::value_error("text: " + parsed.error);
+  return parsed.tree->dot();
+}
+
+const char* const kCompareDoc = R"(What differs between two result documents, as `gpuparanoia compare` reports it.
+
+Parameters
+----------
+a, b : dict
+    Result documents (a result JSON of `gpuparanoia run --json` or `--out`, read with json.load).
+
+Returns
+-------
+dict
+    a, b (each device as compare names it), compared_findings (how many findings were matched by
+    probe and target), differences (a list of dict: where, a, b, the values rendered, (absent)
+    where one side has none), text and markdown (compare's report in each form).
+
+Raises
+------
+ValueError
+    A document whose keys do not have the schema's types (the key named).)";
+
+py::dict compare(const py::object& a, const py::object& b) {
+  const audit::Comparison c = audit::compare_results(checked_result(a, "a"), checked_result(b, "b"));
+  py::list differences;
+  for (const audit::Difference& d : c.differences) {
+    py::dict e;
+    e["where"] = d.where;
+    e["a"] = d.a;
+    e["b"] = d.b;
+    differences.append(e);
+  }
+  py::dict out;
+  out["a"] = c.a_name;
+  out["b"] = c.b_name;
+  out["compared_findings"] = c.compared_findings;
+  out["differences"] = differences;
+  out["text"] = audit::comparison_text(c);
+  out["markdown"] = audit::comparison_markdown(c);
+  return out;
+}
+
+const char* const kDrawSvgDoc = R"(Graphviz's `dot` drawing a DOT file as SVG, as the reports draw summation trees.
+
+Parameters
+----------
+dot_file : str or os.PathLike
+    The DOT file (summation_tree_dot's text, written to a file).
+svg : str or os.PathLike
+    The SVG file to write.
+
+Returns
+-------
+str
+    An empty string when svg was written; else why not: Graphviz is not installed, dot failed or
+    took too long (run without a shell; never an exception).)";
+
+std::string draw_svg(const std::filesystem::path& dot_file, const std::filesystem::path& svg) {
+  py::gil_scoped_release unlocked;  // dot runs apart; other Python threads go on
+  return audit::draw_svg(dot_file, svg);
+}
+
 }  // namespace
 
 }  // namespace gp::python
 
-PYBIND11_MODULE(gpuparanoia, m) {
+PYBIND11_MODULE(_core, m) {
   m.doc() =
       "gpuparanoia's bit-accurate reference model of GPU arithmetic: matmul (MMA instructions, device profiles, "
       "algorithms), scalar (correctly rounded operations, a device's units), fit (a model from captured dot products), "
-      "profile, formats, instructions.";
+      "profile, formats, instructions, compare (two results, as `gpuparanoia compare`), result_headlines, "
+      "finding_tree, summation_tree_dot, draw_svg (the reports' pieces, for the results site gpuparanoia.site), "
+      "error_analysis and error_inputs (`gpuparanoia error`).";
   static const std::string matmul_doc = gp::python::matmul_doc();
   m.def("matmul", &gp::python::matmul, matmul_doc.c_str(), py::arg("a"), py::arg("b"), py::arg("c") = py::none(),
         py::kw_only(), py::arg("instruction") = py::none(), py::arg("profile") = py::none(),
@@ -785,5 +924,10 @@ PYBIND11_MODULE(gpuparanoia, m) {
   m.def("profile", &gp::python::profile, gp::python::kProfileDoc, py::arg("path_or_name"));
   m.def("formats", &gp::python::formats, gp::python::kFormatsDoc);
   m.def("instructions", &gp::python::instructions, gp::python::kInstructionsDoc);
+  m.def("compare", &gp::python::compare, gp::python::kCompareDoc, py::arg("a"), py::arg("b"));
+  m.def("result_headlines", &gp::python::result_headlines, gp::python::kHeadlinesDoc, py::arg("doc"));
+  m.def("finding_tree", &gp::python::finding_tree, gp::python::kFindingTreeDoc, py::arg("finding"));
+  m.def("summation_tree_dot", &gp::python::summation_tree_dot, gp::python::kTreeDotDoc, py::arg("text"));
+  m.def("draw_svg", &gp::python::draw_svg, gp::python::kDrawSvgDoc, py::arg("dot_file"), py::arg("svg"));
   gp::python::register_error_analysis(m);
 }

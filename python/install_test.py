@@ -12,11 +12,11 @@ import tempfile
 import time
 
 SKIP = 77
-# In the venv: the module must be the installed one, and the suite runs on that very module.
+# In the venv: the package must be the installed one, and the suite runs on that very package.
 RUN_SUITE = """
 import pathlib, sys, sysconfig
 import gpuparanoia, pytest
-if pathlib.Path(gpuparanoia.__file__).parent != pathlib.Path(sysconfig.get_path("platlib")):
+if pathlib.Path(gpuparanoia.__file__).parent.parent != pathlib.Path(sysconfig.get_path("platlib")):
     sys.exit(f"imported {gpuparanoia.__file__}, not the venv's")
 print("install_test: imported", gpuparanoia.__file__, flush=True)
 sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", sys.argv[1]]))

@@ -2,10 +2,16 @@
 // backend writes and reads. The 7800GTX log's error bounds appear beside the probe's own.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "audit/report/compare.hpp"
+#include "audit/report/graphviz.hpp"
 #include "audit/report/report.hpp"
 #include "audit/result.hpp"
 #include "audit/runner.hpp"
@@ -591,6 +597,53 @@ TEST(Reports, SummationTreesAreDrawn) {
             std::string::npos)
       << md;
   EXPECT_EQ(count(md, "```mermaid"), 2u) << md;
+  // With drawings (run --out): each tree's SVG or the note why there is none, and its DOT, linked
+  // relative to the report after its Mermaid block; the trees numbered in the order of the findings.
+  ASSERT_EQ(audit::result_trees(doc).size(), 2u);
+  EXPECT_EQ(audit::result_trees(doc)[1].text(), "p0+(p1+c)");
+  const audit::TreeDrawings drawn{"trees", {"", audit::kGraphvizMissing}};
+  const std::string md_drawn = audit::markdown_report(doc, &drawn);
+  EXPECT_NE(md_drawn.find("c --> s1\n```\n\n![the summation tree (p0+p1)+c](trees-tree1.svg)\n\n"
+                          "Graphviz source: [trees-tree1.dot](trees-tree1.dot)\n\n`mma.identify`"),
+            std::string::npos)
+      << md_drawn;
+  EXPECT_NE(md_drawn.find(std::string("```\n\nNo drawing: ") + audit::kGraphvizMissing +
+                          ".\n\nGraphviz source: [trees-tree2.dot](trees-tree2.dot)\n\n"),
+            std::string::npos)
+      << md_drawn;
+  EXPECT_EQ(count(md_drawn, "```mermaid"), 2u) << md_drawn;
+}
+
+// Graphviz's dot on a tree's DOT (where it is installed): an SVG with a node per leaf and sum; a
+// file that is not DOT, and a PATH without dot, give notes and no SVG.
+TEST(ReportTrees, GraphvizDrawsTheDot) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gp_graphviz_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const model::SummationTree t = *model::parse_summation_tree("((p0+p1)+(p2+p3))+c", 4).tree;
+  const auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return dir / name;
+  };
+  const std::string note = audit::draw_svg(write("t.dot", t.dot()), dir / "t.svg");
+  if (note == audit::kGraphvizMissing) {
+    std::filesystem::remove_all(dir);
+    GTEST_SKIP() << note;
+  }
+  ASSERT_EQ(note, "");
+  std::stringstream svg;
+  svg << std::ifstream(dir / "t.svg").rdbuf();
+  std::size_t nodes = 0;
+  for (std::size_t at = svg.str().find("class=\"node\""); at != std::string::npos;
+       at = svg.str().find("class=\"node\"", at + 1))
+    ++nodes;
+  EXPECT_EQ(nodes, 5u + 4u) << svg.str();
+  EXPECT_NE(audit::draw_svg(write("bad.dot", "digraph { -> }"), dir / "bad.svg").find("dot failed"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir / "bad.svg"));
+  const std::string path = std::getenv("PATH");
+  ::setenv("PATH", dir.c_str(), 1);
+  EXPECT_EQ(audit::draw_svg(dir / "t.dot", dir / "t2.svg"), audit::kGraphvizMissing);
+  ::setenv("PATH", path.c_str(), 1);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

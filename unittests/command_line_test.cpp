@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -155,6 +156,47 @@ TEST(Outputs, JsonAndOutAreBothWrittenComplete) {
   EXPECT_EQ(a["findings"], b["findings"]);
   EXPECT_GT(fs::file_size(out / "ref-ieee-binary32.md"), 0u);
   EXPECT_GT(fs::file_size(out / "ref-ieee-binary32.txt"), 0u);
+}
+
+// --out draws each summation tree of a result as DOT and, where Graphviz is installed, as SVG, both
+// linked from the Markdown report beside its Mermaid source; without dot on the PATH the report says
+// so and the run succeeds. The unit: Mesa 26's lavapipe's recorded profile (chains of additions).
+TEST(Outputs, SummationTreesAreDrawnBesideTheReport) {
+  const fs::path dir = fresh_folder("trees");
+  const std::vector<std::string> args = {
+      "run",      "--profile-file", GPUPARANOIA_RESULTS_DIR "/lavapipe-mesa-26.1.6/vulkan-0.json",
+      "--device", "ref:vulkan-0",   "--suite",
+      "mma",      "--quick",        "--seed",
+      "1",        "--out"};
+  auto with_out = [&](const char* name) {
+    auto a = args;
+    a.push_back((dir / name).string());
+    return a;
+  };
+  const auto r = run_cli_split(with_out("drawn"), dir, "drawn");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  std::ifstream dot_file(dir / "drawn" / "ref-vulkan-0-tree1.dot");
+  const std::string dot{std::istreambuf_iterator<char>(dot_file), {}};
+  EXPECT_EQ(dot.rfind("digraph summation_tree {\n", 0), 0u) << dot;
+  std::ifstream md_file(dir / "drawn" / "ref-vulkan-0.md");
+  const std::string md{std::istreambuf_iterator<char>(md_file), {}};
+  EXPECT_NE(md.find("```mermaid"), std::string::npos);
+  EXPECT_NE(md.find("Graphviz source: [ref-vulkan-0-tree1.dot](ref-vulkan-0-tree1.dot)"), std::string::npos) << md;
+  if (fs::exists(dir / "drawn" / "ref-vulkan-0-tree1.svg"))
+    EXPECT_NE(md.find("](ref-vulkan-0-tree1.svg)"), std::string::npos) << md;
+  else
+    EXPECT_NE(md.find("No drawing: Graphviz is not installed"), std::string::npos) << md;
+  // No dot on the PATH: the same run, the note instead of the SVG.
+  const char* path = std::getenv("PATH");
+  const std::string saved = path ? path : "";
+  ::setenv("PATH", dir.c_str(), 1);
+  const auto bare = run_cli_split(with_out("bare"), dir, "bare");
+  ::setenv("PATH", saved.c_str(), 1);
+  ASSERT_EQ(bare.exit_status, 0) << bare.err;
+  EXPECT_FALSE(fs::exists(dir / "bare" / "ref-vulkan-0-tree1.svg"));
+  std::ifstream bare_md(dir / "bare" / "ref-vulkan-0.md");
+  EXPECT_NE(std::string(std::istreambuf_iterator<char>(bare_md), {}).find("No drawing: Graphviz is not installed"),
+            std::string::npos);
 }
 
 // --config selects MMA configurations by name or instruction, on each device that has them.

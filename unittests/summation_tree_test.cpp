@@ -9,8 +9,10 @@
 #include <bit>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "model/mma_algorithms.hpp"
 #include "tests_mma/tree_shape.hpp"
@@ -235,6 +237,39 @@ TEST(SummationTree, MermaidAndIndentedRenderings) {
   // The deepest chain renders without recursion: its first product 1024 levels down.
   const std::string deep = sequential_tree(kMaxDotK, chain(kMaxDotK, false)).indented();
   EXPECT_NE(deep.find("\n" + std::string(2 * kMaxDotK, ' ') + "p0\n"), std::string::npos);
+}
+
+// Graphviz's DOT beside the Mermaid graph: the same nodes, labels and edges child -> parent, read
+// back from the DOT's statements and checked against the tree's postfix steps.
+TEST(SummationTree, DotRendering) {
+  const SummationTree annotated = *parse_summation_tree("(p0@binary16+p1)@binary32:rz+c", 2).tree;
+  EXPECT_EQ(annotated.dot(),
+            "digraph summation_tree {\n  rankdir=BT;\n  node [shape=box];\n"
+            "  p0 [label=\"p0@binary16\"];\n"
+            "  s0 [label=\"+@binary32:rz\", shape=circle];\n  p0 -> s0\n  p1 -> s0\n"
+            "  s1 [label=\"+\", shape=circle];\n  s0 -> s1\n  c -> s1\n}\n");
+  // A fused node of three children and a chain: every leaf one edge out, every sum `arity` edges in.
+  for (const char* text : {"c+(p0+p1+p2)", "((p0+p1)+(p2+p3))+c", "p3+((p1+c)+(p0+p2))"}) {
+    const SummationTree t = *parse_summation_tree(text).tree;
+    std::map<std::string, int> in, out;
+    std::istringstream lines(t.dot());
+    for (std::string line; std::getline(lines, line);) {
+      const std::size_t arrow = line.find(" -> ");
+      if (arrow == std::string::npos) continue;
+      ++out[line.substr(2, arrow - 2)];
+      ++in[line.substr(arrow + 4)];
+    }
+    int sum = 0;
+    for (const SummationTree::Step& s : t.steps) {
+      if (s.leaf >= 0) {
+        EXPECT_EQ(out[s.leaf == t.k ? "c" : "p" + std::to_string(s.leaf)], 1) << text;
+      } else {
+        const std::string id = "s" + std::to_string(sum++);
+        EXPECT_EQ(in[id], s.arity) << text << " " << id;
+        EXPECT_EQ(out[id], &s == &t.steps.back() ? 0 : 1) << text << " " << id;
+      }
+    }
+  }
 }
 
 // A random tree over k products and c: summands in random order, joined two or more at a time

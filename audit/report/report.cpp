@@ -75,9 +75,10 @@ std::optional<int> config_k(std::string_view config) {
   return shape.k;
 }
 
-// The summation tree a finding names: the tree-shape probe's "tree", or the identified model's when
-// its algorithm is "tree". Only one that parses over the configuration's K: a result is outside
-// input, and a tree over other products would not be the unit's.
+}  // namespace
+
+// Only a tree that parses over the configuration's K: a result is outside input, and a tree over
+// other products would not be the unit's.
 std::optional<model::SummationTree> finding_tree(const json& f) {
   const json& p = member(f, "parameters");
   std::string text = str(p, "tree");
@@ -86,6 +87,8 @@ std::optional<model::SummationTree> finding_tree(const json& f) {
   if (text.empty() || !k) return std::nullopt;
   return model::parse_summation_tree(text, *k).tree;
 }
+
+namespace {
 
 struct Counts {
   int ok = 0, unsupported = 0, error = 0;
@@ -142,7 +145,17 @@ std::string text_report(const json& doc) {
   return out;
 }
 
-std::string markdown_report(const json& doc) {
+std::vector<model::SummationTree> result_trees(const json& doc) {
+  std::vector<model::SummationTree> trees;
+  for (const json& f : array_member(doc, "findings"))
+    if (auto tree = finding_tree(f);
+        tree && std::none_of(trees.begin(), trees.end(), [&](const auto& t) { return t.text() == tree->text(); }))
+      trees.push_back(std::move(*tree));
+  return trees;
+}
+
+std::string markdown_report(const json& doc, const TreeDrawings* drawings) {
+  const std::vector<model::SummationTree> trees = drawings ? result_trees(doc) : std::vector<model::SummationTree>{};
   const json& dev = member(doc, "device");
   std::string out = fmt::format("# {}: {}\n\n", str(dev, "id"), str(dev, "name"));
   out += "| | |\n|---|---|\n";
@@ -170,9 +183,18 @@ std::string markdown_report(const json& doc) {
     out += "\n";
     // A table cell cannot hold a fenced block: the diagrams follow the table, each under its probe.
     for (const json* f : findings)
-      if (const auto tree = finding_tree(*f))
+      if (const auto tree = finding_tree(*f)) {
         out += fmt::format("`{}`: the summation tree `{}`\n\n```mermaid\n{}```\n\n", str(*f, "probe"), tree->text(),
                            tree->mermaid());
+        const auto drawn =
+            std::find_if(trees.begin(), trees.end(), [&](const auto& t) { return t.text() == tree->text(); });
+        const std::size_t i = std::size_t(drawn - trees.begin());
+        if (drawn == trees.end() || i >= drawings->notes.size()) continue;
+        const std::string file = fmt::format("{}-tree{}", drawings->stem, i + 1);
+        out += drawings->notes[i].empty() ? fmt::format("![the summation tree {}]({}.svg)\n\n", tree->text(), file)
+                                          : fmt::format("No drawing: {}.\n\n", drawings->notes[i]);
+        out += fmt::format("Graphviz source: [{}.dot]({}.dot)\n\n", file, file);
+      }
   }
   const Counts c = count(doc);
   out += fmt::format("{} ok, {} unsupported, {} error.\n", c.ok, c.unsupported, c.error);

@@ -1,5 +1,5 @@
-# The type stubs (python/gpuparanoia-stubs/, beside the module in the build tree and installed) held
-# to the module: the same public names; each function's parameters, their kinds and defaults as
+# The type stubs (python/gpuparanoia/_core.pyi, beside the extension in the build tree and installed)
+# held to the extension, and the package's re-export of it: the same public names; each function's parameters, their kinds and defaults as
 # pybind11's signature (the docstring's first line) gives them; each documented under Parameters.
 import ast
 import pathlib
@@ -9,10 +9,11 @@ import pytest
 
 import gpuparanoia
 
-STUBS = pathlib.Path(gpuparanoia.__file__).parent / "gpuparanoia-stubs" / "__init__.pyi"
+STUBS = pathlib.Path(gpuparanoia._core.__file__).parent / "_core.pyi"
 STUB_TREE = ast.parse(STUBS.read_text())
 STUB_FUNCTIONS = {node.name: node.args for node in STUB_TREE.body if isinstance(node, ast.FunctionDef)}
-FUNCTIONS = sorted(n for n in dir(gpuparanoia) if not n.startswith("_"))
+# The extension's names (the package's pure-Python submodules, once imported, are its attributes too).
+FUNCTIONS = sorted(n for n in dir(gpuparanoia._core) if not n.startswith("_"))
 
 
 def module_arguments(name):
@@ -40,6 +41,13 @@ def test_stubs_name_what_the_module_has():
         t.id for n in STUB_TREE.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)
     }
     assert sorted(n for n in stub_names if not n.startswith("_")) == FUNCTIONS
+
+
+def test_package_reexports_the_extension():
+    assert (pathlib.Path(gpuparanoia.__file__).parent / "py.typed").is_file()
+    assert sorted(gpuparanoia.__all__) == FUNCTIONS
+    for name in FUNCTIONS:
+        assert getattr(gpuparanoia, name) is getattr(gpuparanoia._core, name)
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
