@@ -58,6 +58,48 @@ void run_model(benchmark::State& state, const Format& f, const Data& d, Fn fn) {
   state.SetItemsProcessed(std::int64_t(state.iterations() * kN));
 }
 
+// The same through the batched evaluate(), the format and options dispatched once per batch (as
+// the exhaustive probe and `model scalar` use the model).
+void run_model_batch(benchmark::State& state, Op op, const Format& f, const Data& d) {
+  std::vector<std::uint64_t> operands(2 * kN);
+  for (std::size_t i = 0; i < kN; ++i) {
+    operands[2 * i] = d.a[i];
+    operands[2 * i + 1] = d.b[i];
+  }
+  std::vector<Result> out(kN);
+  for (auto _ : state) {
+    evaluate(op, f, Options{}, operands, out, f);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(std::int64_t(state.iterations() * kN));
+}
+
+// Every pair of binary16 operands (2^32) on one thread, a batch of 2^16 pairs per a, through
+// evaluate() with the format known at run time: per call, or batched.
+void run_exhaustive(benchmark::State& state, Op op, bool batched) {
+  const Format& f = binary16;
+  std::vector<std::uint64_t> operands(2 * kN);
+  std::vector<Result> out(kN);
+  for (auto _ : state) {
+    std::uint64_t acc = 0;
+    for (std::uint64_t a = 0; a < kN; ++a) {
+      for (std::size_t b = 0; b < kN; ++b) {
+        operands[2 * b] = a;
+        operands[2 * b + 1] = b;
+      }
+      if (batched) {
+        evaluate(op, f, Options{}, operands, out, f);
+        acc += out[a].bits;
+      } else {
+        for (std::size_t i = 0; i < kN; ++i) acc += evaluate(op, f, Options{}, std::span(&operands[2 * i], 2), f).bits;
+      }
+    }
+    benchmark::DoNotOptimize(acc);
+  }
+  state.SetItemsProcessed(std::int64_t(state.iterations() * kN * kN));
+}
+
 // The host's own arithmetic on the same operands, one scalar op at a time as the model works (the
 // vectorised loop, 16 to 32 lanes wide, would measure the SIMD width rather than the arithmetic).
 // The results lie half a page from the operands: a store 4 KiB-aliasing the next loads, as
@@ -118,6 +160,17 @@ void BM_binary32_add_random_host(benchmark::State& s) { run_host<float>(s, binar
 void BM_binary32_mul_random_model(benchmark::State& s) { run_model(s, binary32, binary32_random(), model_mul); }
 void BM_binary32_mul_random_host(benchmark::State& s) { run_host<float>(s, binary32_random(), host_mul); }
 
+void BM_binary16_add_sweep_batch(benchmark::State& s) { run_model_batch(s, Op::add, binary16, binary16_sweep()); }
+void BM_binary16_mul_sweep_batch(benchmark::State& s) { run_model_batch(s, Op::mul, binary16, binary16_sweep()); }
+void BM_binary32_add_sweep_batch(benchmark::State& s) { run_model_batch(s, Op::add, binary32, binary32_sweep()); }
+void BM_binary32_mul_sweep_batch(benchmark::State& s) { run_model_batch(s, Op::mul, binary32, binary32_sweep()); }
+void BM_binary32_add_random_batch(benchmark::State& s) { run_model_batch(s, Op::add, binary32, binary32_random()); }
+void BM_binary32_mul_random_batch(benchmark::State& s) { run_model_batch(s, Op::mul, binary32, binary32_random()); }
+void BM_binary16_add_exhaustive_per_call(benchmark::State& s) { run_exhaustive(s, Op::add, false); }
+void BM_binary16_add_exhaustive_batch(benchmark::State& s) { run_exhaustive(s, Op::add, true); }
+void BM_binary16_mul_exhaustive_per_call(benchmark::State& s) { run_exhaustive(s, Op::mul, false); }
+void BM_binary16_mul_exhaustive_batch(benchmark::State& s) { run_exhaustive(s, Op::mul, true); }
+
 BENCHMARK(BM_binary16_add_sweep_model);
 BENCHMARK(BM_binary16_add_sweep_host);
 BENCHMARK(BM_binary16_mul_sweep_model);
@@ -134,5 +187,16 @@ BENCHMARK(BM_binary32_add_random_model);
 BENCHMARK(BM_binary32_add_random_host);
 BENCHMARK(BM_binary32_mul_random_model);
 BENCHMARK(BM_binary32_mul_random_host);
+BENCHMARK(BM_binary16_add_sweep_batch);
+BENCHMARK(BM_binary16_mul_sweep_batch);
+BENCHMARK(BM_binary32_add_sweep_batch);
+BENCHMARK(BM_binary32_mul_sweep_batch);
+BENCHMARK(BM_binary32_add_random_batch);
+BENCHMARK(BM_binary32_mul_random_batch);
+// About 10 s each: a single iteration, in seconds.
+BENCHMARK(BM_binary16_add_exhaustive_per_call)->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_binary16_add_exhaustive_batch)->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_binary16_mul_exhaustive_per_call)->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_binary16_mul_exhaustive_batch)->Iterations(1)->Unit(benchmark::kSecond);
 
 }  // namespace
