@@ -229,6 +229,37 @@ TEST_P(HostFastPath, MatchesTheGeneralPathInEveryHostEnvironment) {
   EXPECT_EQ(t.mismatches, 0u) << "seed " << seed;
 }
 
+// The encoding of the normal value s * 2^e (s below 2^precision).
+std::uint64_t encode(const Format& f, std::uint64_t s, int e) {
+  const int top = msb(s);
+  return (std::uint64_t(e + top + f.bias) << f.man_bits) | ((s << (f.man_bits - top)) & f.man_mask());
+}
+
+// Products exactly at the overflow threshold, (2 - 2^-p) * 2^emax, the midpoint between the largest
+// finite value and the next binade (to nearest even: an overflow): d * q for every factorisation
+// 2^(p+1) - 1 = d * q into two significands, of either sign. The round_host checks compare with
+// the threshold itself.
+TEST_P(HostFastPath, ProductsAtTheOverflowThreshold) {
+  const Format& f = *GetParam();
+  const std::uint64_t n = (std::uint64_t{2} << f.precision()) - 1, limit = std::uint64_t{1} << f.precision();
+  Tally t{f};
+  for (const Options& o : fast_options()) {
+    std::size_t pairs = 0;
+    for (std::uint64_t d = 3; d < limit; d += 2) {
+      if (n % d != 0 || n / d >= limit) continue;
+      const std::uint64_t a = encode(f, d, -msb(d)), b = encode(f, n / d, f.emax() - f.precision() + msb(d));
+      for (std::uint64_t s : {std::uint64_t{0}, f.sign_mask()}) t.add(a ^ s, b);
+      ++pairs;
+      const Result r = general(Op::mul, f, o, a, b);
+      EXPECT_EQ(r.flags, Flag::overflow | Flag::inexact) << std::hex << a << " * " << b;
+      EXPECT_EQ(r.bits, o.saturate ? f.max_finite_magnitude() : f.inf_magnitude()) << std::hex << a << " * " << b;
+    }
+    EXPECT_GT(pairs, 0u);
+    t.check(Op::mul, o, "host to nearest");
+  }
+  EXPECT_EQ(t.mismatches, 0u);
+}
+
 // binary16: every b for each edge a, with the default options and with every flush option.
 TEST(HostFastPath, Binary16EveryOperandAgainstEdges) {
   Tally t{binary16};
