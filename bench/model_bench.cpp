@@ -109,9 +109,11 @@ struct HostOperands {
   }
 };
 template <class T, class Fn>
-[[gnu::optimize("no-tree-vectorize")]] void host_pass(const HostOperands<T>& h, Fn fn) {
-  for (std::size_t i = 0; i < kN; ++i) h.r[i] = fn(h.x[i], h.y[i]);
-  benchmark::DoNotOptimize(h.r);
+[[gnu::optimize("no-tree-vectorize", "align-loops=64")]] void host_pass(const HostOperands<T>& h, Fn fn) {
+  const T *x = h.x, *y = h.y;
+  T* r = h.r;
+  for (std::size_t i = 0; i < kN; ++i) r[i] = fn(x[i], y[i]);
+  benchmark::DoNotOptimize(r);
   benchmark::ClobberMemory();
 }
 

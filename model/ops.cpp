@@ -247,7 +247,8 @@ template <const Format& F, Op op, std::size_t N>
   // The operands' low words (their encodings: F is at most 32 bits wide), a's and b's apart.
   using Words = Lanes<std::uint32_t, 2 * N>;
   const auto* in = reinterpret_cast<const typename Vector<std::uint64_t, N>::unaligned*>(x);
-  const Words w0 = std::bit_cast<Words>(in[0]), w1 = std::bit_cast<Words>(in[1]);
+  const Lanes<std::uint64_t, N> v0 = in[0], v1 = in[1];
+  const Words w0 = std::bit_cast<Words>(v0), w1 = std::bit_cast<Words>(v1);
   constexpr std::size_t k = std::endian::native == std::endian::big;
   const Lanes<std::uint32_t, N> aw = pick<N>(
       w0, w1, [](std::size_t i) constexpr { return 4 * i + k; });
@@ -258,9 +259,9 @@ template <const Format& F, Op op, std::size_t N>
   B a, b;
   if constexpr (sizeof(Bits) == 8) {
     a = pick<N>(
-        in[0], in[1], [](std::size_t i) constexpr { return 2 * i; });
+        v0, v1, [](std::size_t i) constexpr { return 2 * i; });
     b = pick<N>(
-        in[0], in[1], [](std::size_t i) constexpr { return 2 * i + 1; });
+        v0, v1, [](std::size_t i) constexpr { return 2 * i + 1; });
     if constexpr (op == Op::sub) b ^= F.sign_mask();
   } else {
     a = aw;
