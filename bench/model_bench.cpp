@@ -95,7 +95,9 @@ constexpr auto host_mul = [](auto x, auto y) { return x * y; };
 // The host's own arithmetic on the same operands, one scalar op at a time as the model works (the
 // vectorised loop, 16 to 32 lanes wide, would measure the SIMD width rather than the arithmetic).
 // The results lie half a page from the operands: a store 4 KiB-aliasing the next loads, as
-// separate allocations may place them, halved the binary32 loop's speed in some builds.
+// separate allocations may place them, halved the binary32 loop's speed in some builds. The loop
+// is aligned to 64 bytes: at one placement (16 bytes past a 64-byte boundary) the binary32 add
+// loop ran at 0.55 ns per op instead of 0.31.
 template <class T>
 struct HostOperands {
   using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint16_t>;
