@@ -216,11 +216,11 @@ template <std::size_t arity, class Fn>
   }
 }
 
-// The host fast path on N pairs at a time, in vectors (GCC's vector extensions, lowered to whatever
-// vector units the target has): every lane computes host_op's common case, its result normal in F
-// (for products also overflowing or vanishing); the other lanes are recomputed by host_op itself.
-// Same arithmetic, same exactness argument (see host_op), no branches.
-constexpr std::size_t kLanes = 8;  // 512 bits of binary64 (8 was faster than 4 or 16 lanes)
+// The host fast path on N pairs at a time, in vectors (GCC's vector extensions, used where the
+// target has AVX-512: kVectorLoop below): every lane computes host_op's common case, its result
+// normal in F (for products also overflowing or vanishing); the other lanes are recomputed by
+// host_op itself. Same arithmetic, same exactness argument (see host_op), no branches.
+constexpr std::size_t kLanes = 8;  // 512 bits of binary64 (8 lanes were faster than 4)
 template <class T, std::size_t N>
 struct Vector {
   typedef T type __attribute__((vector_size(N * sizeof(T))));
@@ -334,7 +334,7 @@ template <const Format& F, Op op, std::size_t N>
 
 // The vector loop where the target's vectors hold 8 binary64 lanes with unsigned 64-bit compares
 // (AVX-512); lowered to SSE2 it ran 3 to 5 times slower than host_op a pair at a time.
-#if defined(__AVX512F__) || defined(GP_FORCE_VECTOR)
+#if defined(__AVX512F__)
 constexpr bool kVectorLoop = true;
 #else
 constexpr bool kVectorLoop = false;
