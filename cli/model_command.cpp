@@ -70,17 +70,35 @@ Expected<ScalarRequest> scalar_request(const ScalarArgs& a) {
   return r;
 }
 
-// One result a line of operands, in hex (with the flags where asked), written in blocks.
+// One result a line of operands, in hex (with the flags where asked), evaluated in batches of lines
+// (the model dispatches once per batch) and written in blocks.
 int evaluate_scalar_lines(const ScalarRequest& q, bool flags, std::istream& in, std::ostream& out, std::ostream& err) {
+  constexpr std::size_t kBatchLines = 4096;
   const model::Format& f = *q.f;
   const int arity = model::arity(q.op);
   const std::array<const model::Format*, 1> widths = {q.from};
-  std::vector<std::uint64_t> operands;
+  std::vector<std::uint64_t> operands, batch;  // one line's operands; the lines' not yet evaluated
+  std::vector<model::Result> results;
   std::string line, buffer;
   input::InputError bad{input::kStdinName, 0, "", ""};
   long line_no = 0;
+  const auto evaluate_batch = [&] {
+    results.resize(batch.size() / std::size_t(arity));
+    model::evaluate(q.op, f, q.o, batch, results, *q.from);
+    batch.clear();
+    for (const model::Result& r : results) {
+      buffer += format_hex(r.bits, f.storage_bits);
+      if (flags) buffer += " " + format_hex(r.flags, 8);
+      buffer += '\n';
+    }
+    if (buffer.size() > (1 << 16)) {
+      out << buffer;
+      buffer.clear();
+    }
+  };
   // Results before a bad line are written: the error's line number says how many there are.
   const auto reject = [&] {
+    evaluate_batch();
     out << buffer;
     out.flush();
     err << input::error_line(bad.text());
@@ -95,15 +113,10 @@ int evaluate_scalar_lines(const ScalarRequest& q, bool flags, std::istream& in, 
       return reject();
     }
     if (!parse_hex_line(line, line_no, widths, std::size_t(arity), operands, bad)) return reject();
-    const model::Result r = model::evaluate(q.op, f, q.o, operands, *q.from);
-    buffer += format_hex(r.bits, f.storage_bits);
-    if (flags) buffer += " " + format_hex(r.flags, 8);
-    buffer += '\n';
-    if (buffer.size() > (1 << 16)) {
-      out << buffer;
-      buffer.clear();
-    }
+    batch.insert(batch.end(), operands.begin(), operands.end());
+    if (batch.size() == kBatchLines * std::size_t(arity)) evaluate_batch();
   }
+  evaluate_batch();
   out << buffer;
   out.flush();
   return kExitOk;

@@ -199,9 +199,10 @@ template <Op op>
 }
 
 // The general path of a host format, out of line: the fast path's callers keep their loops small
-// (and, the options taken by value, keep them in registers).
+// (and, the options taken by value, keep them in registers). Flattened: the special cases' helpers
+// (unpack, nan_operands) inlined into it ran all 2^32 binary16 sums batched in 8.9 s instead of 11.2.
 template <const Format& F, Op op>
-[[gnu::noinline]] Result general_out_of_line(Options o, std::uint64_t a, std::uint64_t b) {
+[[gnu::noinline, gnu::flatten]] Result general_out_of_line(Options o, std::uint64_t a, std::uint64_t b) {
   return general<op>(F, o, a, b);
 }
 
@@ -245,10 +246,11 @@ template <const Format& F>
   }
 }
 
-// x >> s rounded to nearest even; 0 < s < the width of T, x below its top bit.
-template <class T>
+// x >> s rounded to nearest even; 0 < s < the width of E, x below its top bit. T may be a vector
+// of lanes of E (the constants broadcast).
+template <class E, class T = E>
 [[gnu::always_inline]] constexpr T shift_right_rne(T x, int s) {
-  return (x + (T{1} << (s - 1)) - 1 + ((x >> s) & 1)) >> s;
+  return (x + ((E{1} << (s - 1)) - 1) + ((x >> s) & 1)) >> s;
 }
 
 // A magnitude m in H below 2^emin (and not below half the smallest subnormal) rounded to nearest
@@ -261,8 +263,34 @@ template <const Format& F>
   const int s = H.man_bits - F.man_bits + F.emin() - (int(m >> H.man_bits) - H.bias);
   const std::uint64_t sig = (m & (hidden - 1)) | hidden;
   const bool inexact = (sig & ((std::uint64_t{1} << s) - 1)) != 0, tiny = m < normal - (hidden >> F.precision());
-  return {pack(F, neg, shift_right_rne(sig, s)), inexact ? Flag::inexact | (tiny ? Flag::underflow : 0) : 0};
+  return {pack(F, neg, shift_right_rne<std::uint64_t>(sig, s)),
+          inexact ? Flag::inexact | (tiny ? Flag::underflow : 0) : 0};
 }
+
+// Rounding a result in H to F: H's encoding as an unsigned integer (Bits), its thresholds, and
+// the rounding of a magnitude in F's normal range, which is H's shifted and rebiased, the carry of
+// the rounding moving into the exponent. `Bits` may also be a vector of lanes of that width (the
+// batched loop's).
+template <const Format& F>
+struct HostRounding {
+  static constexpr const Format& H = host_format<F>;
+  using Bits = std::conditional_t<H.storage_bits == 32, std::uint32_t, std::uint64_t>;
+  static constexpr int shift = H.man_bits - F.man_bits, low = H.storage_bits - 32;
+  static constexpr Bits rebias = Bits(H.bias - F.bias) << H.man_bits;
+  // Magnitudes in H: 2^emin; 2^(quantum_min - 1), at most which rounds to zero; the least that
+  // rounds past the largest finite value.
+  static constexpr Bits normal = Bits(H.bias + F.emin()) << H.man_bits;
+  static constexpr Bits vanish = Bits(H.bias + F.quantum_min() - 1) << H.man_bits;
+  static constexpr Bits overflow = (Bits(F.max_finite_magnitude()) << shift) + rebias + (Bits{1} << (shift - 1));
+  static constexpr Bits magnitude_mask = Bits(H.magnitude_mask()), low_bits = (Bits{1} << shift) - 1;
+  // The branches compare high words (32 bits): 2^(quantum_min - 1) itself takes the subnormal
+  // branch, a few sums just below the overflow the general path.
+  static constexpr std::uint32_t high_word(Bits v) { return std::uint32_t(v >> low); }
+  template <class B>
+  [[gnu::always_inline]] static constexpr B magnitude(B m) {
+    return shift_right_rne<Bits>(m, shift) - (rebias >> shift);
+  }
+};
 
 // A result in H (exact, or as good, see above) rounded to nearest even into F with round_pack's
 // flags; null where the general path decides: a NaN or infinity (a special operand, an invalid
@@ -271,36 +299,31 @@ template <const Format& F>
 // saturate) or lie below F's subnormal range (vanishing: zero, exact where x is).
 template <const Format& F, bool products>
 [[gnu::always_inline]] inline std::optional<Result> round_host(const Options& o, HostFloat<F> x) {
-  constexpr const Format& H = host_format<F>;
-  using Bits = std::conditional_t<sizeof(x) == 4, std::uint32_t, std::uint64_t>;
-  constexpr int shift = H.man_bits - F.man_bits, low = H.storage_bits - 32;
-  constexpr Bits rebias = Bits(H.bias - F.bias) << H.man_bits;
-  // Magnitudes in H: 2^emin; 2^(quantum_min - 1), at most which rounds to zero; the least that
-  // rounds past the largest finite value. The branches compare high words (32 bits): 2^(quantum_min
-  // - 1) itself takes the subnormal branch, a few sums just below the overflow the general path.
-  constexpr Bits normal = Bits(H.bias + F.emin()) << H.man_bits;
-  constexpr Bits vanish = Bits(H.bias + F.quantum_min() - 1) << H.man_bits;
-  constexpr Bits overflow = (Bits(F.max_finite_magnitude()) << shift) + rebias + (Bits{1} << (shift - 1));
-  constexpr auto high_word = [](Bits v) { return std::uint32_t(v >> low); };
-  const Bits bits = std::bit_cast<Bits>(x), m = bits & Bits(H.magnitude_mask());
-  const std::uint32_t high = high_word(m);
-  const bool neg = bits >> H.sign_shift();
-  if (high >= high_word(products ? Bits(H.inf_magnitude()) : overflow)) return std::nullopt;
-  constexpr std::uint32_t subnormal_from = products ? high_word(vanish) : 0;
-  if (high - subnormal_from < high_word(normal) - subnormal_from) [[unlikely]] {
+  using R = HostRounding<F>;
+  using Bits = typename R::Bits;
+  const Bits bits = std::bit_cast<Bits>(x), m = bits & R::magnitude_mask;
+  const std::uint32_t high = R::high_word(m);
+  const bool neg = bits >> R::H.sign_shift();
+  if (high >= R::high_word(products ? Bits(R::H.inf_magnitude()) : R::overflow)) return std::nullopt;
+  constexpr std::uint32_t subnormal_from = products ? R::high_word(R::vanish) : 0;
+  if (high - subnormal_from < R::high_word(R::normal) - subnormal_from) [[unlikely]] {
     if (m == 0 || o.ftz_out) return std::nullopt;
     return round_host_subnormal<F>(neg, m);
   }
-  // F's magnitude is H's shifted and rebiased, the carry of the rounding moving into the exponent.
-  Flags flags = (m & ((Bits{1} << shift) - 1)) != 0 ? Flag::inexact : 0;
-  Result r{pack(F, neg, shift_right_rne(m, shift) - (rebias >> shift)), flags};
+  Flags flags = (m & R::low_bits) != 0 ? Flag::inexact : 0;
+  Result r{pack(F, neg, R::magnitude(m)), flags};
   if constexpr (products) {
     static_assert(F.inf_magnitude() == F.max_finite_magnitude() + 1);
-    if (m >= overflow) r = {pack(F, neg, F.max_finite_magnitude() + !o.saturate), Flag::overflow | Flag::inexact};
-    if (high < high_word(vanish)) r = {pack(F, neg, 0), m != 0 ? Flag::underflow | Flag::inexact : 0};
+    if (m >= R::overflow) r = {pack(F, neg, F.max_finite_magnitude() + !o.saturate), Flag::overflow | Flag::inexact};
+    if (high < R::high_word(R::vanish)) r = {pack(F, neg, 0), m != 0 ? Flag::underflow | Flag::inexact : 0};
   }
   return r;
 }
+
+// Exponents too far apart for an exact sum in H of nonzero values (see above): the host may have
+// rounded, and the sum is inexact (the smaller lies below the larger's last digit).
+template <const Format& F>
+inline constexpr int host_exact_exponent_difference = host_format<F>.precision() - F.precision() - 1;
 
 template <const Format& F, Op op>
 [[gnu::always_inline]] inline Result host_op(const Options& o, std::uint64_t a, std::uint64_t b) {
@@ -312,9 +335,7 @@ template <const Format& F, Op op>
     } else {
       const HostFloat<F> y = host_value<F>(o, op == Op::sub ? b ^ F.sign_mask() : b);
       if (auto r = round_host<F, false>(o, x + y)) {
-        // Exponents too far apart for an exact sum of nonzero values: the host may have rounded
-        // (see above), and the sum is inexact (the smaller lies below the larger's last digit).
-        constexpr int exact = host_format<F>.precision() - F.precision() - 1;
+        constexpr int exact = host_exact_exponent_difference<F>;
         const int d = int(magnitude_of(F, a) >> F.man_bits) - int(magnitude_of(F, b) >> F.man_bits);
         if ((d > exact && y != 0) || (d < -exact && x != 0)) r->flags |= Flag::inexact;
         return *r;
@@ -364,5 +385,11 @@ int arity(Op op);
 // Evaluates op in format f; `from` is the source format of cvt (ignored otherwise).
 // operands.size() must equal arity(op).
 Result evaluate(Op op, const Format& f, const Options& o, std::span<const std::uint64_t> operands, const Format& from);
+// The same over a batch: `operands` holds arity(op) operands per result, one result after another,
+// and out.size() * arity(op) of them. The operation, format and options are dispatched once for the
+// batch (the host fast path's loop runs with its format fixed at compile time); results are those
+// of evaluate() on each.
+void evaluate(Op op, const Format& f, const Options& o, std::span<const std::uint64_t> operands, std::span<Result> out,
+              const Format& from);
 
 }  // namespace gp::model

@@ -518,21 +518,31 @@ py::object scalar(const std::string& op_name, const py::args& operands, const st
   std::uint8_t* flag_out = fl.mutable_data();
   {
     py::gil_scoped_release release;
-    std::uint64_t args[3] = {};
-    for (std::size_t e = 0; e < n; ++e) {
-      for (std::size_t i = 0; i < in.size(); ++i) args[i] = in[i][e];
-      model::Result res;
-      if (unit) {
+    if (unit) {
+      std::uint64_t args[3] = {};
+      for (std::size_t e = 0; e < n; ++e) {
         // Loads and stores raise no flags but the store's rounding into a narrower storage.
-        for (int i = 0; i < arity; ++i) args[i] = model::unit_load(*source, args[i]).bits;
-        res = model::unit_evaluate(*unit, *op, {args, std::size_t(arity)}, *source->format);
+        for (int i = 0; i < arity; ++i) args[i] = model::unit_load(*source, in[std::size_t(i)][e]).bits;
+        model::Result res = model::unit_evaluate(*unit, *op, {args, std::size_t(arity)}, *source->format);
         const model::Result stored = model::unit_store(*unit, res.bits);
-        res = {stored.bits, res.flags | stored.flags};
-      } else {
-        res = model::evaluate(*op, f, o, {args, std::size_t(arity)}, *from);
+        out[e] = stored.bits;
+        if (flags) flag_out[e] = std::uint8_t(res.flags | stored.flags);
       }
-      out[e] = res.bits;
-      if (flags) flag_out[e] = std::uint8_t(res.flags);
+    } else {
+      // The model's batched evaluate(), kBatch elements at a time (their operands interleaved).
+      constexpr std::size_t kBatch = 4096;
+      std::vector<std::uint64_t> args(std::size_t(arity) * kBatch);
+      std::vector<model::Result> res(kBatch);
+      for (std::size_t start = 0; start < n; start += kBatch) {
+        const std::size_t m = std::min(kBatch, n - start);
+        for (std::size_t e = 0; e < m; ++e)
+          for (std::size_t i = 0; i < in.size(); ++i) args[e * in.size() + i] = in[i][start + e];
+        model::evaluate(*op, f, o, std::span(args).first(m * in.size()), std::span(res).first(m), *from);
+        for (std::size_t e = 0; e < m; ++e) {
+          out[start + e] = res[e].bits;
+          if (flags) flag_out[start + e] = std::uint8_t(res[e].flags);
+        }
+      }
     }
   }
   py::array result = array_of(out, shape, f, bits);

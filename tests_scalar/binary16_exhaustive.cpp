@@ -58,29 +58,40 @@ struct OpTally {
 };
 
 // Compares device outputs with the alternatives on pairs [lo, hi) of a chunk whose first pair has
-// index `base`.
+// index `base`. Each alternative's predictions are evaluated a batch of kBatch pairs at a time.
 OpTally compare(const Format& f, Node op, std::span<const u64> operands, std::span<const u64> out, std::size_t lo,
                 std::size_t hi, std::uint64_t base) {
+  constexpr std::size_t kBatch = 4096;
   const auto alt = alternatives();
+  const model::Op mop = op == Node::add ? model::Op::add : model::Op::mul;
+  std::array<std::vector<model::Result>, 3> predicted;
   OpTally t;
   t.pairs = hi - lo;
-  for (std::size_t i = lo; i < hi; ++i) {
-    const u64 a = operands[2 * i], b = operands[2 * i + 1], d = out[i];
-    const bool d_nan = model::is_nan(model::classify(f, d));
-    std::array<u64, 3> pred{};
-    bool mismatch = false;
+  for (std::size_t start = lo; start < hi; start += kBatch) {
+    const std::size_t n = std::min(kBatch, hi - start);
     for (std::size_t h = 0; h < alt.size(); ++h) {
-      pred[h] = op == Node::add ? model::add(f, alt[h].o, a, b).bits : model::mul(f, alt[h].o, a, b).bits;
-      if (d == pred[h]) continue;
-      const bool p_nan = model::is_nan(model::classify(f, pred[h]));
-      if (d_nan && p_nan) {
-        if (h == 0) ++t.nan_payload;
-        continue;
-      }
-      ++t.mismatches[h];
-      if (h == 0) mismatch = true;
+      predicted[h].resize(n);
+      model::evaluate(mop, f, alt[h].o, operands.subspan(2 * start, 2 * n), predicted[h], f);
     }
-    if (mismatch && t.first.size() < OpTally::kFirst) t.first.push_back({base + i, a, b, d, pred});
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = start + k;
+      const u64 a = operands[2 * i], b = operands[2 * i + 1], d = out[i];
+      const bool d_nan = model::is_nan(model::classify(f, d));
+      std::array<u64, 3> pred{};
+      bool mismatch = false;
+      for (std::size_t h = 0; h < alt.size(); ++h) {
+        pred[h] = predicted[h][k].bits;
+        if (d == pred[h]) continue;
+        const bool p_nan = model::is_nan(model::classify(f, pred[h]));
+        if (d_nan && p_nan) {
+          if (h == 0) ++t.nan_payload;
+          continue;
+        }
+        ++t.mismatches[h];
+        if (h == 0) mismatch = true;
+      }
+      if (mismatch && t.first.size() < OpTally::kFirst) t.first.push_back({base + i, a, b, d, pred});
+    }
   }
   return t;
 }

@@ -2,6 +2,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
+#include <cmath>
 #include <random>
 #include <sstream>
 
@@ -101,6 +104,29 @@ TEST(ModelScalar, ErrorsNameLineAndField) {
   r = run(args("e2m1", "sqrt"), "ff\n");  // e2m1 is 4 bits in a byte: the value must fit the format
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_EQ(r.err, "gpuparanoia: <stdin>:1: field 1: 'ff' is not a e2m1 bit pattern (4 bits, 2 hex digits at most)\n");
+}
+
+// Lines are evaluated in batches: over several of them (and a partial one before a bad line), each
+// line's result is the host's own binary32 sum, and the results before the bad line are written.
+TEST(ModelScalar, ManyLinesAreEvaluatedInBatches) {
+  std::mt19937 rng(1);
+  std::string in, want;
+  const int lines = 10000;
+  for (int i = 0; i < lines; ++i) {
+    const auto a = std::uint32_t(rng()), b = std::uint32_t(rng());
+    const float x = std::bit_cast<float>(a), y = std::bit_cast<float>(b);
+    if (std::isnan(x) || std::isnan(y)) continue;  // NaN payloads are the model's convention
+    in += fmt::format("{:08x} {:08x}\n", a, b);
+    want += fmt::format("{:08x}\n", std::bit_cast<std::uint32_t>(x + y));
+  }
+  Outcome r = run(args("binary32", "add"), in);
+  EXPECT_EQ(r.code, 0);
+  EXPECT_TRUE(r.out == want) << "the results differ from the host's";
+  const std::size_t n = std::size_t(std::count(in.begin(), in.end(), '\n'));
+  r = run(args("binary32", "add"), in + "0 xyz\n0 0\n");
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_TRUE(r.out == want);
+  EXPECT_EQ(r.err, fmt::format("gpuparanoia: <stdin>:{}: field 2: 'xyz' is not a hex bit pattern\n", n + 1));
 }
 
 TEST(ModelScalar, UnknownNamesAreErrors) {

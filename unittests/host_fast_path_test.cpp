@@ -4,7 +4,9 @@
 // and, on x86-64, with MXCSR's DAZ and FTZ set, which the fast path must not depend on. Operands:
 // every b for a set of edge a (binary16), all pairs of edge values, sums whose exponents are near
 // the limit of exact sums in the wider format, and random patterns weighted to the subnormal,
-// underflow, overflow and cancellation cases.
+// underflow, overflow and cancellation cases; through the per-call functions and the batched
+// evaluate() (whose vector loop is a third form of the fast path), which is also checked against
+// evaluate() per call for the other formats and operations.
 #include <gtest/gtest.h>
 
 #include <cfenv>
@@ -162,18 +164,43 @@ std::pair<std::uint64_t, std::uint64_t> far_apart(std::mt19937_64& rng, const Fo
 
 class HostFastPath : public ::testing::TestWithParam<const Format*> {};
 
-// Every comparison of a run, its mismatches counted and the first few reported.
+// Every comparison of a run, its mismatches counted and the first few reported. The pairs of one
+// operation and options are collected, then checked through the per-call functions (add, sub,
+// mul) and the batched evaluate() (its vector loop and its lanes left to the per-call path), the
+// batch whole and shifted by one pair (other lanes, a tail).
 struct Tally {
   const Format& f;
   std::uint64_t mismatches = 0;
-  void check(Op op, const Options& o, std::uint64_t a, std::uint64_t b, const char* where) {
-    const Result x = fast(op, f, o, a, b), y = general(op, f, o, a, b);
+  std::vector<std::uint64_t> operands = {};
+
+  void add(std::uint64_t a, std::uint64_t b) {
+    operands.push_back(a);
+    operands.push_back(b);
+  }
+  void check(Op op, const Options& o, const char* where) {
+    const std::size_t n = operands.size() / 2;
+    std::vector<Result> whole(n), shifted(n > 0 ? n - 1 : 0);
+    evaluate(op, f, o, operands, whole, f);
+    if (n > 0) evaluate(op, f, o, std::span(operands).subspan(2), shifted, f);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t a = operands[2 * i], b = operands[2 * i + 1];
+      const Result y = general(op, f, o, a, b);
+      compare(fast(op, f, o, a, b), y, op, o, a, b, where, "per call");
+      compare(whole[i], y, op, o, a, b, where, "batched");
+      if (i > 0) compare(shifted[i - 1], y, op, o, a, b, where, "batched, shifted");
+    }
+    operands.clear();
+  }
+
+ private:
+  void compare(const Result& x, const Result& y, Op op, const Options& o, std::uint64_t a, std::uint64_t b,
+               const char* where, const char* how) {
     if (x.bits == y.bits && x.flags == y.flags) return;
     if (++mismatches <= 10)
       ADD_FAILURE() << f.name << " " << name(op) << " " << where << std::hex << " operands " << a << " " << b
-                    << ": fast path " << x.bits << " flags " << x.flags << ", general " << y.bits << " flags "
-                    << y.flags << std::dec << " (rne, ftz_in " << o.ftz_in << ", ftz_out " << o.ftz_out << ", saturate "
-                    << o.saturate << ", canonical_nan " << o.canonical_nan << ")";
+                    << ": fast path (" << how << ") " << x.bits << " flags " << x.flags << ", general " << y.bits
+                    << " flags " << y.flags << std::dec << " (rne, ftz_in " << o.ftz_in << ", ftz_out " << o.ftz_out
+                    << ", saturate " << o.saturate << ", canonical_nan " << o.canonical_nan << ")";
   }
 };
 
@@ -190,15 +217,47 @@ TEST_P(HostFastPath, MatchesTheGeneralPathInEveryHostEnvironment) {
     for (const Options& o : fast_options())
       for (Op op : kOps) {
         for (std::uint64_t a : edge)
-          for (std::uint64_t b : edge) t.check(op, o, a, b, where);
-        for (int i = 0; i < 10000; ++i) t.check(op, o, operand(rng, f), operand(rng, f), where);
+          for (std::uint64_t b : edge) t.add(a, b);
+        for (int i = 0; i < 10000; ++i) t.add(operand(rng, f), operand(rng, f));
         for (int i = 0; i < 5000; ++i) {
           const auto [a, b] = far_apart(rng, f);
-          t.check(op, o, a, b, where);
+          t.add(a, b);
         }
+        t.check(op, o, where);
       }
   }
   EXPECT_EQ(t.mismatches, 0u) << "seed " << seed;
+}
+
+// The encoding of the normal value s * 2^e (s below 2^precision).
+std::uint64_t encode(const Format& f, std::uint64_t s, int e) {
+  const int top = msb(s);
+  return (std::uint64_t(e + top + f.bias) << f.man_bits) | ((s << (f.man_bits - top)) & f.man_mask());
+}
+
+// Products exactly at the overflow threshold, (2 - 2^-p) * 2^emax, the midpoint between the largest
+// finite value and the next binade (to nearest even: an overflow): d * q for every factorisation
+// 2^(p+1) - 1 = d * q into two significands, of either sign. The round_host checks compare with
+// the threshold itself.
+TEST_P(HostFastPath, ProductsAtTheOverflowThreshold) {
+  const Format& f = *GetParam();
+  const std::uint64_t n = (std::uint64_t{2} << f.precision()) - 1, limit = std::uint64_t{1} << f.precision();
+  Tally t{f};
+  for (const Options& o : fast_options()) {
+    std::size_t pairs = 0;
+    for (std::uint64_t d = 3; d < limit; d += 2) {
+      if (n % d != 0 || n / d >= limit) continue;
+      const std::uint64_t a = encode(f, d, -msb(d)), b = encode(f, n / d, f.emax() - f.precision() + msb(d));
+      for (std::uint64_t s : {std::uint64_t{0}, f.sign_mask()}) t.add(a ^ s, b);
+      ++pairs;
+      const Result r = general(Op::mul, f, o, a, b);
+      EXPECT_EQ(r.flags, Flag::overflow | Flag::inexact) << std::hex << a << " * " << b;
+      EXPECT_EQ(r.bits, o.saturate ? f.max_finite_magnitude() : f.inf_magnitude()) << std::hex << a << " * " << b;
+    }
+    EXPECT_GT(pairs, 0u);
+    t.check(Op::mul, o, "host to nearest");
+  }
+  EXPECT_EQ(t.mismatches, 0u);
 }
 
 // binary16: every b for each edge a, with the default options and with every flush option.
@@ -208,9 +267,39 @@ TEST(HostFastPath, Binary16EveryOperandAgainstEdges) {
   flush.ftz_in = flush.ftz_out = true;
   for (const Options& o : {Options{}, flush})
     for (Op op : kOps)
-      for (std::uint64_t a : edges(binary16))
-        for (std::uint64_t b = 0; b < 0x10000; ++b) t.check(op, o, a, b, "host to nearest");
+      for (std::uint64_t a : edges(binary16)) {
+        for (std::uint64_t b = 0; b < 0x10000; ++b) t.add(a, b);
+        t.check(op, o, "host to nearest");
+      }
   EXPECT_EQ(t.mismatches, 0u);
+}
+
+// The batched evaluate() of every operation, format and rounding mode (the paths without a vector
+// loop: a loop of the per-call functions) against evaluate() per call.
+TEST(BatchedEvaluate, MatchesEvaluatePerCall) {
+  const std::uint64_t seed = testing::drawn_seed(0x6261746368);
+  std::mt19937_64 rng(seed);
+  std::uint64_t mismatches = 0;
+  for (const Format* f : {&binary16, &binary32, &binary64, &bfloat16, &e4m3, &e5m2})
+    for (Rounding r : {Rounding::rne, Rounding::rz, Rounding::ru})
+      for (Op op : all_ops) {
+        Options o;
+        o.rounding = r;
+        const Format& from = op == Op::cvt ? (f == &binary64 ? binary32 : binary64) : *f;
+        const std::size_t arity = std::size_t(model::arity(op)), n = 203;
+        std::vector<std::uint64_t> x(arity * n);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = operand(rng, op == Op::cvt ? from : *f);
+        std::vector<Result> out(n);
+        evaluate(op, *f, o, x, out, from);
+        for (std::size_t i = 0; i < n; ++i) {
+          const Result y = evaluate(op, *f, o, std::span(x).subspan(arity * i, arity), from);
+          if ((out[i].bits != y.bits || out[i].flags != y.flags) && ++mismatches <= 10)
+            ADD_FAILURE() << f->name << " " << name(op) << " " << name(r) << " result " << i << ": batched "
+                          << out[i].bits << " flags " << out[i].flags << ", per call " << y.bits << " flags "
+                          << y.flags;
+        }
+      }
+  EXPECT_EQ(mismatches, 0u) << "seed " << seed;
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, HostFastPath, ::testing::Values(&binary16, &binary32),
