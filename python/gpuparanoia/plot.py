@@ -70,7 +70,8 @@ def _grid(plt, doc, title):
 
 def _finish(ax, name, ylabel, log_y=True):
     ax.set_xscale("log", base=2)
-    if log_y:
+    # A panel whose every error is zero (all exact) has nothing a log axis can show.
+    if log_y and any(y > 0 for line in ax.get_lines() for y in line.get_ydata()):
         ax.set_yscale("log")
     ax.set_xlabel("K")
     ax.set_ylabel(ylabel)
