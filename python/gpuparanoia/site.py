@@ -82,12 +82,12 @@ def _describe(e):
 
 def _owner(path):
     """The result file an error analysis belongs to, the analysis of its unit: error.json beside a
-    fit.json, X.error*.json beside an audit X.json; None for one of its own."""
+    fit.json, any file of the folder X.error/ beside an audit X.json; None for one of its own."""
     if path.name == "error.json" and (path.parent / "fit.json").is_file():
         return (path.parent / "fit.json").resolve()
-    stem, dot, _ = path.name.partition(".error")
-    if dot and path.name.endswith(".json") and (path.parent / f"{stem}.json").is_file():
-        return (path.parent / f"{stem}.json").resolve()
+    folder = path.parent
+    if folder.suffix == ".error" and (folder.parent / f"{folder.stem}.json").is_file():
+        return (folder.parent / f"{folder.stem}.json").resolve()
     return None
 
 

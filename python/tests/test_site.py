@@ -237,16 +237,18 @@ def test_fit_page_shows_the_error_plots_of_its_unit(built, source_dir):
 
 
 def test_audit_page_shows_the_error_plots_of_its_units(binary, source_dir, tmp_path):
-    """An audit X.json with X.error*.json beside it (lavapipe 26's cooperative matrix, as
-    `gpuparanoia error --profile` states it): both plotted on the audit's page, no row of their own."""
+    """An audit X.json with the error analyses of its units in X.error/ (lavapipe 26's cooperative
+    matrices, as `gpuparanoia error --profile` states them): plotted on the audit's page, no row of
+    their own."""
     pytest.importorskip("matplotlib", reason="the plots need matplotlib (python3-matplotlib)")
     (tmp_path / "in").mkdir()
     audit = source_dir / "results" / "lavapipe-mesa-26.1.6" / "vulkan-0.json"
     shutil.copy(audit, tmp_path / "in")
+    (tmp_path / "in" / "vulkan-0.error").mkdir()
     for acc in ("binary16", "binary32"):
         run = subprocess.run([binary, "error", "--profile", str(audit), "--config",
                               f"8x8x8:binary16,binary16,{acc},{acc}", "--ks", "8,64", "--trials", "2",
-                              "--json", str(tmp_path / "in" / f"vulkan-0.error-{acc}.json")],
+                              "--json", str(tmp_path / "in" / "vulkan-0.error" / f"{acc}.json")],
                              capture_output=True, text=True)
         assert run.returncode == 0, run.stderr
     pages = site.build([tmp_path / "in"], tmp_path / "out")
