@@ -4,7 +4,9 @@
 
 RESULTS are folders (searched for *.json) or files: audits (gpuparanoia-result/1), fits of captured
 dot products (gpuparanoia-fit/1, with the published model beside them where a set.json accompanies
-the fit) and error analyses (gpuparanoia-error/1); other JSON is listed as left out. OUT receives
+the fit) and error analyses (gpuparanoia-error/1; that of a result's unit, error.json beside a
+fit.json or in the folder X.error/ beside an audit X.json, drawn on the result's page); other JSON
+is listed as left out. OUT receives
 index.html (every result, sortable and filterable), a page per result and comparison pages. What
 the pages say comes from the compiled reports (gpuparanoia._core: compare, result_headlines,
 finding_tree, summation_tree_dot), so that the site and the command line say the same; Jinja2
