@@ -485,12 +485,15 @@ ErrorReport analyse_error(const ErrorUnit& unit, const ErrorRequest& req,
       g.m = g.n = 1;
       g.k = std::size_t(k);
       g.kstep = unit.kstep;
-      g.a = in.a;
-      g.bt = in.b;
-      g.c = {&in.c, 1};
-      g.sa = in.scale_a;
-      g.sbt = in.scale_b;
-      gemm(cfg, g, {&d, 1}, 1);
+      // One row of a, one column of b (K x 1), c 1 x 1; the scale factors only where the unit has them.
+      g.a = BitMatrix::row_major(in.a, in.a.size());
+      g.b = BitMatrix::row_major(in.b, 1);
+      g.c = BitMatrix::row_major({&in.c, 1}, 1);
+      if (!in.scale_a.empty()) {
+        g.sa = BitMatrix::row_major(in.scale_a, in.scale_a.size());
+        g.sb = BitMatrix::row_major(in.scale_b, 1);
+      }
+      gemm(cfg, g, OutBitMatrix::row_major({&d, 1}, 1), 1);
       slot(v) = measure(exact, exact_value, abs_value, *cfg.d, d);
     }
     // binary32: the inputs converted (exactly where narrower), c first.

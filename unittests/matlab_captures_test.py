@@ -79,6 +79,87 @@ class CommittedSets(unittest.TestCase):
                         self.assertEqual(mispredicted(stated["model_dot"], lines), stated["mispredictions"])
 
 
+def options(text):
+    """`model dot` options as {option: value}."""
+    f = shlex.split(text)
+    return {f[i]: f[i + 1] for i in range(0, len(f) - 1, 2) if f[i].startswith("--")}
+
+
+class ErrorAnalyses(unittest.TestCase):
+    def test_every_fitted_unit_has_its_error_analysis(self):
+        sets = sorted(p.parent for p in RESULTS.glob("*/set.json"))
+        written = 0
+        for d in sets:
+            with self.subTest(set=d.name):
+                doc = json.loads((d / "set.json").read_text())
+                fit = json.loads((d / "fit.json").read_text())
+                stated = doc["error_analysis"]
+                if not fit.get("classes"):  # nothing fits: no unit to analyse
+                    self.assertFalse((d / "error.json").exists())
+                    self.assertIn("none", stated)
+                    continue
+                written += 1
+                unit = fit["candidates"][0]["model_dot"]
+                error = json.loads((d / "error.json").read_text())
+                self.assertEqual(error["schema"], "gpuparanoia-error/1")
+                self.assertEqual(error["unit"]["command"], f"gpuparanoia model dot {unit}")
+                self.assertEqual(stated["unit"], unit)
+                self.assertEqual((error["trials"], error["seed"]), (10, 1))
+                self.assertEqual(error["ks"], [doc["K"] << i for i in range(len(error["ks"]))])  # K up to 8192
+                self.assertEqual(error["ks"][-1], 8192)
+                kinds = {s["kind"] for s in error["series"]}
+                self.assertEqual(kinds - {"what-if"}, {"unit", "float32-fma-chain", "float32-pairwise"})
+                what_ifs = {s["label"] for s in error["series"] if s["kind"] == "what-if"}
+                published = doc["published"]
+                if "what_if_published" in stated:
+                    # The published settings that mispredict, as what-ifs of the unit: each KEY=VALUE
+                    # the published option, differing from the unit's.
+                    self.assertEqual(what_ifs, {stated["what_if_published"]["what_if"]})
+                    self.assertGreater(published["mispredictions"], 0)
+                    pub, mine = options(published["model_dot"]), options(unit)
+                    for kv in stated["what_if_published"]["what_if"].split(","):
+                        key, value = kv.split("=")
+                        option = "--" + key.replace("_", "-")
+                        self.assertEqual(pub[option], value)
+                        self.assertNotEqual(mine.get(option), value)
+                else:
+                    self.assertEqual(what_ifs, set())
+                    self.assertFalse(published.get("mispredictions") and "published_not_shown" not in stated)
+                for s in error["series"]:
+                    self.assertEqual(len(s["max_rel"]), len(error["ks"]))
+                    self.assertTrue(all(v is not None and v >= 0 for v in s["max_rel"]), (s["label"], s["max_rel"]))
+        self.assertGreater(written, 25)
+
+    def test_recomputed_equals_committed(self):
+        # B200's E4M3 set (its published settings a what-if), by the script's --error-only from a copy
+        # of its fit, and at two small K by the command line: the committed numbers, by the seed.
+        name = "B200-E4M3-fp32"
+        committed = json.loads((RESULTS / name / "error.json").read_text())
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            (tmp / name).mkdir()
+            for f in ("set.json", "fit.json"):
+                (tmp / name / f).write_bytes((RESULTS / name / f).read_bytes())
+            r = run([sys.executable, str(REPO / "scripts" / "matlab-captures"), "--error-only", BINARY, "--out",
+                     str(tmp), "--only", name])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(json.loads((tmp / name / "error.json").read_text()), committed)
+            self.assertEqual(json.loads((tmp / name / "set.json").read_text()),
+                             json.loads((RESULTS / name / "set.json").read_text()))
+            fit = json.loads((RESULTS / name / "fit.json").read_text())
+            r = run([BINARY, "error", *shlex.split(fit["candidates"][0]["model_dot"]), "--ks", "64,256", "--trials",
+                     "10", "--seed", "1", "--what-if", "F=25,out_rounding=rz", "--json", str(tmp / "small.json")])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            small = json.loads((tmp / "small.json").read_text())
+        columns = ("max_rel", "mean_rel", "mean_signed_rel", "correctly_rounded", "max_normwise")
+        at = [committed["ks"].index(k) for k in small["ks"]]
+        self.assertEqual(len(small["series"]), len(committed["series"]))
+        for mine, theirs in zip(small["series"], committed["series"]):
+            self.assertEqual((mine["label"], mine["distribution"]), (theirs["label"], theirs["distribution"]))
+            for column in columns:
+                self.assertEqual(mine[column], [theirs[column][i] for i in at], (mine["label"], column))
+
+
 class B200Fp8(unittest.TestCase):
     def test_the_published_settings_disagree_with_the_fit(self):
         # The B200's E4M3 mma.sync captures: FDA over one block of 32 with F = 30 or 31 and a
@@ -120,6 +201,9 @@ class Refusal(unittest.TestCase):
             self.assertIn("V100-fp16-fp32: fitted", r.stderr)
             fit = json.loads((out / "V100-fp16-fp32" / "fit.json").read_text())
             self.assertGreater(len(fit["classes"]), 0)
+            # ... and its unit's error analysis written beside the fit.
+            error = json.loads((out / "V100-fp16-fp32" / "error.json").read_text())
+            self.assertEqual(error["unit"]["command"], f"gpuparanoia model dot {fit['candidates'][0]['model_dot']}")
 
 
 if __name__ == "__main__":

@@ -49,6 +49,14 @@ def _positive(xs):
     return [x if x > 0 else math.nan for x in xs]
 
 
+def _style(doc, s):
+    """A series' line style: its kind's, or for a what-if a colour of its own, the same in every plot."""
+    if s["kind"] in SERIES_STYLE:
+        return dict(SERIES_STYLE[s["kind"]])
+    labels = list(dict.fromkeys(x["label"] for x in doc["series"] if x["kind"] == "what-if"))
+    return {"color": "C{}".format(3 + labels.index(s["label"])), "linestyle": "--", "marker": "x"}
+
+
 def _distributions(doc):
     return [d["name"] for d in doc["distributions"]]
 
@@ -70,7 +78,8 @@ def _grid(plt, doc, title):
 
 def _finish(ax, name, ylabel, log_y=True):
     ax.set_xscale("log", base=2)
-    if log_y:
+    # A panel whose every error is zero (all exact) has nothing a log axis can show.
+    if log_y and any(y > 0 for line in ax.get_lines() for y in line.get_ydata()):
         ax.set_yscale("log")
     ax.set_xlabel("K")
     ax.set_ylabel(ylabel)
@@ -92,9 +101,10 @@ def _title(doc):
 
 
 def plot_error(report, path):
-    """Error against K, log-log, per distribution: the largest relative error of the unit, of the
-    binary32 FMA chain and of the pairwise binary32 sum, and the unit's two bounds (which bound
-    |d - exact| / (|c| + sum |a_i b_i|), never more than the relative error where no term cancels)."""
+    """Error against K, log-log, per distribution: the largest relative error of the unit, of its
+    what-ifs, of the binary32 FMA chain and of the pairwise binary32 sum, and the unit's two bounds
+    (which bound |d - exact| / (|c| + sum |a_i b_i|), never more than the relative error where no
+    term cancels)."""
     doc = load(report)
     plt = _pyplot()
     ks = list(doc["ks"])
@@ -112,6 +122,8 @@ def plot_error(report, path):
                     b = _values(s.get(key))
                     if b is not None:
                         ax.plot(ks, _positive(b), color="k", linestyle=dash, label=what)
+        for s in _series(doc, name, ("what-if",)):
+            ax.plot(ks, _positive(_values(s["max_rel"])), label=s["label"] + " max", **_style(doc, s))
         _finish(ax, name, "relative error")
     return _save(plt, fig, path)
 
@@ -125,8 +137,8 @@ def plot_bias(report, path):
     fig, panels = _grid(plt, doc, "Bias against K: " + _title(doc))
     for name, ax in panels:
         floor = math.inf
-        for i, s in enumerate(_series(doc, name, ("unit", "what-if", "float32-fma-chain", "float32-pairwise"))):
-            style = dict(SERIES_STYLE.get(s["kind"], {"color": "C{}".format(3 + i), "linestyle": "--", "marker": "x"}))
+        for s in _series(doc, name, ("unit", "what-if", "float32-fma-chain", "float32-pairwise")):
+            style = _style(doc, s)
             ys = _values(s["mean_signed_rel"])
             floor = min([floor] + [abs(y) for y in ys if y == y and y != 0])
             ax.plot(ks, ys, label="unit" if s["kind"] == "unit" else s["label"], **style)
@@ -144,8 +156,8 @@ def plot_what_if(report, path):
     ks = list(doc["ks"])
     fig, panels = _grid(plt, doc, "What if: " + _title(doc))
     for name, ax in panels:
-        for i, s in enumerate(_series(doc, name, ("unit", "what-if", "float32-fma-chain"))):
-            style = dict(SERIES_STYLE.get(s["kind"], {"color": "C{}".format(3 + i), "linestyle": "--", "marker": "x"}))
+        for s in _series(doc, name, ("unit", "what-if", "float32-fma-chain")):
+            style = _style(doc, s)
             label = "unit" if s["kind"] == "unit" else s["label"]
             ax.plot(ks, _positive(_values(s["max_rel"])), label=label + " max", **style)
             ax.plot(ks, _positive(_values(s["mean_rel"])), color=style["color"], linestyle=":", alpha=0.7)

@@ -4,7 +4,9 @@
 
 RESULTS are folders (searched for *.json) or files: audits (gpuparanoia-result/1), fits of captured
 dot products (gpuparanoia-fit/1, with the published model beside them where a set.json accompanies
-the fit) and error analyses (gpuparanoia-error/1); other JSON is listed as left out. OUT receives
+the fit) and error analyses (gpuparanoia-error/1; that of a result's unit, error.json beside a
+fit.json or in the folder X.error/ beside an audit X.json, drawn on the result's page); other JSON
+is listed as left out. OUT receives
 index.html (every result, sortable and filterable), a page per result and comparison pages. What
 the pages say comes from the compiled reports (gpuparanoia._core: compare, result_headlines,
 finding_tree, summation_tree_dot), so that the site and the command line say the same; Jinja2
@@ -43,6 +45,7 @@ class Entry:
     driver: str = ""
     models: list = dataclasses.field(default_factory=list)
     companion: dict | None = None  # a fit's set.json: the captured set and the published model
+    errors: list = dataclasses.field(default_factory=list)  # the error analyses of its unit (Entry)
     comparisons: list = dataclasses.field(default_factory=list)  # (page, other Entry)
 
 
@@ -79,6 +82,17 @@ def _describe(e):
         e.models = [str(unit.get("command", ""))]
 
 
+def _owner(path):
+    """The result file an error analysis belongs to, the analysis of its unit: error.json beside a
+    fit.json, any file of the folder X.error/ beside an audit X.json; None for one of its own."""
+    if path.name == "error.json" and (path.parent / "fit.json").is_file():
+        return (path.parent / "fit.json").resolve()
+    folder = path.parent
+    if folder.suffix == ".error" and (folder.parent / f"{folder.stem}.json").is_file():
+        return (folder.parent / f"{folder.stem}.json").resolve()
+    return None
+
+
 def load(results):
     """The entries of the result files found, and (path, why) for each file left out."""
     entries, left_out = [], []
@@ -105,6 +119,12 @@ def load(results):
             left_out.append((str(path), f"left out: {err}"))
             continue
         entries.append(e)
+    # An error analysis of a result's unit is shown on that result's page, not in a row of its own.
+    by_path = {e.path.resolve(): e for e in entries if e.kind != "error analysis"}
+    for e in [e for e in entries if e.kind == "error analysis"]:
+        if (owner := by_path.get(_owner(e.path))) is not None:
+            owner.errors.append(e)
+            entries.remove(e)
     used = set()
     for e in entries:
         stem = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{e.path.parent.name}--{e.path.stem}").strip("-.") or "result"
@@ -182,15 +202,17 @@ PLOTS = (
 )
 
 
-def _error_figures(e, out, tools):
-    """The error analysis's plots as (file, caption), and a note where they cannot be drawn."""
+def _error_figures(e, stem, out, tools):
+    """The error analysis's plots as (file, caption), the caption naming the unit, and a note where
+    they cannot be drawn; the files named after the page `stem`."""
     if tools.plot is None:
         return [], f"plots need gpuparanoia.plot and matplotlib (Debian: python3-matplotlib): {tools.plot_missing}"
     figures = []
+    unit = e.doc.get("unit") if isinstance(e.doc.get("unit"), dict) else {}
     for function, suffix, caption in PLOTS:
         if suffix == "what-if" and not any(s.get("kind") == "what-if" for s in e.doc.get("series") or []):
             continue
-        name = f"{e.page[:-5]}-{suffix}.svg"
+        name = f"{stem}-{suffix}.svg"
         try:
             getattr(tools.plot, function)(e.doc, str(out / name))
         except ImportError as err:
@@ -200,7 +222,7 @@ def _error_figures(e, out, tools):
             return figures, note
         except Exception as err:  # noqa: BLE001 (a plot that fails is a note on the page, not the site's end)
             return figures, f"the plots could not be drawn: {type(err).__name__}: {err}"
-        figures.append((name, caption))
+        figures.append((name, f"{caption}. The unit: {unit.get('command') or unit.get('label', '?')}"))
     return figures, ""
 
 
@@ -249,10 +271,13 @@ def build(results, out, compare=()):
     pages = _comparisons(entries, compare, out, env)
     for e in entries:
         trees = _draw_trees(e, out, tools)
-        figures, plot_note = _error_figures(e, out, tools) if e.kind == "error analysis" else ([], "")
+        # (entry, figures, note) of each error analysis the page shows: its own, or its unit's.
+        analyses = []
+        for i, a in enumerate([e] if e.kind == "error analysis" else e.errors):
+            analyses.append((a, *_error_figures(a, e.page[:-5] + (f"-unit{i + 1}" if a is not e else ""), out, tools)))
         findings = [f for f in e.doc.get("findings") or [] if isinstance(f, dict)] if e.kind == "audit" else []
         (out / e.page).write_text(env.get_template("device.html").render(
-            e=e, title=e.name, trees=trees, figures=figures, plot_note=plot_note, findings=findings,
+            e=e, title=e.name, trees=trees, analyses=analyses, findings=findings,
             published=any(f.get("published") for f in findings),
             profile=json.dumps(e.doc.get("profile"), indent=2, sort_keys=True) if e.kind == "audit" else "",
             document=json.dumps({k: v for k, v in e.doc.items() if k not in ("findings", "profile")}, indent=2)))

@@ -208,6 +208,58 @@ def test_fit_beside_the_published_model(binary, source_dir, tmp_path):
     assert "set.json" not in (tmp_path / "out" / "index.html").read_text()  # a companion, not a file left out
 
 
+def _svg_images(out, page):
+    images = parse(out / page).images
+    for image in images:
+        assert (out / image).read_text().lstrip().startswith("<?xml"), image
+    return images
+
+
+def test_fit_page_shows_the_error_plots_of_its_unit(built, source_dir):
+    """results/matlab-tensor-core: a fit's page draws the error.json beside it (the unit the fit
+    identified, the published settings as its what-if), which has no row of its own; a fit without
+    one says why."""
+    pytest.importorskip("matplotlib", reason="the plots need matplotlib (python3-matplotlib)")
+    out, pages = built
+    folder = source_dir / "results" / "matlab-tensor-core" / "B200-E4M3-fp32"
+    error = json.loads((folder / "error.json").read_text())
+    page = (out / "B200-E4M3-fp32--fit.html").read_text()
+    images = [i for i in _svg_images(out, "B200-E4M3-fp32--fit.html") if "-unit" in i]
+    assert images == ["B200-E4M3-fp32--fit-unit1-error.svg", "B200-E4M3-fp32--fit-unit1-bias.svg",
+                      "B200-E4M3-fp32--fit-unit1-what-if.svg"]
+    assert f"The unit: {html.escape(error['unit']['command'], quote=True)}</figcaption>" in page
+    assert "its what-if <code>F=25,out_rounding=rz</code> is the published model, models/B200TC.m" in page
+    assert not any("--error" in p for p in pages)  # no page, nor row, of its own
+    assert "gpuparanoia-error" not in (out / "index.html").read_text()
+    assert "No error analysis: no candidate of the fit reproduces every line" in \
+        (out / "H100-E4M3-fp16--fit.html").read_text()
+    assert not [i for i in parse(out / "H100-E4M3-fp16--fit.html").images if "-unit" in i]
+
+
+def test_audit_page_shows_the_error_plots_of_its_units(binary, source_dir, tmp_path):
+    """An audit X.json with the error analyses of its units in X.error/ (lavapipe 26's cooperative
+    matrices, as `gpuparanoia error --profile` states them): plotted on the audit's page, no row of
+    their own."""
+    pytest.importorskip("matplotlib", reason="the plots need matplotlib (python3-matplotlib)")
+    (tmp_path / "in").mkdir()
+    audit = source_dir / "results" / "lavapipe-mesa-26.1.6" / "vulkan-0.json"
+    shutil.copy(audit, tmp_path / "in")
+    (tmp_path / "in" / "vulkan-0.error").mkdir()
+    for acc in ("binary16", "binary32"):
+        run = subprocess.run([binary, "error", "--profile", str(audit), "--config",
+                              f"8x8x8:binary16,binary16,{acc},{acc}", "--ks", "8,64", "--trials", "2",
+                              "--json", str(tmp_path / "in" / "vulkan-0.error" / f"{acc}.json")],
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+    pages = site.build([tmp_path / "in"], tmp_path / "out")
+    assert pages == ["index.html", "in--vulkan-0.html"]
+    assert len(parse(tmp_path / "out" / "index.html").rows) == 1
+    images = [i for i in _svg_images(tmp_path / "out", "in--vulkan-0.html") if "-unit" in i]
+    assert images == [f"in--vulkan-0-unit{i}-{kind}.svg" for i in (1, 2) for kind in ("error", "bias")]
+    page = (tmp_path / "out" / "in--vulkan-0.html").read_text()
+    assert "--c-format binary16" in page and "--c-format binary32" in page
+
+
 def test_command_line(source_dir, tmp_path):
     run = subprocess.run([sys.executable, "-m", "gpuparanoia.site", str(source_dir / "results" / "pocl-3.1"),
                           str(tmp_path)], capture_output=True, text=True)
