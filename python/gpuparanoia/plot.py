@@ -24,6 +24,8 @@ def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
+    # Text as SVG text, not glyph outlines: files a tenth the size, drawn several times faster.
+    matplotlib.rcParams["svg.fonttype"] = "none"
     import matplotlib.pyplot as plt
 
     return plt
@@ -73,23 +75,35 @@ def _grid(plt, doc, title):
     for ax in axes.flat[len(names):]:
         ax.set_visible(False)
     fig.suptitle(title)
+    # Margins fixed in inches (the title, the axis labels, the panels' titles) rather than measured by
+    # tight_layout, which took half of a plot's time.
+    w, h = fig.get_size_inches()
+    fig.subplots_adjust(left=0.85 / w, right=1 - 0.25 / w, bottom=0.6 / h, top=1 - 0.75 / h, wspace=1.1 / 6.4,
+                        hspace=1.0 / (4.2 - 1.0))
     return fig, list(zip(names, axes.flat))
 
 
 def _finish(ax, name, ylabel, log_y=True):
+    from matplotlib.ticker import FuncFormatter, NullFormatter, NullLocator
+
+    # Plain tick labels (K as an integer, errors as 1e-05) and no minor ticks on K: mathtext labels
+    # and minor ticks were most of a plot's drawing time.
     ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: "{:d}".format(int(v)) if v >= 1 else ""))
+    ax.xaxis.set_minor_locator(NullLocator())
     # A panel whose every error is zero (all exact) has nothing a log axis can show.
     if log_y and any(y > 0 for line in ax.get_lines() for y in line.get_ydata()):
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: "{:.0e}".format(v)))
+        ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("K")
     ax.set_ylabel(ylabel)
     ax.set_title(name)
-    ax.grid(True, which="both", alpha=0.3)
+    ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize="x-small")
 
 
 def _save(plt, fig, path):
-    fig.tight_layout()
     fig.savefig(path, format="svg")
     plt.close(fig)
     return path

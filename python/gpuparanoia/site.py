@@ -14,9 +14,12 @@ renders them with autoescaping. Graphviz draws the summation trees and gpuparano
 analyses where they are installed; where not, the pages say so.
 """
 import argparse
+import concurrent.futures
 import dataclasses
 import itertools
 import json
+import multiprocessing
+import os
 import pathlib
 import re
 import shutil
@@ -202,9 +205,10 @@ PLOTS = (
 )
 
 
-def _error_figures(e, stem, out, tools):
+def _error_figures(e, stem, out, tools, jobs):
     """The error analysis's plots as (file, caption), the caption naming the unit, and a note where
-    they cannot be drawn; the files named after the page `stem`."""
+    they cannot be drawn; the files named after the page `stem`, each appended to `jobs` as
+    (function, document, path) for _draw (which may change the note)."""
     if tools.plot is None:
         return [], f"plots need gpuparanoia.plot and matplotlib (Debian: python3-matplotlib): {tools.plot_missing}"
     figures = []
@@ -213,17 +217,37 @@ def _error_figures(e, stem, out, tools):
         if suffix == "what-if" and not any(s.get("kind") == "what-if" for s in e.doc.get("series") or []):
             continue
         name = f"{stem}-{suffix}.svg"
-        try:
-            getattr(tools.plot, function)(e.doc, str(out / name))
-        except ImportError as err:
-            note = f"plots need matplotlib (Debian: python3-matplotlib): {err}"
-            if note + "." not in tools.notes:
-                tools.notes.append(note + ".")
-            return figures, note
-        except Exception as err:  # noqa: BLE001 (a plot that fails is a note on the page, not the site's end)
-            return figures, f"the plots could not be drawn: {type(err).__name__}: {err}"
+        jobs.append((function, e.doc, str(out / name)))
         figures.append((name, f"{caption}. The unit: {unit.get('command') or unit.get('label', '?')}"))
     return figures, ""
+
+
+def _draw_one(job):
+    """One plot of _error_figures' jobs (in a worker process): None, or why it was not drawn."""
+    function, doc, path = job
+    try:
+        from . import plot  # noqa: PLC0415
+
+        getattr(plot, function)(doc, path)
+        return None
+    except ImportError as err:
+        return f"plots need matplotlib (Debian: python3-matplotlib): {err}"
+    except Exception as err:  # noqa: BLE001 (a plot that fails is a note on the page, not the site's end)
+        return f"the plots could not be drawn: {type(err).__name__}: {err}"
+
+
+def _draw(jobs):
+    """The plots, on every core (each a second or so of matplotlib): {path: why not} for those that
+    failed."""
+    if not jobs:
+        return {}
+    workers = min(len(jobs), os.cpu_count() or 1)
+    if workers > 1:
+        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            notes = list(pool.map(_draw_one, jobs))
+    else:
+        notes = [_draw_one(job) for job in jobs]
+    return {job[2]: note for job, note in zip(jobs, notes) if note}
 
 
 def _comparisons(entries, chosen, out, env):
@@ -269,12 +293,23 @@ def build(results, out, compare=()):
     entries, left_out = load(results)
     tools = Tools()
     pages = _comparisons(entries, compare, out, env)
+    # (entry, figures, note) of each error analysis a page shows, its own or its unit's, the plots
+    # drawn together (in parallel) before the pages are written.
+    jobs, analyses_of = [], {}
+    for e in entries:
+        analyses_of[id(e)] = [
+            (a, *_error_figures(a, e.page[:-5] + (f"-unit{i + 1}" if a is not e else ""), out, tools, jobs))
+            for i, a in enumerate([e] if e.kind == "error analysis" else e.errors)]
+    failed = _draw(jobs)
+    for note in dict.fromkeys(failed.values()):
+        if note.startswith("plots need matplotlib") and note + "." not in tools.notes:
+            tools.notes.append(note + ".")
     for e in entries:
         trees = _draw_trees(e, out, tools)
-        # (entry, figures, note) of each error analysis the page shows: its own, or its unit's.
         analyses = []
-        for i, a in enumerate([e] if e.kind == "error analysis" else e.errors):
-            analyses.append((a, *_error_figures(a, e.page[:-5] + (f"-unit{i + 1}" if a is not e else ""), out, tools)))
+        for a, figures, note in analyses_of[id(e)]:
+            notes = [failed[str(out / name)] for name, _ in figures if str(out / name) in failed]
+            analyses.append((a, [f for f in figures if str(out / f[0]) not in failed], note or (notes[0] if notes else "")))
         findings = [f for f in e.doc.get("findings") or [] if isinstance(f, dict)] if e.kind == "audit" else []
         (out / e.page).write_text(env.get_template("device.html").render(
             e=e, title=e.name, trees=trees, analyses=analyses, findings=findings,
