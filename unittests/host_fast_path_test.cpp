@@ -9,7 +9,9 @@
 // evaluate() per call for the other formats and operations.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cfenv>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -255,6 +257,71 @@ TEST_P(HostFastPath, ProductsAtTheOverflowThreshold) {
       EXPECT_EQ(r.bits, o.saturate ? f.max_finite_magnitude() : f.inf_magnitude()) << std::hex << a << " * " << b;
     }
     EXPECT_GT(pairs, 0u);
+    t.check(Op::mul, o, "host to nearest");
+  }
+  EXPECT_EQ(t.mismatches, 0u);
+}
+
+// Every binary16 product whose exact value lies in or near the subnormal range: all significands of
+// a in [2^-2, 2) times all of b below 2^-12 (subnormal and the first two normal binades), b's sign
+// alternating, so every rounding position, tie, carry into the smallest normal value, underflow
+// to zero (the midpoint 2^-25 and above) and flush option meets the vector lanes. The bits of
+// finite results also against the host's own binary16 rounding (_Float16: F16C or libgcc).
+TEST(HostFastPath, Binary16SubnormalProducts) {
+  Tally t{binary16};
+  Options in, out;
+  in.ftz_in = true;
+  out.ftz_out = true;
+  std::uint64_t host_mismatches = 0;
+  for (const Environment& env : {environments().front(), environments().back()}) {
+    const HostEnvironment scope(env.mode, env.flush);
+    for (std::uint64_t a = 13 << 10; a < 16 << 10; ++a) {
+      for (const Options& o : {Options{}, in, out}) {
+        for (std::uint64_t b = 0; b < 3 << 10; ++b) t.add(a, b ^ (b & 1) << 15);
+        t.check(Op::mul, o, env.name.c_str());
+      }
+#if defined(__FLT16_MANT_DIG__)
+      if (env.mode != FE_TONEAREST) continue;
+      for (std::uint64_t b = 0; b < 3 << 10; ++b) {
+        const auto half = [](std::uint64_t x) { return float(std::bit_cast<_Float16>(std::uint16_t(x))); };
+        const Result r = mul(binary16, {}, a, b);
+        const std::uint16_t host = std::bit_cast<std::uint16_t>(_Float16(half(a) * half(b)));
+        if (r.bits != host && ++host_mismatches <= 10)
+          ADD_FAILURE() << std::hex << a << " * " << b << ": " << r.bits << ", host " << host;
+      }
+#endif
+    }
+  }
+  EXPECT_EQ(t.mismatches, 0u);
+  EXPECT_EQ(host_mismatches, 0u);
+}
+
+// Infinity and NaN operands (every binary16 one, against the edges, both orders) under every
+// option of NaN results and ftz_in (inf * subnormal is invalid when the subnormal reads as zero):
+// NaN payloads, quieting, signs, the propagation rules, default NaNs, inf * 0.
+TEST(HostFastPath, Binary16SpecialOperandsUnderEveryNanOption) {
+  Tally t{binary16};
+  std::vector<Options> options;
+  for (NanPropagation p : {NanPropagation::first, NanPropagation::last, NanPropagation::larger_payload})
+    for (bool keep : {false, true})
+      for (bool ftz : {false, true})
+        for (bool canonical : {false, true})
+          for (DefaultNan d : all_default_nans) {
+            Options o;
+            o.nan_propagation = p;
+            o.nan_keep_signaling = keep;
+            o.ftz_in = ftz;
+            o.canonical_nan = canonical;
+            o.nan_default = d;
+            options.push_back(o);
+          }
+  const std::vector<std::uint64_t> edge = edges(binary16);
+  for (const Options& o : options) {
+    for (std::uint64_t s = 0x7c00; s < 0x10000; s += s == 0x7fff ? 0x7c01 : 1)
+      for (std::uint64_t e : edge) {
+        t.add(s, e);
+        t.add(e, s);
+      }
     t.check(Op::mul, o, "host to nearest");
   }
   EXPECT_EQ(t.mismatches, 0u);
