@@ -218,8 +218,9 @@ template <std::size_t arity, class Fn>
 
 // The host fast path on N pairs at a time, in vectors (GCC's vector extensions, used where the
 // target has AVX-512: kVectorLoop below): every lane computes host_op's common case, its result
-// normal in F (for products also overflowing or vanishing); the other lanes are recomputed by
-// host_op itself. Same arithmetic, same exactness argument (see host_op), no branches.
+// normal in F (for products also overflowing, vanishing, subnormal unless flushed, and binary16's
+// infinity and NaN operands); the other lanes are recomputed by host_op itself. Same arithmetic,
+// same exactness argument (see host_op); branches only around the rare cases.
 constexpr std::size_t kLanes = 8;  // 512 bits of binary64 (8 lanes were faster than 4)
 template <class T, std::size_t N>
 struct Vector {
@@ -288,7 +289,7 @@ template <const Format& F, Op op, std::size_t N>
     // Each value in binary32 (as binary16_host_values holds it): its significand times its
     // binade's quantum, a product of normal binary32 values that is exact and normal (2^-24 at
     // least), so that neither the rounding mode nor flushing applies. Infinities and NaNs come
-    // out finite: host_op takes them (below).
+    // out finite: host_op takes them from sums, products replace them (below).
     constexpr Bits hidden = Bits{1} << F.man_bits, sign = Bits(F.sign_mask());
     const auto value = [](B h) {
       const B field = (h & exponent) >> F.man_bits;
