@@ -218,8 +218,9 @@ template <std::size_t arity, class Fn>
 
 // The host fast path on N pairs at a time, in vectors (GCC's vector extensions, used where the
 // target has AVX-512: kVectorLoop below): every lane computes host_op's common case, its result
-// normal in F (for products also overflowing or vanishing); the other lanes are recomputed by
-// host_op itself. Same arithmetic, same exactness argument (see host_op), no branches.
+// normal in F (for products also overflowing or vanishing; binary16's also subnormal unless
+// flushed, and of infinity and NaN operands); the other lanes are recomputed by host_op itself.
+// Same arithmetic, same exactness argument (see host_op); branches only around the rare cases.
 constexpr std::size_t kLanes = 8;  // 512 bits of binary64 (8 lanes were faster than 4)
 template <class T, std::size_t N>
 struct Vector {
@@ -235,6 +236,17 @@ template <std::size_t N, class V, class Index>
 [[gnu::always_inline]] inline auto pick(V v, V w, Index f) {
   return [&]<std::size_t... i>(std::index_sequence<i...>) { return __builtin_shufflevector(v, w, f(i)...); }
   (std::make_index_sequence<N>());
+}
+
+// A vector compare's N lanes, a byte each (all ones where it holds), in one word.
+template <std::size_t N, class Mask>
+[[gnu::always_inline]] inline std::uint64_t lane_bytes(Mask m) {
+  static_assert(N <= 8);
+  return std::bit_cast<std::uint64_t>(__builtin_convertvector(m, Lanes<std::int8_t, N>));
+}
+template <std::size_t N, class Mask>
+[[gnu::always_inline]] inline bool any(Mask m) {
+  return lane_bytes<N>(m) != 0;
 }
 
 template <const Format& F, Op op, std::size_t N>
@@ -277,7 +289,7 @@ template <const Format& F, Op op, std::size_t N>
     // Each value in binary32 (as binary16_host_values holds it): its significand times its
     // binade's quantum, a product of normal binary32 values that is exact and normal (2^-24 at
     // least), so that neither the rounding mode nor flushing applies. Infinities and NaNs come
-    // out finite: host_op takes them (below).
+    // out finite: host_op takes them from sums, products replace them (below).
     constexpr Bits hidden = Bits{1} << F.man_bits, sign = Bits(F.sign_mask());
     const auto value = [](B h) {
       const B field = (h & exponent) >> F.man_bits;
@@ -296,10 +308,14 @@ template <const Format& F, Op op, std::size_t N>
   const B bits = std::bit_cast<B>(products ? xa * xb : xa + xb), m = bits & R::magnitude_mask;
   const B high = m >> R::low;
   constexpr Bits subnormal_from = products ? R::high_word(R::vanish) : 0;
-  auto general = (high >= Bits(R::high_word(products ? Bits(R::H.inf_magnitude()) : R::overflow))) |
-                 (high - subnormal_from < Bits(R::high_word(R::normal) - subnormal_from));
+  const auto subnormal = high - subnormal_from < Bits(R::high_word(R::normal) - subnormal_from);
+  auto general = high >= Bits(R::high_word(products ? Bits(R::H.inf_magnitude()) : R::overflow));
+  // binary16's subnormal products rounded here unless flushed; subnormal (and zero) sums and
+  // binary32's subnormal products go to host_op (in the lanes, binary32's sweep ran a tenth slower).
+  constexpr bool subnormal_products = products && &F == &binary16;
+  if (!subnormal_products || o.ftz_out) general |= subnormal;
   if constexpr (&F == &binary32) general |= ((a & exponent) == 0) | ((b & exponent) == 0);  // host_takes
-  if constexpr (&F == &binary16) general |= ((a & exponent) == exponent) | ((b & exponent) == exponent);
+  if constexpr (&F == &binary16 && !products) general |= ((a & exponent) == exponent) | ((b & exponent) == exponent);
   B magnitude = R::magnitude(m);
   B flags = std::bit_cast<B>((m & R::low_bits) != 0) & Flag::inexact;
   if constexpr (products) {
@@ -309,6 +325,14 @@ template <const Format& F, Op op, std::size_t N>
     magnitude = vanish ? Bits(0) : magnitude;
     // Products of binary32 operands the fast path takes are never zero.
     flags = vanish ? (&F == &binary32 || m != 0 ? Bits(Flag::underflow | Flag::inexact) : Bits(0)) : flags;
+    // The other lanes' m in its place: no shift by more than the lanes' width.
+    // Branches taken by whole blocks in an exhaustive sweep's order.
+    if (subnormal_products && any<N>(subnormal)) {
+      // The other lanes' m in its place: no shift by more than the lanes' width.
+      const auto [tiny, tiny_flags] = detail::round_host_subnormal_magnitude<F, Bits>(subnormal ? m : R::normal);
+      magnitude = subnormal ? tiny : magnitude;
+      flags = subnormal ? tiny_flags : flags;
+    }
   } else {
     constexpr Bits exact = detail::host_exact_exponent_difference<F>;
     const B ea = (a & exponent) >> F.man_bits, eb = (b & exponent) >> F.man_bits;
@@ -318,7 +342,28 @@ template <const Format& F, Op op, std::size_t N>
     flags |= std::bit_cast<B>(far) & Flag::inexact;
   }
   static_assert(F.pad_bits == 0);
-  const B result = magnitude | ((bits >> (R::H.storage_bits - F.storage_bits)) & Bits(F.sign_mask()));
+  B result = magnitude | ((bits >> (R::H.storage_bits - F.storage_bits)) & Bits(F.sign_mask()));
+  if constexpr (&F == &binary16 && products) {
+    // Infinity and NaN operands as mul_general gives them (nan_operands, propagate_nan,
+    // invalid_result, infinity); their lanes computed a finite product above.
+    constexpr Bits inf = Bits(F.inf_magnitude()), quiet = Bits(F.quiet_bit()), sign = Bits(F.sign_mask());
+    const auto special = ((a & exponent) == exponent) | ((b & exponent) == exponent);
+    if (any<N>(special)) {
+      const B ma = a & Bits(F.magnitude_mask()), mb = b & Bits(F.magnitude_mask());
+      const auto a_nan = ma > inf, b_nan = mb > inf, nan = a_nan | b_nan;
+      const auto take_b = o.nan_propagation == NanPropagation::first  ? b_nan & ~a_nan
+                          : o.nan_propagation == NanPropagation::last ? b_nan
+                                                                      : b_nan & (~a_nan | (mb > ma));
+      const B propagated = take_b ? b : a, defaulted = B{} + Bits(default_nan(F, o.nan_default));
+      const B nan_bits = o.canonical_nan ? defaulted : o.nan_keep_signaling ? propagated : propagated | quiet;
+      const auto signaling = (a_nan & ((a & quiet) == 0)) | (b_nan & ((b & quiet) == 0));
+      const auto invalid = ~nan & ((ma == 0) | (mb == 0));  // inf * 0
+      const B special_bits = nan ? nan_bits : invalid ? defaulted : ((a ^ b) & sign) | inf;
+      result = special ? special_bits : result;
+      flags = special ? std::bit_cast<B>(signaling | invalid) & Flag::invalid : flags;
+      general &= ~special;
+    }
+  }
   // Stored as Results (bits, then flags and padding), interleaved in vectors.
   static_assert(sizeof(Result) == 16 && offsetof(Result, flags) == 8 && sizeof(Flags) <= 8);
   using U = Lanes<std::uint64_t, N>;
@@ -329,7 +374,7 @@ template <const Format& F, Op op, std::size_t N>
   stored[1] = pick<N>(
       r, f, [](std::size_t i) constexpr { return N / 2 + i / 2 + i % 2 * N; });
   // The lanes left to host_op, a byte each.
-  return std::bit_cast<std::uint64_t>(__builtin_convertvector(general, Lanes<std::int8_t, N>));
+  return lane_bytes<N>(general);
 }
 
 // The vector loop where the target's vectors hold 8 binary64 lanes with unsigned 64-bit compares

@@ -14,6 +14,8 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include "model/rounding.hpp"
 
@@ -246,25 +248,43 @@ template <const Format& F>
   }
 }
 
-// x >> s rounded to nearest even; 0 < s < the width of E, x below its top bit. T may be a vector
-// of lanes of E (the constants broadcast).
-template <class E, class T = E>
-[[gnu::always_inline]] constexpr T shift_right_rne(T x, int s) {
+// x >> s rounded to nearest even; 0 < s < the width of E, x below its top bit. T and S may be
+// vectors of lanes of E (scalars broadcast).
+template <class E, class T = E, class S = int>
+[[gnu::always_inline]] constexpr T shift_right_rne(T x, S s) {
   return (x + ((E{1} << (s - 1)) - 1) + ((x >> s) & 1)) >> s;
 }
 
+// All ones where c holds, else zero: c a bool, or a vector compare's lanes (B then their vector).
+template <class B, class C>
+[[gnu::always_inline]] constexpr B where(C c) {
+  if constexpr (std::is_arithmetic_v<B>) {
+    return c ? ~B{0} : B{0};
+  } else {
+    return std::bit_cast<B>(c);
+  }
+}
+
 // A magnitude m in H below 2^emin (and not below half the smallest subnormal) rounded to nearest
-// even on F's subnormal grid; tiny unless it rounds to 2^emin at F's precision. Out of line: rare.
+// even on F's subnormal grid, with its flags; tiny unless it rounds to 2^emin at F's precision.
+// B: H's unsigned integer, or a vector of lanes of it.
+template <const Format& F, class Bits, class B>
+[[gnu::always_inline]] constexpr std::pair<B, B> round_host_subnormal_magnitude(B m) {
+  constexpr const Format& H = host_format<F>;
+  constexpr Bits hidden = Bits{1} << H.man_bits;
+  constexpr Bits normal = Bits(H.bias + F.emin()) << H.man_bits;
+  const B s = Bits(H.man_bits - F.man_bits + F.emin() + H.bias) - (m >> H.man_bits);
+  const B sig = (m & (hidden - 1)) | hidden;
+  const B inexact = where<B>((sig & ((Bits{1} << s) - 1)) != 0),
+          tiny = where<B>(m < normal - (hidden >> F.precision()));
+  return {shift_right_rne<Bits>(sig, s), inexact & (Flag::inexact | (tiny & Flag::underflow))};
+}
+
+// The same for one result, packed with its sign. Out of line: rare.
 template <const Format& F>
 [[gnu::noinline]] Result round_host_subnormal(bool neg, std::uint64_t m) {
-  constexpr const Format& H = host_format<F>;
-  constexpr std::uint64_t hidden = std::uint64_t{1} << H.man_bits;
-  constexpr std::uint64_t normal = std::uint64_t(H.bias + F.emin()) << H.man_bits;
-  const int s = H.man_bits - F.man_bits + F.emin() - (int(m >> H.man_bits) - H.bias);
-  const std::uint64_t sig = (m & (hidden - 1)) | hidden;
-  const bool inexact = (sig & ((std::uint64_t{1} << s) - 1)) != 0, tiny = m < normal - (hidden >> F.precision());
-  return {pack(F, neg, shift_right_rne<std::uint64_t>(sig, s)),
-          inexact ? Flag::inexact | (tiny ? Flag::underflow : 0) : 0};
+  const auto [magnitude, flags] = round_host_subnormal_magnitude<F, std::uint64_t>(m);
+  return {pack(F, neg, magnitude), Flags(flags)};
 }
 
 // Rounding a result in H to F: H's encoding as an unsigned integer (Bits), its thresholds, and

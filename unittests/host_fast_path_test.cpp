@@ -2,14 +2,18 @@
 // even by the host's arithmetic in a wider format) against the general path of the same operation:
 // bits and flags alike, for every option that reaches the fast path, under every host rounding mode
 // and, on x86-64, with MXCSR's DAZ and FTZ set, which the fast path must not depend on. Operands:
-// every b for a set of edge a (binary16), all pairs of edge values, sums whose exponents are near
-// the limit of exact sums in the wider format, and random patterns weighted to the subnormal,
-// underflow, overflow and cancellation cases; through the per-call functions and the batched
-// evaluate() (whose vector loop is a third form of the fast path), which is also checked against
-// evaluate() per call for the other formats and operations.
+// every b for a set of edge a (binary16), every binary16 product near the subnormal range, every
+// binary16 infinity and NaN under every NaN option, products at the overflow and underflow
+// thresholds, all pairs of edge values, sums whose exponents are near the limit of exact sums in
+// the wider format, and random patterns weighted to the subnormal, underflow, overflow and
+// cancellation cases; through the per-call functions and the batched evaluate() (whose vector loop
+// is a third form of the fast path), which is also checked against evaluate() per call for the
+// other formats and operations.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cfenv>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -235,26 +239,108 @@ std::uint64_t encode(const Format& f, std::uint64_t s, int e) {
   return (std::uint64_t(e + top + f.bias) << f.man_bits) | ((s << (f.man_bits - top)) & f.man_mask());
 }
 
-// Products exactly at the overflow threshold, (2 - 2^-p) * 2^emax, the midpoint between the largest
-// finite value and the next binade (to nearest even: an overflow): d * q for every factorisation
-// 2^(p+1) - 1 = d * q into two significands, of either sign. The round_host checks compare with
-// the threshold itself.
-TEST_P(HostFastPath, ProductsAtTheOverflowThreshold) {
-  const Format& f = *GetParam();
+// The normal operands a (near 2^h) and b of the products (2^(p+1) - 1) * 2^e: every factorisation
+// 2^(p+1) - 1 = d * q into two significands.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> factor_pairs(const Format& f, int e, int h) {
   const std::uint64_t n = (std::uint64_t{2} << f.precision()) - 1, limit = std::uint64_t{1} << f.precision();
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> v;
+  for (std::uint64_t d = 3; d < limit; d += 2)
+    if (n % d == 0 && n / d < limit) v.emplace_back(encode(f, d, h - msb(d)), encode(f, n / d, e - h + msb(d)));
+  return v;
+}
+
+// Products exactly at the overflow threshold, (2 - 2^-p) * 2^emax, the midpoint between the largest
+// finite value and the next binade (to nearest even: an overflow), and at the underflow threshold,
+// (1 - 2^-(p+1)) * 2^emin, the midpoint below the smallest normal value (to nearest even at F's
+// precision that value: not tiny, so inexact without underflow), of either sign. The round_host
+// checks compare with the thresholds themselves.
+TEST_P(HostFastPath, ProductsAtTheOverflowAndUnderflowThresholds) {
+  const Format& f = *GetParam();
   Tally t{f};
   for (const Options& o : fast_options()) {
-    std::size_t pairs = 0;
-    for (std::uint64_t d = 3; d < limit; d += 2) {
-      if (n % d != 0 || n / d >= limit) continue;
-      const std::uint64_t a = encode(f, d, -msb(d)), b = encode(f, n / d, f.emax() - f.precision() + msb(d));
-      for (std::uint64_t s : {std::uint64_t{0}, f.sign_mask()}) t.add(a ^ s, b);
-      ++pairs;
+    const auto over = factor_pairs(f, f.emax() - f.precision(), 0);
+    const auto under = factor_pairs(f, f.emin() - 1 - f.precision(), f.emin() / 2);
+    EXPECT_GT(over.size(), 0u);
+    EXPECT_EQ(under.size(), over.size());
+    for (const auto& [a, b] : over) {
       const Result r = general(Op::mul, f, o, a, b);
       EXPECT_EQ(r.flags, Flag::overflow | Flag::inexact) << std::hex << a << " * " << b;
       EXPECT_EQ(r.bits, o.saturate ? f.max_finite_magnitude() : f.inf_magnitude()) << std::hex << a << " * " << b;
     }
-    EXPECT_GT(pairs, 0u);
+    for (const auto& [a, b] : under) {
+      const Result r = general(Op::mul, f, o, a, b);
+      if (o.ftz_out || o.ftz_in) continue;
+      EXPECT_EQ(r.flags, Flag::inexact) << std::hex << a << " * " << b;
+      EXPECT_EQ(r.bits, std::uint64_t{1} << f.man_bits) << std::hex << a << " * " << b;
+    }
+    for (const auto* pairs : {&over, &under})
+      for (const auto& [a, b] : *pairs)
+        for (std::uint64_t s : {std::uint64_t{0}, f.sign_mask()}) t.add(a ^ s, b);
+    t.check(Op::mul, o, "host to nearest");
+  }
+  EXPECT_EQ(t.mismatches, 0u);
+}
+
+// Every binary16 product whose exact value lies in or near the subnormal range: all significands of
+// a in [2^-2, 2) times all of b below 2^-12 (subnormal and the first two normal binades), b's sign
+// alternating, so every rounding position, tie, carry into the smallest normal value, underflow
+// to zero (the midpoint 2^-25 and above) and flush option meets the vector lanes. The bits of
+// finite results also against the host's own binary16 rounding (_Float16: F16C or libgcc).
+TEST(HostFastPath, Binary16SubnormalProducts) {
+  Tally t{binary16};
+  Options in, out;
+  in.ftz_in = true;
+  out.ftz_out = true;
+  std::uint64_t host_mismatches = 0;
+  for (const Environment& env : {environments().front(), environments().back()}) {
+    const HostEnvironment scope(env.mode, env.flush);
+    for (std::uint64_t a = 13 << 10; a < 16 << 10; ++a) {
+      for (const Options& o : {Options{}, in, out}) {
+        for (std::uint64_t b = 0; b < 3 << 10; ++b) t.add(a, b ^ (b & 1) << 15);
+        t.check(Op::mul, o, env.name.c_str());
+      }
+#if defined(__FLT16_MANT_DIG__)
+      if (env.mode != FE_TONEAREST) continue;
+      for (std::uint64_t b = 0; b < 3 << 10; ++b) {
+        const auto half = [](std::uint64_t x) { return float(std::bit_cast<_Float16>(std::uint16_t(x))); };
+        const Result r = mul(binary16, {}, a, b);
+        const std::uint16_t host = std::bit_cast<std::uint16_t>(_Float16(half(a) * half(b)));
+        if (r.bits != host && ++host_mismatches <= 10)
+          ADD_FAILURE() << std::hex << a << " * " << b << ": " << r.bits << ", host " << host;
+      }
+#endif
+    }
+  }
+  EXPECT_EQ(t.mismatches, 0u);
+  EXPECT_EQ(host_mismatches, 0u);
+}
+
+// Infinity and NaN operands (every binary16 one, against the edges, both orders) under every
+// option of NaN results and ftz_in (inf * subnormal is invalid when the subnormal reads as zero):
+// NaN payloads, quieting, signs, the propagation rules, default NaNs, inf * 0.
+TEST(HostFastPath, Binary16SpecialOperandsUnderEveryNanOption) {
+  Tally t{binary16};
+  std::vector<Options> options;
+  for (NanPropagation p : {NanPropagation::first, NanPropagation::last, NanPropagation::larger_payload})
+    for (bool keep : {false, true})
+      for (bool ftz : {false, true})
+        for (bool canonical : {false, true})
+          for (DefaultNan d : all_default_nans) {
+            Options o;
+            o.nan_propagation = p;
+            o.nan_keep_signaling = keep;
+            o.ftz_in = ftz;
+            o.canonical_nan = canonical;
+            o.nan_default = d;
+            options.push_back(o);
+          }
+  const std::vector<std::uint64_t> edge = edges(binary16);
+  for (const Options& o : options) {
+    for (std::uint64_t s = 0x7c00; s < 0x10000; s += s == 0x7fff ? 0x7c01 : 1)
+      for (std::uint64_t e : edge) {
+        t.add(s, e);
+        t.add(e, s);
+      }
     t.check(Op::mul, o, "host to nearest");
   }
   EXPECT_EQ(t.mismatches, 0u);
