@@ -114,6 +114,15 @@ def _title(doc):
     return "{} ({} x {} -> {}), {} trials".format(u["label"], u["a_format"], u["b_format"], u["d_format"], doc["trials"])
 
 
+def _max_and_mean(ax, ks, doc, s, label_mean):
+    """A series' largest relative error (its style) and its mean (dotted, its colour)."""
+    style = _style(doc, s)
+    label = "unit" if s["kind"] == "unit" else s["label"]
+    ax.plot(ks, _positive(_values(s["max_rel"])), label=label + " max", **style)
+    ax.plot(ks, _positive(_values(s["mean_rel"])), label=label + " mean" if label_mean else None,
+            color=style["color"], linestyle=":", alpha=0.7)
+
+
 def plot_error(report, path):
     """Error against K, log-log, per distribution: the largest relative error of the unit, of its
     what-ifs, of the binary32 FMA chain and of the pairwise binary32 sum, and the unit's two bounds
@@ -125,11 +134,7 @@ def plot_error(report, path):
     fig, panels = _grid(plt, doc, "Error against K: " + _title(doc))
     for name, ax in panels:
         for s in _series(doc, name, ("unit", "float32-fma-chain", "float32-pairwise")):
-            style = SERIES_STYLE[s["kind"]]
-            label = "unit" if s["kind"] == "unit" else s["label"]
-            ax.plot(ks, _positive(_values(s["max_rel"])), label=label + " max", **style)
-            ax.plot(ks, _positive(_values(s["mean_rel"])), label=label + " mean", color=style["color"],
-                    linestyle=":", alpha=0.7)
+            _max_and_mean(ax, ks, doc, s, True)
             if s["kind"] == "unit":
                 for key, dash, what in (("bound_deterministic", "--", "deterministic bound (normwise)"),
                                         ("bound_probabilistic", "-.", "probabilistic bound (normwise)")):
@@ -171,10 +176,7 @@ def plot_what_if(report, path):
     fig, panels = _grid(plt, doc, "What if: " + _title(doc))
     for name, ax in panels:
         for s in _series(doc, name, ("unit", "what-if", "float32-fma-chain")):
-            style = _style(doc, s)
-            label = "unit" if s["kind"] == "unit" else s["label"]
-            ax.plot(ks, _positive(_values(s["max_rel"])), label=label + " max", **style)
-            ax.plot(ks, _positive(_values(s["mean_rel"])), color=style["color"], linestyle=":", alpha=0.7)
+            _max_and_mean(ax, ks, doc, s, False)
         _finish(ax, name, "relative error (dotted: mean)")
     return _save(plt, fig, path)
 
