@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/fda_fast.hpp"
+#include "model/isa_versions.hpp"
 
 namespace gp::model {
 
@@ -82,15 +83,11 @@ struct ExponentRange {
   }
 };
 
-// In a portable build (its target without AVX2), the kernel compiled for x86-64-v4 (AVX-512) and
-// x86-64-v3 (AVX2) beside the baseline, the processor choosing at run time: its vectors are 16
-// lanes wide, which the baseline splits into SSE2 quarters, emulating what SSE2 lacks (per-lane
-// shifts, 32-bit maxima, unsigned conversions). A build for this machine (-march=native) runs its
-// own code alone. Each version is in its own namespace (internal, as this one is), so that no
-// function of one is shared with another; GCC lowers vector code per function, hence whole
-// regions under each target rather than cloned entry points.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX2__)
-#define GPUPARANOIA_KERNEL_VERSIONS 1
+// In a portable build (model/isa_versions.hpp), the kernel compiled for x86-64-v4 (AVX-512) and
+// x86-64-v3 (AVX2) beside the baseline: its vectors are 16 lanes wide, which the baseline splits
+// into SSE2 quarters, emulating what SSE2 lacks (per-lane shifts, 32-bit maxima, unsigned
+// conversions).
+#if GPUPARANOIA_ISA_VERSIONS
 namespace v4 {
 #pragma GCC push_options
 #pragma GCC target("arch=x86-64-v4")
@@ -116,15 +113,9 @@ void fda_gemm(const DotConfig& cfg, const GemmOperands& g, int kstep, const OutB
     const Kernel kernel(cfg, g, kstep, threads);
     split_rows(g, threads, [&](std::size_t r0, std::size_t r1) { kernel.rows(r0, r1, d); });
   };
-#if GPUPARANOIA_KERNEL_VERSIONS
-  __builtin_cpu_init();
-  if (version == GemmKernel::best && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd") &&
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2"))
-    return run(static_cast<const v4::FdaGemm<F>*>(nullptr));
-  if (version != GemmKernel::baseline && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-      __builtin_cpu_supports("bmi2"))
-    return run(static_cast<const v3::FdaGemm<F>*>(nullptr));
+#if GPUPARANOIA_ISA_VERSIONS
+  if (version == GemmKernel::best && has_x86_64_v4()) return run(static_cast<const v4::FdaGemm<F>*>(nullptr));
+  if (version != GemmKernel::baseline && has_x86_64_v3()) return run(static_cast<const v3::FdaGemm<F>*>(nullptr));
 #else
   (void)version;
 #endif

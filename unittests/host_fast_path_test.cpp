@@ -315,9 +315,10 @@ TEST(HostFastPath, Binary16SubnormalProducts) {
   EXPECT_EQ(host_mismatches, 0u);
 }
 
-// Infinity and NaN operands (every binary16 one, against the edges, both orders) under every
-// option of NaN results and ftz_in (inf * subnormal is invalid when the subnormal reads as zero):
-// NaN payloads, quieting, signs, the propagation rules, default NaNs, inf * 0.
+// Infinity and NaN operands (every binary16 one, against the edges, both orders) of add, sub and
+// mul under every option of NaN results and ftz_in (inf * subnormal is invalid when the subnormal
+// reads as zero), sub also with nan_sub_flips: NaN payloads, quieting, signs, the propagation
+// rules, default NaNs, inf * 0, inf - inf, the infinities' signs.
 TEST(HostFastPath, Binary16SpecialOperandsUnderEveryNanOption) {
   Tally t{binary16};
   std::vector<Options> options;
@@ -335,14 +336,19 @@ TEST(HostFastPath, Binary16SpecialOperandsUnderEveryNanOption) {
             options.push_back(o);
           }
   const std::vector<std::uint64_t> edge = edges(binary16);
-  for (const Options& o : options) {
-    for (std::uint64_t s = 0x7c00; s < 0x10000; s += s == 0x7fff ? 0x7c01 : 1)
-      for (std::uint64_t e : edge) {
-        t.add(s, e);
-        t.add(e, s);
+  for (Op op : kOps)
+    for (bool flips : {false, true}) {
+      if (flips && op != Op::sub) continue;
+      for (Options o : options) {
+        o.nan_sub_flips = flips;
+        for (std::uint64_t s = 0x7c00; s < 0x10000; s += s == 0x7fff ? 0x7c01 : 1)
+          for (std::uint64_t e : edge) {
+            t.add(s, e);
+            t.add(e, s);
+          }
+        t.check(op, o, "host to nearest");
       }
-    t.check(Op::mul, o, "host to nearest");
-  }
+    }
   EXPECT_EQ(t.mismatches, 0u);
 }
 
