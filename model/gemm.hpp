@@ -38,11 +38,13 @@ struct BitMatrixOf {
   std::size_t row_stride = 0, col_stride = 1;
 
   bool empty() const { return data == nullptr; }
-  // Element (r, c) read as T, the unsigned type of `bytes` bytes, for loops that choose the width once.
-  template <class T>
+  // Element (r, c) read as T, the unsigned type of `bytes` bytes, for loops that choose the width
+  // once; kContiguous where col_stride is 1 (numpy's arrays, the usual case), so that loops along a
+  // row vectorize.
+  template <class T, bool kContiguous = false>
   std::uint64_t at(std::size_t r, std::size_t c) const {
     T v;
-    std::memcpy(&v, data + (r * row_stride + c * col_stride) * sizeof v, sizeof v);
+    std::memcpy(&v, data + (r * row_stride + c * (kContiguous ? 1 : col_stride)) * sizeof v, sizeof v);
     return v;
   }
   std::uint64_t operator()(std::size_t r, std::size_t c) const {

@@ -2,13 +2,15 @@
 // bit: every instruction of the table, and FDA/CoFDA configurations over F, block, floor, output
 // rounding and output bits, on random tiles whose N is no multiple of the kernel's lanes, with
 // subnormals, signed zeros, infinities, NaNs, cancellations and values near overflow mixed in, on
-// one thread and several. The FDA fast path's configurations are also checked against fda_block,
-// its specification (the same formats at other addresses take the generic path).
+// one thread and several; the kernel's floating-point path at its edges and at the bounds of the
+// operands' exponents it takes. The FDA fast path's configurations are also checked against
+// fda_block, its specification (the same formats at other addresses take the generic path).
 #include <gtest/gtest.h>
 
 #include <cfenv>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "model/fda_fast.hpp"
@@ -390,6 +392,56 @@ TEST(Gemm, FloatingPointKernelEdges) {
       matches(cfg, p, want, 1, what + " rounding mode " + std::to_string(mode));
     }
   }
+}
+
+// The bounds of the kernel's floating-point path (float_path: every operand normal, every product
+// a normal binary32 below 2^128, the scale at most 2^127), for bfloat16 and tf32, whose operands
+// reach past them: blocks whose products' exponents all lie near a target sum, around F - 127
+// (the smallest that keeps the scale in range), around binary32's smallest normal, with subnormal
+// operands, and past the largest, with c = +0 (the scale then follows the products alone); with
+// the host flushing subnormals and not. A kernel that took such a block on the FPU past a bound
+// would round, flush or overflow a product that Dot keeps exact.
+TEST(Gemm, FloatingPointPathBounds) {
+  std::mt19937_64 rng(7);
+  for (const Format* ab : {&bfloat16, &tf32})
+    for (const int F : {25, 40}) {
+      // (a's exponent, b's, their spread): every product's exponent near their sum.
+      std::vector<std::tuple<int, int, int>> cases = {{-127, 100, 0}, {-128, 100, 0}, {-126, 100, 0}, {-133, 110, 0}};
+      std::vector<int> targets = {-300, -260, -200, -152, -140, -131, -127, -126, -125, 96, 124, 125, 126, 127, 128};
+      for (const int d : {-12, -6, -2, -1, 0, 1, 2}) targets.push_back(F - 127 + d);
+      for (const int t : targets)
+        for (const int spread : {0, 1}) cases.emplace_back(t / 2, t - t / 2, spread);
+      for (const auto& [ea, eb, spread] : cases) {
+        DotConfig cfg = default_dot_config(MmaAlgorithm::fda, *ab, *ab, binary32, binary32, 8);
+        cfg.F = F;
+        ASSERT_EQ(check(cfg), "");
+        const std::size_t m = 6, n = 19;
+        Problem p{m, n, 24, 8, {}, {}, {}, {}, {}};
+        // An operand of exponent e +- spread (unbiased; below the normal range a subnormal of that
+        // exponent), its significand all ones one time in three (the largest products), else random.
+        const auto operand = [&, spread = spread](int e) {
+          e += spread ? int(rng() % 3) - 1 : 0;
+          const int field = e + ab->bias, top = std::max(field + ab->man_bits - 1, 0);  // subnormal's top bit
+          const std::uint64_t man = field >= 1 ? (rng() % 3 == 0 ? ab->man_mask() : rng() & ab->man_mask())
+                                               : (std::uint64_t{1} << top) | (rng() & ((std::uint64_t{1} << top) - 1));
+          return (((rng() & 1) << ab->sign_shift()) | (std::uint64_t(std::max(field, 0)) << ab->man_bits) | man)
+                 << ab->pad_bits;
+        };
+        p.a.resize(m * p.k);
+        p.bt.resize(n * p.k);
+        for (auto& x : p.a) x = operand(ea);
+        for (auto& x : p.bt) x = operand(eb);
+        p.c.assign(m * n, 0);
+        const std::vector<std::uint64_t> want = chained(cfg, p);
+        for (const bool flush : {false, true}) {
+          ScopedFloatingPointMode scoped(FE_TONEAREST, flush);
+          matches(cfg, p, want, 1,
+                  std::string(ab->name) + " F " + std::to_string(F) + " operand exponents " + std::to_string(ea) +
+                      ", " + std::to_string(eb) + " +- " + std::to_string(spread) +
+                      (flush ? ", host flushing subnormals" : ""));
+        }
+      }
+    }
 }
 
 }  // namespace
