@@ -220,10 +220,17 @@ template <const Format& F, Op op>
 // flags may be raised (inexact, invalid on NaN operands); nothing reads them.
 inline constexpr bool host_arithmetic =
     std::numeric_limits<double>::is_iec559 && std::numeric_limits<float>::is_iec559 && FLT_EVAL_METHOD == 0;
+// Whether F is binary16 or binary32 (the host fast path's templates take those two only), told
+// at compile time by name: GCC's sanitizers make a comparison of two objects' addresses no
+// constant expression.
 template <const Format& F>
-using HostFloat = std::conditional_t<&F == &binary16, float, double>;
+inline constexpr bool is_binary16 = F.name == binary16.name;
 template <const Format& F>
-inline constexpr const Format& host_format = &F == &binary16 ? binary32 : binary64;
+inline constexpr bool is_binary32 = F.name == binary32.name;
+template <const Format& F>
+using HostFloat = std::conditional_t<is_binary16<F>, float, double>;
+template <const Format& F>
+inline constexpr const Format& host_format = is_binary16<F> ? binary32 : binary64;
 
 // Each binary16 encoding's value as a binary32 (subnormals are normal there); infinities and
 // NaNs as a quiet NaN, whose results take the general path.
@@ -233,14 +240,14 @@ extern const std::array<float, 65536> binary16_host_values;
 // (which DAZ would flush).
 template <const Format& F>
 constexpr bool host_takes(std::uint64_t x) {
-  return &F == &binary16 || (x & (F.exp_field_max() << F.man_bits)) != 0;
+  return is_binary16<F> || (x & (F.exp_field_max() << F.man_bits)) != 0;
 }
 
 // x in H, exactly; ftz_in reads a binary16 subnormal as the zero of its sign.
 template <const Format& F>
 [[gnu::always_inline]] inline HostFloat<F> host_value(const Options& o, std::uint64_t x) {
-  static_assert(&F == &binary16 || &F == &binary32);
-  if constexpr (&F == &binary16) {
+  static_assert(is_binary16<F> || is_binary32<F>);
+  if constexpr (is_binary16<F>) {
     if (o.ftz_in && (x & (F.exp_field_max() << F.man_bits)) == 0) x &= F.sign_mask();
     return binary16_host_values[x];
   } else {
