@@ -125,7 +125,8 @@ std::int64_t wrap_carries(int carry_bits, const Format& cf, const Unpacked& uc, 
   for (int k = 0; k < n; ++k)
     if (t[k].sig != 0) e = std::max(e, t[k].exp + msb(t[k].sig));
   const int width = e + carry_bits + 1 - q;  // bits of |sum| the accumulator holds
-  if (e == INT_MIN / 2 || width >= 62) return acc;
+  // Below 0 every term lies under the LSB (their truncations sum to acc, 0): nothing to wrap.
+  if (e == INT_MIN / 2 || width >= 62 || width < 0) return acc;
   const std::int64_t half = std::int64_t(1) << width;
   const std::int64_t low = acc & (2 * half - 1);  // acc mod 2^(width + 1)
   return low >= half ? low - 2 * half : low;
