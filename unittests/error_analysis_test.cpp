@@ -80,7 +80,10 @@ TEST(NumpyPairwise, OrderWrittenOut) {
   std::mt19937 rng(5);
   std::normal_distribution<float> nd;
   std::vector<float> x(20000);
-  for (float& v : x) v = nd(rng) * float(1 << (rng() % 20));
+  for (float& v : x) {  // (two statements: the order of the draws must not be the compiler's choice)
+    const float g = nd(rng);
+    v = g * float(1 << (rng() % 20));
+  }
   // Below 8: sequential from 0.
   EXPECT_EQ(numpy_pairwise_sum(x.data(), 5), 0.f + x[0] + x[1] + x[2] + x[3] + x[4]);
   // 17: eight accumulators over 0..15, combined in pairs, then x16 (on many windows: a different
