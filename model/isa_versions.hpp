@@ -15,16 +15,20 @@
 namespace gp::model {
 
 #if GPUPARANOIA_ISA_VERSIONS
-// Whether this processor runs code for x86-64-v4 (AVX-512 F, BW, DQ, VL, CD and v3's) and for
-// x86-64-v3 (AVX2, FMA, BMI2 and their companions the compiler may use).
+// Whether this processor runs code for x86-64-v3 (AVX2, FMA, BMI2 and their companions the compiler
+// may use) and for x86-64-v4 (AVX-512 F, BW, DQ, VL, CD and v3's); asked once, kept.
 inline bool has_x86_64_v3() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
+  static const bool v3 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
+  }();
+  return v3;
 }
 inline bool has_x86_64_v4() {
-  __builtin_cpu_init();
-  return has_x86_64_v3() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd");
+  static const bool v4 = has_x86_64_v3() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                         __builtin_cpu_supports("avx512cd");
+  return v4;
 }
 #endif
 

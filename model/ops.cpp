@@ -239,17 +239,10 @@ constexpr bool kVectorLoop = false;
 #include "model/host_batch.inc"
 }  // namespace base
 
-#if GPUPARANOIA_ISA_VERSIONS
-bool runs_v4() {
-  static const bool v4 = has_x86_64_v4();
-  return v4;
-}
-#endif
-
 template <const Format& F, Op op>
 void host_batch(const Options& o, std::span<const std::uint64_t> x, std::span<Result> out) {
 #if GPUPARANOIA_ISA_VERSIONS
-  if (runs_v4()) return v4::host_batch<F, op>(o, x, out);
+  if (has_x86_64_v4()) return v4::host_batch<F, op>(o, x, out);
 #endif
   base::host_batch<F, op>(o, x, out);
 }
